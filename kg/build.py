@@ -1,0 +1,253 @@
+"""Build the store: ``python -m kg.build [--source NAME ...]``.
+
+Each source is loaded by its loader (``kg/sources.toml`` names the module) into its own named
+graph; a source's reasoner output goes to ``<graph>/inferred``. Rebuilding a source replaces only
+that source's graphs. The build works on a copy of the store and swaps it in at the end, so a
+failed build leaves the previous store as it was.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import importlib
+import os
+import resource
+import shutil
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+import pyoxigraph as ox
+from tqdm import tqdm
+
+from kg import config
+from kg.errors import KgError, SourceError, StoreError
+from kg.manifest import Source, pick
+from kg.vocab import DCTERMS, GRAPH_BASE, KGP, PROV, graph, inferred_graph
+
+Triple = tuple[Any, Any, Any]
+
+
+@dataclass
+class LoadContext:
+    """What a loader gets: its source entry, its checked files, and a way to write triples.
+
+    A loader is a module with ``def load(ctx: LoadContext) -> None``. It writes into
+    ``ctx.graph`` (the source graph) and, for inferences, ``ctx.inferred``.
+    """
+
+    source: Source
+    files: list[Path]
+    store: ox.Store
+    data_dir: Path
+    stats: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def graph(self) -> ox.NamedNode:
+        return graph(self.source.name)
+
+    @property
+    def inferred(self) -> ox.NamedNode:
+        return inferred_graph(self.source.name)
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return self.source.options
+
+    def add(self, triples: Iterable[Triple], to: ox.NamedNode | None = None) -> int:
+        """Bulk-add (subject, predicate, object) triples of pyoxigraph terms; returns the count."""
+        g = to or self.graph
+        n = 0
+
+        def quads() -> Iterator[ox.Quad]:
+            nonlocal n
+            for s, p, o in triples:
+                n += 1
+                yield ox.Quad(s, p, o, g)
+
+        self.store.bulk_extend(quads())
+        return n
+
+    def load_rdf(self, data: bytes | str | IO[bytes], fmt: ox.RdfFormat,
+                 to: ox.NamedNode | None = None, base_iri: str | None = None) -> None:
+        """Parse an RDF serialisation straight into a graph (fast path for RDF files)."""
+        try:
+            self.store.bulk_load(data, format=fmt, to_graph=to or self.graph, base_iri=base_iri)
+        except SyntaxError as e:
+            raise SourceError(
+                f"source {self.source.name!r}: {self.files[0]} is not valid {fmt}: {e}. The file "
+                f"is corrupt; download it again from {self.source.url}."
+            ) from e
+
+    def warn(self, message: str) -> None:
+        """Record something a user should know (shown in the build summary)."""
+        self.warnings.append(message)
+
+
+@dataclass
+class SourceReport:
+    name: str
+    triples: int
+    inferred: int
+    seconds: float
+    reasoning_s: float | None
+    warnings: list[str]
+
+    @property
+    def triples_per_s(self) -> float:
+        return (self.triples + self.inferred) / self.seconds if self.seconds else 0.0
+
+
+def source_graphs(store: ox.Store, name: str) -> list[ox.NamedNode]:
+    base = GRAPH_BASE + name
+    return [g for g in store.named_graphs()
+            if isinstance(g, ox.NamedNode) and (g.value == base or g.value.startswith(base + "/"))]
+
+
+def _count(store: ox.Store, g: ox.NamedNode) -> int:
+    res = store.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{g.value}> {{ ?s ?p ?o }} }}")
+    return int(next(iter(res))["n"].value)
+
+
+def load_source(store: ox.Store, source: Source, files: list[Path], data_dir: Path) -> SourceReport:
+    """Replace one source's graphs in ``store`` with a fresh load."""
+    t0 = time.perf_counter()
+    for g in source_graphs(store, source.name):
+        store.remove_graph(g)
+    ctx = LoadContext(source=source, files=files, store=store, data_dir=data_dir)
+    module = importlib.import_module(source.loader)
+    module.load(ctx)
+    seconds = time.perf_counter() - t0
+    ctx.add([
+        (ctx.graph, DCTERMS.title, ox.Literal(source.title)),
+        (ctx.graph, DCTERMS.license, ox.Literal(source.license)),
+        (ctx.graph, PROV.wasDerivedFrom, ox.NamedNode(source.url)),
+        (ctx.graph, KGP.loadSeconds, ox.Literal(f"{seconds:.3f}", datatype=ox.NamedNode(
+            "http://www.w3.org/2001/XMLSchema#decimal"))),
+    ])
+    return SourceReport(
+        name=source.name,
+        triples=_count(store, ctx.graph),
+        inferred=_count(store, ctx.inferred),
+        seconds=seconds,
+        reasoning_s=ctx.stats.get("reasoning_s"),
+        warnings=ctx.warnings,
+    )
+
+
+@contextlib.contextmanager
+def _build_lock(store_path: Path) -> Iterator[None]:
+    store_path.parent.mkdir(parents=True, exist_ok=True)
+    lock = store_path.with_name(store_path.name + ".lock")
+    with lock.open("w") as fh:
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as e:
+            raise StoreError(
+                f"another `python -m kg.build` is writing {store_path} (lock {lock}); wait for it."
+            ) from e
+        yield
+
+
+def build(names: list[str] | None = None, store_path: Path | None = None,
+          data_dir: Path | None = None, verify: bool = True,
+          progress: bool = True) -> list[SourceReport]:
+    """Load the named sources (all by default) and swap the new store in atomically."""
+    store_path = Path(store_path or config.store_path())
+    data_dir = Path(data_dir or config.data_dir())
+    sources = pick(names)
+    # Check every file before touching anything: a missing or corrupt file fails fast.
+    files = {s.name: s.resolve(data_dir, verify=verify) for s in sources}
+    reports: list[SourceReport] = []
+    with _build_lock(store_path):
+        staging = store_path.with_name(f"{store_path.name}.staging-{os.getpid()}")
+        shutil.rmtree(staging, ignore_errors=True)
+        try:
+            if store_path.exists():
+                ox.Store.read_only(str(store_path)).backup(str(staging))
+            store = ox.Store(str(staging))
+            bar = tqdm(sources, desc="building", unit="source", disable=not progress)
+            for s in bar:
+                bar.set_postfix_str(s.name)
+                reports.append(load_source(store, s, files[s.name], data_dir))
+            store.flush()
+            store.optimize()
+            del store
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        old = store_path.with_name(f"{store_path.name}.old-{os.getpid()}")
+        if store_path.exists():
+            store_path.rename(old)
+        staging.rename(store_path)
+        shutil.rmtree(old, ignore_errors=True)
+    return reports
+
+
+def peak_memory_mb() -> tuple[float, float]:
+    """Peak resident memory of this process and of its finished children (e.g. the reasoner)."""
+    me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return me, kids
+
+
+def format_reports(reports: list[SourceReport]) -> str:
+    lines = ["| source | triples | inferred | seconds | triples/s | reasoning s |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for r in reports:
+        rs = f"{r.reasoning_s:.1f}" if r.reasoning_s is not None else "-"
+        lines.append(f"| {r.name} | {r.triples:,} | {r.inferred:,} | {r.seconds:.1f} | "
+                     f"{r.triples_per_s:,.0f} | {rs} |")
+    warnings = [f"- {r.name}: {w}" for r in reports for w in r.warnings]
+    if warnings:
+        lines += ["", "Warnings:", *warnings]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m kg.build",
+        description="Build (or rebuild sources of) the kgprobe knowledge store. Each source goes "
+        "to its own named graph; rebuilding a source replaces only its graphs. A failed build "
+        "leaves the previous store untouched.",
+    )
+    parser.add_argument("--source", "-s", action="append", metavar="NAME",
+                        help="source to (re)build; repeat for several; default: all in "
+                        "kg/sources.toml")
+    parser.add_argument("--store", type=Path, default=None,
+                        help="store folder (default: $KGPROBE_STORE or .kgprobe/store)")
+    parser.add_argument("--data-dir", type=Path, default=None,
+                        help="folder with the source data (default: $KGPROBE_DATA_DIR or "
+                        "../shared/data)")
+    parser.add_argument("--no-verify", action="store_true",
+                        help="skip the sha256 check of source files")
+    parser.add_argument("--list", action="store_true",
+                        help="list the sources of the manifest and exit")
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    args = parser.parse_args(argv)
+    if args.list:
+        for s in pick(None):
+            print(f"{s.name:10} {s.title}  [{s.license}]  {s.url}")
+        return 0
+    t0 = time.perf_counter()
+    try:
+        reports = build(args.source, args.store, args.data_dir, verify=not args.no_verify,
+                        progress=not args.quiet)
+    except KgError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(format_reports(reports))
+    me, kids = peak_memory_mb()
+    print(f"\nbuilt {len(reports)} source(s) in {time.perf_counter() - t0:.1f} s; "
+          f"peak memory {me:.0f} MB (python), {kids:.0f} MB (reasoner)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

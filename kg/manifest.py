@@ -1,0 +1,119 @@
+"""The sources manifest (``kg/sources.toml``): what each source is and where its files are.
+
+>>> m = load_manifest()
+>>> m["schemaorg"].loader
+'kg.owl'
+>>> m["schemaorg"].license
+'CC BY-SA 3.0'
+>>> sorted(m)[:3]
+['copen', 'doid', 'foodon']
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kg import config
+from kg.errors import SourceError
+
+MANIFEST = Path(__file__).with_name("sources.toml")
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    path: str
+    sha256: str | None = None
+
+
+@dataclass(frozen=True)
+class Source:
+    """One entry of the manifest."""
+
+    name: str
+    title: str
+    loader: str
+    root: str
+    format: str
+    license: str
+    url: str
+    files: tuple[SourceFile, ...]
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def root_dir(self, data_dir: Path | None = None) -> Path:
+        if self.root == "wordnet":
+            return config.wordnet_dir()
+        return data_dir if data_dir is not None else config.data_dir()
+
+    def resolve(self, data_dir: Path | None = None, verify: bool = True) -> list[Path]:
+        """Absolute paths of the source's files; checks they exist and match their checksum."""
+        root = self.root_dir(data_dir)
+        paths = []
+        for f in self.files:
+            p = root / f.path
+            if not p.is_file():
+                hint = (
+                    "install it with `apt-get install -y wordnet-base wordnet-sense-index` "
+                    "or set KGPROBE_WORDNET_DIR"
+                    if self.root == "wordnet"
+                    else f"download it from {self.url} or point KGPROBE_DATA_DIR "
+                    "(or --data-dir) at the folder that holds it"
+                )
+                raise SourceError(f"source {self.name!r}: file {p} is missing; {hint}.")
+            if verify and f.sha256 and sha256(p) != f.sha256:
+                raise SourceError(
+                    f"source {self.name!r}: file {p} does not match its checksum in "
+                    f"{MANIFEST.name} (expected sha256 {f.sha256}); the file is corrupt or a "
+                    f"different release: download it again from {self.url}."
+                )
+            paths.append(p)
+        return paths
+
+
+def sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def load_manifest(path: Path = MANIFEST) -> dict[str, Source]:
+    """Read the manifest into ``{name: Source}``."""
+    raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    out = {}
+    for name, entry in raw.items():
+        files = tuple(SourceFile(**f) for f in entry.get("files", []))
+        out[name] = Source(
+            name=name,
+            title=entry["title"],
+            loader=entry["loader"],
+            root=entry.get("root", "data"),
+            format=entry["format"],
+            license=entry["license"],
+            url=entry["url"],
+            files=files,
+            options=dict(entry.get("options", {})),
+        )
+    return out
+
+
+def pick(names: list[str] | None, manifest: dict[str, Source] | None = None) -> list[Source]:
+    """The sources named (all when ``names`` is empty), with a "did you mean" on a typo."""
+    manifest = manifest or load_manifest()
+    if not names:
+        return list(manifest.values())
+    chosen = []
+    for n in names:
+        if n not in manifest:
+            close = difflib.get_close_matches(n, manifest, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise SourceError(
+                f"unknown source {n!r}.{hint} Known sources: {', '.join(sorted(manifest))}."
+            )
+        chosen.append(manifest[n])
+    return chosen
