@@ -93,7 +93,7 @@ class LocalStore:
         if isinstance(result, bool):
             return [{"ask": result}]
         if not isinstance(result, ox.QuerySolutions):
-            raise StoreError("probe queries must be SELECT (or ASK) queries, not CONSTRUCT/DESCRIBE")
+            raise StoreError("probe queries must be SELECT or ASK, not CONSTRUCT/DESCRIBE")
         names = [v.value for v in result.variables]
         return [{n: term_value(sol[n]) for n in names} for sol in result]
 

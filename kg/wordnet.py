@@ -1,0 +1,435 @@
+"""Load WordNet 3.0 (the Princeton database files) into the ``wordnet`` graph.
+
+The loader reads ``data.noun``, ``data.verb``, ``data.adj``, ``data.adv`` (format: wndb(5WN))
+and ``index.sense`` (senseidx(5WN)) directly, writes N-Triples text and bulk-loads it, which is
+several times faster than adding pyoxigraph terms one by one.
+
+Resources (``wnd:`` = ``https://w3id.org/kgprobe/data/wordnet/``, ``wn:`` = the W3C WordNet
+RDF schema):
+
+- synset ``wnd:synset-02084071-n`` (8-digit offset, POS letter ``n v a s r``): ``wn:Synset``
+  and ``wn:NounSynset`` etc., ``wn:synsetId``, ``wn:gloss``, ``rdfs:label`` (first lemma, as
+  written), ``kgp:lexicalDomain`` (``"noun.animal"``);
+- word ``wnd:word-domestic_dog`` (one per lower-case lemma, across POS): ``wn:Word``
+  (+ ``wn:Collocation``), ``wn:lexicalForm``;
+- word sense ``wnd:wordsense-dog-n-1`` (sense number from ``index.sense``): ``wn:WordSense``
+  and ``wn:NounWordSense`` etc., ``wn:word``, ``kgp:senseNumber``, ``wn:tagCount``,
+  ``rdfs:label`` (the lemma as written in the synset); the synset ``wn:containsWordSense`` it;
+- pointers (see ``POINTERS``) between synsets (semantic) or word senses (lexical), each
+  relation stored once, in the direction of its predicate.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+import pyoxigraph as ox
+
+from kg.build import LoadContext
+from kg.errors import SourceError
+from kg.vocab import KGP, RDF, RDFS, WN, XSD, data_ns
+
+NS = data_ns("wordnet")
+
+DATA_FILES = {"n": "data.noun", "v": "data.verb", "a": "data.adj", "r": "data.adv"}
+SENSE_INDEX = "index.sense"
+
+LEXNAMES = (
+    "adj.all", "adj.pert", "adv.all", "noun.Tops", "noun.act", "noun.animal", "noun.artifact",
+    "noun.attribute", "noun.body", "noun.cognition", "noun.communication", "noun.event",
+    "noun.feeling", "noun.food", "noun.group", "noun.location", "noun.motive", "noun.object",
+    "noun.person", "noun.phenomenon", "noun.plant", "noun.possession", "noun.process",
+    "noun.quantity", "noun.relation", "noun.shape", "noun.state", "noun.substance", "noun.time",
+    "verb.body", "verb.change", "verb.cognition", "verb.communication", "verb.competition",
+    "verb.consumption", "verb.contact", "verb.creation", "verb.emotion", "verb.motion",
+    "verb.perception", "verb.possession", "verb.social", "verb.stative", "verb.weather",
+    "adj.ppl",
+)
+"""The 45 lexicographer files of WordNet 3.0, indexed by ``lex_filenum`` (lexnames(5WN))."""
+
+SYNSET_CLASS = {"n": "NounSynset", "v": "VerbSynset", "a": "AdjectiveSynset",
+                "s": "AdjectiveSatelliteSynset", "r": "AdverbSynset"}
+SENSE_CLASS = {"n": "NounWordSense", "v": "VerbWordSense", "a": "AdjectiveWordSense",
+               "s": "AdjectiveSatelliteWordSense", "r": "AdverbWordSense"}
+SENSE_KEY_TYPE = {"n": "1", "v": "2", "a": "3", "r": "4", "s": "5"}
+"""The ``ss_type`` digit of a sense key (senseidx(5WN)) for each synset type letter."""
+
+POINTERS: dict[str, tuple[str, bool]] = {
+    "@": (WN.hyponymOf.value, False), "~": (WN.hyponymOf.value, True),
+    "@i": (KGP.instanceHyponymOf.value, False), "~i": (KGP.instanceHyponymOf.value, True),
+    "#m": (WN.memberMeronymOf.value, False), "%m": (WN.memberMeronymOf.value, True),
+    "#s": (WN.substanceMeronymOf.value, False), "%s": (WN.substanceMeronymOf.value, True),
+    "#p": (WN.partMeronymOf.value, False), "%p": (WN.partMeronymOf.value, True),
+    ";c": (WN.classifiedByTopic.value, False), "-c": (WN.classifiedByTopic.value, True),
+    ";r": (WN.classifiedByRegion.value, False), "-r": (WN.classifiedByRegion.value, True),
+    ";u": (WN.classifiedByUsage.value, False), "-u": (WN.classifiedByUsage.value, True),
+    "!": (WN.antonymOf.value, False),
+    "=": (WN.attribute.value, False),
+    "+": (WN.derivationallyRelated.value, False),
+    "*": (WN.entails.value, False),
+    ">": (WN.causes.value, False),
+    "&": (WN.similarTo.value, False),
+    "^": (WN.seeAlso.value, False),
+    "$": (WN.sameVerbGroupAs.value, False),
+    "<": (WN.participleOf.value, False),
+    "\\": (KGP.pertainsTo.value, False),
+}
+"""Pointer symbol -> (predicate IRI, reversed). ``reversed`` means the triple is
+``target predicate source``, so a pointer and its inverse give the same triple. ``=``
+(attribute) is always written ``noun wn:attribute adjective``."""
+
+WN30_SYNSETS = {"n": 82115, "v": 13767, "a": 18156, "r": 3621}
+WN30_SENSES = 206941
+
+_MARKER = re.compile(r"\((?:a|p|ip)\)$")
+
+
+@dataclass(frozen=True)
+class Pointer:
+    symbol: str
+    offset: str
+    pos: str
+    source: int
+    """Word number in the source synset (1-based); 0 for a semantic (synset) pointer."""
+    target: int
+    """Word number in the target synset (1-based); 0 for a semantic (synset) pointer."""
+
+
+@dataclass(frozen=True)
+class SynsetRecord:
+    """One line of a ``data.*`` file."""
+
+    offset: str
+    lex_filenum: int
+    ss_type: str
+    words: tuple[str, ...]
+    """The lemmas as written (underscores, case), adjective markers stripped."""
+    pointers: tuple[Pointer, ...]
+    gloss: str
+
+
+def parse_data_line(line: str) -> SynsetRecord:
+    """Parse one synset line of a ``data.*`` file; raises ValueError saying what is wrong.
+
+    >>> r = parse_data_line("00002098 00 a 01 unable 0 002 = 05200169 n 0000 "
+    ...                     "! 00001740 a 0101 | not having the necessary means  ")
+    >>> r.offset, r.ss_type, r.words, r.gloss
+    ('00002098', 'a', ('unable',), 'not having the necessary means')
+    >>> r.pointers[1]
+    Pointer(symbol='!', offset='00001740', pos='a', source=1, target=1)
+    """
+    head, sep, gloss = line.partition(" | ")
+    if not sep:
+        head, gloss = line.rstrip("\n").rstrip(" |"), ""
+    t = head.split()
+    try:
+        offset, lex_filenum, ss_type = t[0], int(t[1]), t[2]
+        if len(offset) != 8 or not offset.isdigit():
+            raise ValueError(f"synset offset {offset!r} is not 8 digits")
+        if ss_type not in SYNSET_CLASS:
+            raise ValueError(f"unknown synset type {ss_type!r}")
+        if not 0 <= lex_filenum < len(LEXNAMES):
+            raise ValueError(f"lexicographer file number {lex_filenum} is not in 0..44")
+        n_words = int(t[3], 16)
+        words = tuple(_MARKER.sub("", w) for w in t[4:4 + 2 * n_words:2])
+        i = 4 + 2 * n_words
+        n_ptrs = int(t[i])
+        i += 1
+        pointers = []
+        for _ in range(n_ptrs):
+            sym, poff, ppos, st = t[i:i + 4]
+            if sym not in POINTERS:
+                raise ValueError(f"unknown pointer symbol {sym!r}")
+            pointers.append(Pointer(sym, poff, ppos, int(st[:2], 16), int(st[2:], 16)))
+            i += 4
+        if ss_type == "v" and i < len(t):
+            i += 1 + 3 * int(t[i])  # verb frames: f_cnt, then "+ f_num w_num" each
+    except (IndexError, ValueError) as e:
+        raise ValueError(str(e) or "line ends too early") from None
+    if len(words) != n_words or not all(words):
+        raise ValueError(f"expected {n_words} words")
+    if i != len(t):
+        raise ValueError(f"unexpected fields before the gloss: {' '.join(t[i:])!r}")
+    return SynsetRecord(offset, lex_filenum, ss_type, words, tuple(pointers), gloss.rstrip())
+
+
+def parse_sense_line(line: str) -> tuple[str, str, str, int, int]:
+    """Parse an ``index.sense`` line into (lemma, ss_type digit, offset, sense number, tag count).
+
+    >>> parse_sense_line("good%3:00:01:: 01123148 1 190")
+    ('good', '3', '01123148', 1, 190)
+    """
+    try:
+        key, offset, sense_number, tag_count = line.split()
+        lemma, _, rest = key.partition("%")
+        return lemma, rest[0], offset, int(sense_number), int(tag_count)
+    except (IndexError, ValueError):
+        raise ValueError("expected 'sense_key offset sense_number tag_count'") from None
+
+
+def lemma_iri_part(lemma: str) -> str:
+    """The IRI-safe form of a lemma: lower case, ``_`` for spaces, other characters escaped.
+
+    >>> lemma_iri_part("Hawai'i_Volcanoes"), lemma_iri_part("a.k.a. / b")
+    ('hawai%27i_volcanoes', 'a.k.a._%2F_b')
+    """
+    return quote(lemma.lower().replace(" ", "_"), safe="")
+
+
+def synset_iri(offset: str, ss_type: str) -> ox.NamedNode:
+    """The IRI of a synset.
+
+    >>> synset_iri("02084071", "n").value
+    'https://w3id.org/kgprobe/data/wordnet/synset-02084071-n'
+    """
+    return NS[f"synset-{offset}-{ss_type}"]
+
+
+def word_iri(lemma: str) -> ox.NamedNode:
+    """The IRI of a word (one per lower-case lemma, shared across parts of speech).
+
+    >>> word_iri("Domestic dog").value
+    'https://w3id.org/kgprobe/data/wordnet/word-domestic_dog'
+    """
+    return NS["word-" + lemma_iri_part(lemma)]
+
+
+def sense_iri(lemma: str, ss_type: str, sense_number: int) -> ox.NamedNode:
+    """The IRI of a word sense (``ss_type`` as in the synset, ``s`` for satellites).
+
+    >>> sense_iri("good", "a", 1).value
+    'https://w3id.org/kgprobe/data/wordnet/wordsense-good-a-1'
+    """
+    return NS[f"wordsense-{lemma_iri_part(lemma)}-{ss_type}-{sense_number}"]
+
+
+def _literal(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _read_lines(path: Path) -> Iterator[tuple[int, str]]:
+    try:
+        with path.open(encoding="utf-8") as fh:
+            yield from enumerate(fh, start=1)
+    except UnicodeDecodeError as e:
+        raise SourceError(f"{path} is not UTF-8 text ({e}); it is not a WordNet database "
+                          "file: point KGPROBE_WORDNET_DIR at a WordNet 3.0 'dict' folder.") from e
+
+
+def read_synsets(path: Path) -> list[SynsetRecord]:
+    """All synsets of one ``data.*`` file (the licence header lines are skipped)."""
+    out = []
+    for lineno, line in _read_lines(path):
+        if line.startswith("  ") or not line.strip():
+            continue
+        try:
+            out.append(parse_data_line(line))
+        except ValueError as e:
+            raise SourceError(
+                f"{path}:{lineno}: not a WordNet data line ({e}). The file is damaged or not "
+                "from WordNet 3.0: reinstall wordnet-base or set KGPROBE_WORDNET_DIR."
+            ) from None
+    return out
+
+
+def read_sense_index(path: Path) -> dict[tuple[str, str, str], tuple[int, int]]:
+    """``index.sense`` as {(lemma, ss_type digit, offset): (sense number, tag count)}."""
+    out = {}
+    for lineno, line in _read_lines(path):
+        if not line.strip():
+            continue
+        try:
+            lemma, ss, offset, number, tags = parse_sense_line(line)
+        except ValueError as e:
+            raise SourceError(
+                f"{path}:{lineno}: not an index.sense line ({e}). Reinstall "
+                "wordnet-sense-index or set KGPROBE_WORDNET_DIR."
+            ) from None
+        out[(lemma, ss, offset)] = (number, tags)
+    return out
+
+
+def _files(ctx: LoadContext) -> dict[str, Path]:
+    by_name = {p.name: p for p in ctx.files}
+    needed = [*DATA_FILES.values(), SENSE_INDEX]
+    missing = [n for n in needed if n not in by_name]
+    if missing:
+        raise SourceError(
+            f"source {ctx.source.name!r}: the manifest (kg/sources.toml) must list "
+            f"{', '.join(needed)}; it lacks {', '.join(missing)}."
+        )
+    return by_name
+
+
+def _check_version(ctx: LoadContext, paths: dict[str, Path],
+                   synsets: dict[str, list[SynsetRecord]], n_senses: int) -> None:
+    if not ctx.options.get("check_version", True):
+        return
+    for pos, name in DATA_FILES.items():
+        if len(synsets[pos]) != WN30_SYNSETS[pos]:
+            raise SourceError(
+                f"{paths[name]} has {len(synsets[pos]):,} synsets, WordNet 3.0 has "
+                f"{WN30_SYNSETS[pos]:,}: this is another WordNet version. Install the 3.0 files "
+                "(Debian wordnet-base 1:3.0) or set KGPROBE_WORDNET_DIR to them, or set "
+                "options = { check_version = false } under [wordnet] in kg/sources.toml."
+            )
+    if n_senses != WN30_SENSES:
+        raise SourceError(
+            f"{paths[SENSE_INDEX]} has {n_senses:,} senses, WordNet 3.0 has {WN30_SENSES:,}: "
+            "install wordnet-sense-index 1:3.0 or set KGPROBE_WORDNET_DIR."
+        )
+
+
+class _Writer:
+    """Collects N-Triples lines and bulk-loads them in chunks."""
+
+    def __init__(self, ctx: LoadContext, chunk: int = 400_000) -> None:
+        self.ctx, self.chunk, self.lines, self.total = ctx, chunk, [], 0
+
+    def add(self, s: str, p: str, o: str) -> None:
+        self.lines.append(f"{s} {p} {o} .\n")
+        if len(self.lines) >= self.chunk:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.lines:
+            self.ctx.load_rdf("".join(self.lines), ox.RdfFormat.N_TRIPLES)
+            self.total += len(self.lines)
+            self.lines = []
+
+
+def load(ctx: LoadContext) -> None:
+    """Load WordNet 3.0 into ``ctx.graph`` (see the module docstring for the vocabulary)."""
+    t0 = time.perf_counter()
+    paths = _files(ctx)
+    index = read_sense_index(paths[SENSE_INDEX])
+    synsets = {pos: read_synsets(paths[name]) for pos, name in DATA_FILES.items()}
+    _check_version(ctx, paths, synsets, len(index))
+    parse_s = time.perf_counter() - t0
+
+    def iri(node: ox.NamedNode) -> str:
+        return f"<{node.value}>"
+
+    a, label = iri(RDF.type), iri(RDFS.label)
+    p_id, p_gloss, p_domain = iri(WN.synsetId), iri(WN.gloss), iri(KGP.lexicalDomain)
+    p_contains, p_word, p_form = iri(WN.containsWordSense), iri(WN.word), iri(WN.lexicalForm)
+    p_number, p_tags = iri(KGP.senseNumber), iri(WN.tagCount)
+    c_synset, c_word, c_colloc, c_sense = (iri(WN.Synset), iri(WN.Word), iri(WN.Collocation),
+                                           iri(WN.WordSense))
+    synset_cls = {k: iri(WN[v]) for k, v in SYNSET_CLASS.items()}
+    sense_cls = {k: iri(WN[v]) for k, v in SENSE_CLASS.items()}
+    domains = [_literal(n) for n in LEXNAMES]
+    integer = f"^^<{XSD.integer.value}>"
+    base = str(NS)
+
+    out = _Writer(ctx)
+    # (file POS, offset) -> (synset IRI, [sense IRI per word number - 1])
+    nodes: dict[tuple[str, str], tuple[str, list[str]]] = {}
+    words: set[str] = set()
+    missing = 0
+    n_senses = 0
+    for pos, records in synsets.items():
+        for r in records:
+            s = f"<{base}synset-{r.offset}-{r.ss_type}>"
+            out.add(s, a, c_synset)
+            out.add(s, a, synset_cls[r.ss_type])
+            out.add(s, p_id, f'"{r.offset}"')
+            out.add(s, p_gloss, _literal(r.gloss))
+            out.add(s, label, _literal(r.words[0].replace("_", " ")))
+            out.add(s, p_domain, domains[r.lex_filenum])
+            key_type = SENSE_KEY_TYPE[r.ss_type]
+            senses: list[str] = []
+            seen: dict[str, str] = {}
+            for position, written in enumerate(r.words, start=1):
+                lemma = written.lower()
+                if lemma in seen:  # "Earth" and "earth" in one synset: one word sense
+                    senses.append(seen[lemma])
+                    continue
+                found = index.get((lemma, key_type, r.offset))
+                if found is None:
+                    missing += 1
+                    number, tags = position, None
+                else:
+                    number, tags = found
+                part = quote(lemma, safe="")
+                ws = f"<{base}wordsense-{part}-{r.ss_type}-{number}>"
+                w = f"<{base}word-{part}>"
+                seen[lemma] = ws
+                senses.append(ws)
+                n_senses += 1
+                out.add(s, p_contains, ws)
+                out.add(ws, a, c_sense)
+                out.add(ws, a, sense_cls[r.ss_type])
+                out.add(ws, p_word, w)
+                out.add(ws, p_number, f'"{number}"{integer}')
+                out.add(ws, label, _literal(written.replace("_", " ")))
+                if tags is not None:
+                    out.add(ws, p_tags, f'"{tags}"{integer}')
+                if w not in words:
+                    words.add(w)
+                    out.add(w, a, c_word)
+                    if "_" in lemma:
+                        out.add(w, a, c_colloc)
+                    out.add(w, p_form, _literal(lemma.replace("_", " ")))
+            nodes[(pos, r.offset)] = (s, senses)
+
+    pointer_triples: set[tuple[str, str, str]] = set()
+    for pos, records in synsets.items():
+        for r in records:
+            s, senses = nodes[(pos, r.offset)]
+            for ptr in r.pointers:
+                target = nodes.get((ptr.pos, ptr.offset))
+                if target is None:
+                    raise SourceError(
+                        f"{paths[DATA_FILES[pos]]}: synset {r.offset} points ({ptr.symbol}) to "
+                        f"{ptr.offset} {ptr.pos}, which is not in "
+                        f"{paths.get(DATA_FILES.get(ptr.pos, ''), 'any data file')}; the "
+                        "files come from different WordNet versions: reinstall wordnet-base."
+                    )
+                predicate, reverse = POINTERS[ptr.symbol]
+                if ptr.symbol == "=" and r.ss_type in "as":
+                    reverse = True
+                if ptr.source and ptr.target:
+                    try:
+                        subj, obj = senses[ptr.source - 1], target[1][ptr.target - 1]
+                    except IndexError:
+                        raise SourceError(
+                            f"{paths[DATA_FILES[pos]]}: synset {r.offset} has a pointer "
+                            f"{ptr.symbol} {ptr.offset} {ptr.pos} "
+                            f"{ptr.source:02x}{ptr.target:02x} to a word number that does "
+                            "not exist; the file is damaged: reinstall wordnet-base."
+                        ) from None
+                else:
+                    subj, obj = s, target[0]
+                pointer_triples.add((obj, predicate, subj) if reverse else (subj, predicate, obj))
+    per_predicate: Counter[str] = Counter()
+    for subj, predicate, obj in pointer_triples:
+        per_predicate[predicate.rsplit("/", 1)[-1].rsplit("#", 1)[-1]] += 1
+        out.add(subj, f"<{predicate}>", obj)
+    out.flush()
+
+    if missing:
+        ctx.warn(f"{missing} word senses are missing from {paths[SENSE_INDEX]}; they are "
+                 "numbered by their position in the synset and have no wn:tagCount.")
+    ctx.stats.update({
+        "synsets": sum(len(v) for v in synsets.values()),
+        "nouns": len(synsets["n"]),
+        "verbs": len(synsets["v"]),
+        "adjectives": len(synsets["a"]),
+        "satellites": sum(r.ss_type == "s" for r in synsets["a"]),
+        "adverbs": len(synsets["r"]),
+        "senses": n_senses,
+        "words": len(words),
+        "pointers": len(pointer_triples),
+        "pointers_by_predicate": dict(sorted(per_predicate.items())),
+        "senses_missing_from_index": missing,
+        "triples_written": out.total,
+        "parse_s": round(parse_s, 2),
+        "load_s": round(time.perf_counter() - t0, 2),
+    })

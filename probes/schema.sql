@@ -1,0 +1,78 @@
+-- kgprobe results file (DuckDB). One file holds every run, so comparing models is one query.
+-- Created by probes.results.connect(); every statement is idempotent.
+
+-- One row per probe instance, written by `python -m probes.export`.
+CREATE TABLE IF NOT EXISTS instances (
+    probe        VARCHAR NOT NULL,   -- probe name from the file header
+    split        VARCHAR NOT NULL,   -- train / dev / test / ...
+    instance_id  VARCHAR NOT NULL,   -- stable hash of the instance's id variables
+    target       VARCHAR,            -- value of the header's `target` variable
+    gold         VARCHAR[],          -- values of the header's `gold` variable(s)
+    candidates   VARCHAR[],          -- values of the header's `candidates` variable
+    fields       JSON,               -- every selected variable (lists when grouped)
+    exported_at  TIMESTAMP NOT NULL,
+    PRIMARY KEY (probe, split, instance_id)
+);
+
+-- One row per (model, probe) run of `python -m probes.run`.
+CREATE TABLE IF NOT EXISTS runs (
+    run_id       VARCHAR PRIMARY KEY,
+    model        VARCHAR NOT NULL,   -- name as given (hub id, local path or alias); 'human' for people
+    revision     VARCHAR,            -- commit or weights checksum
+    backend      VARCHAR,            -- masked | causal | seq2seq | human
+    probe        VARCHAR NOT NULL,
+    config       JSON,               -- scoring options, templates, label words, ...
+    dtype        VARCHAR,
+    device       VARCHAR,
+    batch_size   INTEGER,
+    started_at   TIMESTAMP,
+    finished_at  TIMESTAMP,
+    wall_s       DOUBLE,
+    status       VARCHAR NOT NULL    -- running | done | failed
+);
+
+-- One row per scored (instance, prompt, candidate).
+CREATE TABLE IF NOT EXISTS scores (
+    run_id       VARCHAR NOT NULL,
+    probe        VARCHAR NOT NULL,
+    split        VARCHAR NOT NULL,
+    instance_id  VARCHAR NOT NULL,
+    prompt_id    INTEGER NOT NULL,   -- index into the probe's prompts (0 when there is one)
+    candidate    VARCHAR NOT NULL,   -- the candidate / label word / filled answer
+    prompt       VARCHAR,            -- the rendered text that was scored
+    score        DOUBLE,             -- log-probability (or pseudo-log-likelihood)
+    n_tokens     INTEGER,
+    PRIMARY KEY (run_id, probe, split, instance_id, prompt_id, candidate)
+);
+
+-- Ranked responses at a slot (relatum prediction), top-k per (instance, prompt).
+CREATE TABLE IF NOT EXISTS responses (
+    run_id       VARCHAR NOT NULL,
+    probe        VARCHAR NOT NULL,
+    split        VARCHAR NOT NULL,
+    instance_id  VARCHAR NOT NULL,
+    prompt_id    INTEGER NOT NULL,
+    rank         INTEGER NOT NULL,   -- 1 = most probable
+    token        VARCHAR NOT NULL,
+    probability  DOUBLE,
+    PRIMARY KEY (run_id, probe, split, instance_id, prompt_id, rank)
+);
+
+-- Raw human answers (Cao et al.), one row per answer word of one annotator.
+CREATE TABLE IF NOT EXISTS human_responses (
+    probe        VARCHAR NOT NULL,
+    instance_id  VARCHAR NOT NULL,
+    prompt_id    INTEGER NOT NULL,
+    annotator    INTEGER NOT NULL,
+    position     INTEGER NOT NULL,
+    response     VARCHAR NOT NULL,
+    PRIMARY KEY (probe, instance_id, prompt_id, annotator, position)
+);
+
+-- Score cache: key = hash(model, revision, prompt, scoring options). Makes re-runs free.
+CREATE TABLE IF NOT EXISTS score_cache (
+    key          VARCHAR PRIMARY KEY,
+    score        DOUBLE,
+    n_tokens     INTEGER,
+    payload      JSON                -- top-k lists and other non-scalar results
+);
