@@ -144,7 +144,7 @@ def triples(pairs: list[Pair], split_of: dict[tuple[str, str, str], str]) -> Ite
         yield s, KGP.score10, ox.Literal(p.score10)
         yield s, KGP.scoreStd, ox.Literal(p.std)
         if p.key in split_of:
-            yield s, KGP.split, ox.Literal(split_of[p.key])
+            yield s, KGP["split"], ox.Literal(split_of[p.key])
 
 
 def load(ctx: LoadContext) -> None:

@@ -39,7 +39,8 @@ def main() -> None:
         print("## Build\n")
         print(format_reports(reports))
         total = sum(r.triples + r.inferred for r in reports)
-        print(f"\nwhole build: {build_s:.1f} s, {total:,} triples, {total / build_s:,.0f} triples/s")
+        rate = total / build_s
+        print(f"\nwhole build: {build_s:.1f} s, {total:,} triples, {rate:,.0f} triples/s")
         store = LocalStore.open(store_path)
         probes = discover(patterns=args.probe)
         t0 = time.perf_counter()
