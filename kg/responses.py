@@ -57,7 +57,7 @@ def read(path: Path) -> Responses:
     try:
         with opener(path, "rt", encoding="utf-8") as fh:
             data = json.load(fh)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+    except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise SourceError(
             f"{path}: cannot read it as {'gzipped ' if path.suffix == '.gz' else ''}JSON: {e}. "
             "The file is damaged; download it again."

@@ -22,16 +22,33 @@ from __future__ import annotations
 from pyoxigraph import NamedNode
 
 
-class Namespace(str):
-    """A string IRI prefix; ``NS["local"]`` or ``NS.local`` gives a NamedNode."""
+class Namespace:
+    """An IRI prefix; ``NS["local"]`` or ``NS.local`` gives a NamedNode.
 
-    def __getitem__(self, local: str) -> NamedNode:  # type: ignore[override]
-        return NamedNode(str(self) + local)
+    >>> KGP.split.value  # not str.split: a Namespace is not a str
+    'https://w3id.org/kgprobe/vocab#split'
+    >>> str(RDFS)
+    'http://www.w3.org/2000/01/rdf-schema#'
+    """
+
+    __slots__ = ("iri",)
+
+    def __init__(self, iri: str) -> None:
+        self.iri = iri
+
+    def __getitem__(self, local: str) -> NamedNode:
+        return NamedNode(self.iri + local)
 
     def __getattr__(self, local: str) -> NamedNode:
         if local.startswith("__"):
             raise AttributeError(local)
-        return NamedNode(str(self) + local)
+        return NamedNode(self.iri + local)
+
+    def __str__(self) -> str:
+        return self.iri
+
+    def __repr__(self) -> str:
+        return f"Namespace({self.iri!r})"
 
 
 RDF = Namespace("http://www.w3.org/1999/02/22-rdf-syntax-ns#")
