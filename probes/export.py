@@ -62,31 +62,59 @@ def _as_list(v: Any) -> list[str]:
     return [str(v)]
 
 
+def check_graphs(probes: list[Probe], store: KnowledgeStore) -> None:
+    """Raise ProbeFileError for the first probe whose ``graphs:`` names a source not in store.
+
+    >>> from kg.store import LocalStore
+    >>> from probes.spec import parse_probe
+    >>> head = ["# name: t/x", "# task: records", "# split: test", "# graphs: [wordnet]"]
+    >>> probe = parse_probe("\\n".join([*head, "SELECT ?a WHERE { }"]), "x.rq")
+    >>> check_graphs([probe], LocalStore.in_memory())
+    Traceback (most recent call last):
+    ...
+    probes.errors.ProbeFileError: x.rq:4: probe 't/x' reads source(s) wordnet which are not ...
+    """
+    have = set(store.graphs())
+    for probe in probes:
+        missing = [g for g in probe.spec.graphs if graph(g).value not in have]
+        if missing:
+            raise ProbeFileError(
+                probe.path, probe.header_lines.get("graphs"),
+                f"probe {probe.spec.name!r} reads source(s) {', '.join(missing)} which are not "
+                f"in the store; build them with `python -m kg.build "
+                f"{' '.join('-s ' + m for m in missing)}`. Nothing was exported.")
+
+
 def instances_for(probe: Probe, store: KnowledgeStore) -> pl.DataFrame:
     """Run a probe's query and shape its rows into instances (one DataFrame row each)."""
     spec = probe.spec
-    missing = [g for g in spec.graphs if graph(g).value not in set(store.graphs())]
-    if missing:
-        raise ProbeError(f"{probe.path}: probe {spec.name!r} reads source(s) {', '.join(missing)} "
-                         f"which are not in the store; build them with `python -m kg.build "
-                         f"{' '.join('-s ' + m for m in missing)}`.")
+    check_graphs([probe], store)
     rows = store.query(probe.query)
+    split_var = spec.split_variable
+    if split_var:
+        unbound = sum(1 for r in rows if r[split_var] is None)
+        if unbound:
+            raise ProbeFileError(probe.path, probe.header_lines.get("split"),
+                                 f"split variable ?{split_var} is unbound in {unbound} row(s); "
+                                 "bind it in every row (e.g. with BIND or COALESCE)")
     keys = [v[1:] for v in spec.group_by]
     if keys:
+        # An instance belongs to one split: the split variable is always part of the group key.
+        group_keys = [*keys, split_var] if split_var and split_var not in keys else keys
         grouped: dict[tuple, dict[str, Any]] = {}
         for row in rows:
-            k = tuple(row[c] for c in keys)
+            k = tuple(row[c] for c in group_keys)
             inst = grouped.get(k)
             if inst is None:
-                inst = grouped[k] = {c: row[c] if c in keys else [] for c in probe.variables}
+                inst = grouped[k] = {c: row[c] if c in group_keys else []
+                                     for c in probe.variables}
             for c in probe.variables:
-                if c not in keys and row[c] is not None and row[c] not in inst[c]:
+                if c not in group_keys and row[c] is not None and row[c] not in inst[c]:
                     inst[c].append(row[c])
         records = list(grouped.values())
     else:
         records = rows
     id_vars = [v[1:] for v in spec.id] or keys or probe.variables
-    split_var = spec.split_variable
     out = {
         "split": [str(r[split_var]) if split_var else spec.split for r in records],
         "instance_id": [instance_id([r[c] for c in id_vars]) for r in records],
@@ -140,7 +168,10 @@ def write_instances(con: Any, name: str, df: pl.DataFrame) -> None:
 
 
 def write_parquet(out_dir: Path, name: str, df: pl.DataFrame) -> list[Path]:
-    """One Parquet file per split: ``<out>/<probe name>/<split>.parquet`` (written atomically)."""
+    """One Parquet file per split: ``<out>/<probe name>/<split>.parquet`` (written atomically).
+
+    Parquet files of splits the probe no longer has are removed.
+    """
     paths = []
     for (split,), part in df.partition_by("split", as_dict=True, maintain_order=True).items():
         path = out_dir / name / f"{split}.parquet"
@@ -149,12 +180,21 @@ def write_parquet(out_dir: Path, name: str, df: pl.DataFrame) -> list[Path]:
         part.write_parquet(tmp)
         tmp.replace(path)
         paths.append(path)
+    folder = out_dir / name
+    if folder.is_dir():
+        for old in folder.glob("*.parquet"):
+            if old not in paths:
+                old.unlink()
     return paths
 
 
 def export(probes: list[Probe], store: KnowledgeStore, results: str | Path | None = None,
            out_dir: Path | None = None, progress: bool = True) -> list[ExportReport]:
-    """Export each probe's instances; returns one report row per probe and split."""
+    """Export each probe's instances; returns one report row per probe and split.
+
+    Every probe's ``graphs:`` is checked before anything is written.
+    """
+    check_graphs(probes, store)
     con = connect(results)
     reports: list[ExportReport] = []
     try:

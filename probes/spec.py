@@ -43,7 +43,14 @@ from typing import Any, Literal
 
 import pyoxigraph as ox
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from probes.errors import ProbeFileError
 
@@ -79,7 +86,21 @@ class ProbeSpec(BaseModel):
     @field_validator("gold", "group_by", "id", mode="before")
     @classmethod
     def _listify(cls, v: Any) -> Any:
-        return [v] if isinstance(v, str) else v
+        """Accept ``?a``, ``?a ?b``, ``[?a, ?b]`` and ``["?a", "?b"]``."""
+        if isinstance(v, str):
+            return v.replace(",", " ").split()
+        if isinstance(v, list):
+            # In a YAML flow list '?' starts a key: `[?a, ?b]` reads as [{'a': None}, {'b': None}].
+            return [f"?{next(iter(x))}" if isinstance(x, dict) and list(x.values()) == [None]
+                    else x for x in v]
+        return v
+
+    @field_validator("graphs", "prompts", mode="before")
+    @classmethod
+    def _one_or_many(cls, v: Any, info: ValidationInfo) -> Any:
+        if isinstance(v, str):
+            return v.replace(",", " ").split() if info.field_name == "graphs" else [v]
+        return v
 
     @field_validator("target", "candidates")
     @classmethod
@@ -205,7 +226,8 @@ def parse_probe(text: str, path: str | Path = "<string>") -> Probe:
         field = str(err["loc"][0]) if err["loc"] else ""
         msg = err["msg"].removeprefix("Value error, ")
         if err["type"] == "missing":
-            msg = f"header field {field!r} is required"
+            example = "|".join(TASKS) if field == "task" else "..."
+            msg = f"header field {field!r} is required: add a line '# {field}: {example}'"
         elif err["type"] == "literal_error":
             msg = f"{field}: {raw.get(field)!r} is not one of {', '.join(TASKS)}"
         else:
@@ -233,19 +255,46 @@ def check_query(text: str, path: str | Path) -> list[str]:
     m = _UPDATE.search(stripped)
     if m:
         line = stripped.count("\n", 0, m.start("kw")) + 1
-        kw = " ".join(m.group("kw").split()[:2]).rstrip("{<").strip().upper()
+        words = [w for w in m.group("kw").upper().split() if w != "SILENT"]
+        kw = " ".join(words[:2]).rstrip("{<").strip()
         raise ProbeFileError(path, line, f"{kw} is a SPARQL UPDATE; probe files are read-only "
                              "queries against the store: write a SELECT")
     try:
         result = ox.Store().query(text)
     except SyntaxError as e:
-        m2 = re.search(r"at (\d+):(\d+)", str(e))
-        line = int(m2.group(1)) if m2 else None
-        raise ProbeFileError(path, line, f"SPARQL syntax error: {e}") from e
+        raise _syntax_error(text, path, e) from e
     if not isinstance(result, ox.QuerySolutions):
-        raise ProbeFileError(path, None, "a probe file must hold a SELECT query "
-                             "(it holds an ASK, CONSTRUCT or DESCRIBE)")
+        form = re.search(r"(?<![\w?$:])(ASK|CONSTRUCT|DESCRIBE)(?![\w:])", stripped, re.IGNORECASE)
+        line = stripped.count("\n", 0, form.start()) + 1 if form else None
+        kind = form.group(1).upper() if form else "an ASK, CONSTRUCT or DESCRIBE"
+        raise ProbeFileError(path, line, f"a probe file must hold a SELECT query, not {kind}; "
+                             "rewrite it as SELECT ?var ... WHERE { ... }")
     return [v.value for v in result.variables]
+
+
+def _syntax_error(text: str, path: str | Path, error: SyntaxError) -> ProbeFileError:
+    """A ProbeFileError for a query Oxigraph cannot parse, on the line of the mistake.
+
+    Oxigraph reports the furthest character its keyword matching looked at, which can be a
+    line or more past the mistake (often the end of the file). rdflib's parser names the start
+    of the clause that fails; its line is used when it is not after Oxigraph's.
+    """
+    detail = str(error)
+    m = re.match(r"error at (\d+):(\d+): ", detail)
+    line = int(m.group(1)) if m else None
+    detail = detail[m.end():] if m else detail
+    try:
+        from rdflib.plugins.sparql.parser import parseQuery
+
+        parseQuery(text)
+    except Exception as e2:  # pyparsing's ParseException; anything else gives no line
+        other = getattr(e2, "lineno", None)
+        if isinstance(other, int) and other >= 1 and (line is None or other <= line):
+            line = other
+    lines = text.splitlines()
+    near = f" near `{lines[line - 1].strip()}`" if line and line <= len(lines) else ""
+    return ProbeFileError(path, line, f"SPARQL syntax error{near}: {detail}; fix the query "
+                          "there (it must parse as a SPARQL 1.1 SELECT)")
 
 
 def load_probe(path: Path) -> Probe:

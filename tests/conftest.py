@@ -1,0 +1,67 @@
+"""Shared fixtures: a tiny knowledge store, in memory or on disk.
+
+The tiny store holds two named graphs (``kg.vocab.graph("animals")`` and ``graph("colours")``)
+with IRIs under ``http://example.org/``:
+
+- animals: rdfs:subClassOf edges dog->mammal, dog->pet, cat->mammal, mammal->animal,
+  sparrow->bird, bird->animal (6 edges); an English rdfs:label for each of the 7 classes, and
+  "chien"@fr for dog; ex:legs (xsd:integer) dog 4, cat 4, sparrow 2; ex:weight dog 30.5
+  (xsd:decimal), cat 4.5 (xsd:double), sparrow none; ex:tame dog true (xsd:boolean).
+- colours: red->colour, blue->colour (2 edges); English labels for the 3 classes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+
+from kg.store import LocalStore
+from kg.vocab import RDFS, XSD, Namespace, graph
+
+EX = Namespace("http://example.org/")
+
+
+def _tiny_quads() -> list[ox.Quad]:
+    animals, colours = graph("animals"), graph("colours")
+    quads = []
+    edges = {animals: [("dog", "mammal"), ("dog", "pet"), ("cat", "mammal"),
+                       ("mammal", "animal"), ("sparrow", "bird"), ("bird", "animal")],
+             colours: [("red", "colour"), ("blue", "colour")]}
+    for g, pairs in edges.items():
+        names = sorted({n for pair in pairs for n in pair})
+        quads += [ox.Quad(EX[c], RDFS.subClassOf, EX[p], g) for c, p in pairs]
+        quads += [ox.Quad(EX[n], RDFS.label, ox.Literal(n), g) for n in names]
+    quads.append(ox.Quad(EX.dog, RDFS.label, ox.Literal("chien", language="fr"), animals))
+    for animal, legs in (("dog", 4), ("cat", 4), ("sparrow", 2)):
+        quads.append(ox.Quad(EX[animal], EX.legs, ox.Literal(legs), animals))
+    quads.append(ox.Quad(EX.dog, EX.weight, ox.Literal("30.5", datatype=XSD.decimal), animals))
+    quads.append(ox.Quad(EX.cat, EX.weight, ox.Literal("4.5e0", datatype=XSD.double), animals))
+    quads.append(ox.Quad(EX.dog, EX.tame, ox.Literal(True), animals))
+    return quads
+
+
+@pytest.fixture
+def tiny_quads() -> list[ox.Quad]:
+    """The quads of the tiny store (see the module docstring)."""
+    return _tiny_quads()
+
+
+@pytest.fixture
+def tiny_store(tiny_quads: list[ox.Quad]) -> LocalStore:
+    """An in-memory LocalStore holding the tiny store's quads."""
+    store = LocalStore.in_memory()
+    store.oxigraph.extend(tiny_quads)
+    return store
+
+
+@pytest.fixture
+def tiny_store_path(tmp_path: Path, tiny_quads: list[ox.Quad]) -> Path:
+    """An on-disk Oxigraph store folder holding the tiny store's quads (closed again)."""
+    path = tmp_path / "store"
+    store = ox.Store(str(path))
+    store.extend(tiny_quads)
+    store.flush()
+    del store
+    return path
