@@ -76,3 +76,19 @@ CREATE TABLE IF NOT EXISTS score_cache (
     n_tokens     INTEGER,
     payload      JSON                -- top-k lists and other non-scalar results
 );
+
+-- Added for probes.run / eval (idempotent, so older results files gain the columns too).
+-- runs.task: the probe's task (choice, binary, relatum, ...), so metrics can pick their runs.
+-- runs.requests: distinct scoring requests of the run; runs.cache_hits: how many of them the
+--   invocation that finished the run found in score_cache (a re-run with nothing new: all).
+-- scores.label: the answer a scored candidate stands for (the class of a binary label word or
+--   statement; the candidate itself for multiple choice).
+-- score_cache.model / op: which model and operation wrote the entry (for clean-up queries).
+-- runs.started_at / finished_at / wall_s / cache_hits describe the latest invocation of a run
+--   (wall_s adds the seconds of interrupted attempts that it resumed).
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS task VARCHAR;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS requests INTEGER;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS cache_hits INTEGER;
+ALTER TABLE scores ADD COLUMN IF NOT EXISTS label VARCHAR;
+ALTER TABLE score_cache ADD COLUMN IF NOT EXISTS model VARCHAR;
+ALTER TABLE score_cache ADD COLUMN IF NOT EXISTS op VARCHAR;

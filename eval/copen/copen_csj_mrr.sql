@@ -1,0 +1,33 @@
+-- name: copen_csj_mrr
+-- description: >-
+--   CSJ mean reciprocal rank of the answer among the 21 candidates. Candidate scores as in
+--   copen_accuracy (per-token mean, averaged over prompts); the answer's rank is 1 + the number
+--   of distractors scoring at least as high (ties count against the answer). Hidden labels are
+--   left out.
+-- tasks: [choice]
+-- grain: [run_id, probe, split]
+WITH candidate_scores AS (
+    SELECT s.run_id, s.probe, s.split, s.instance_id, s.candidate,
+           avg(s.score / greatest(s.n_tokens, 1)) AS score
+    FROM scores s JOIN runs r USING (run_id)
+    WHERE r.probe = 'copen/csj' AND r.status = 'done'
+    GROUP BY ALL
+),
+answer AS (
+    SELECT c.run_id, c.probe, c.split, c.instance_id, c.score AS answer_score
+    FROM candidate_scores c JOIN instances i USING (probe, split, instance_id)
+    WHERE len(i.gold) > 0 AND c.candidate = i.gold[1]
+),
+ranked AS (
+    SELECT a.run_id, a.probe, a.split, a.instance_id,
+           1 + count(*) FILTER (WHERE c.candidate <> i.gold[1] AND c.score >= a.answer_score)
+               AS rank
+    FROM answer a
+    JOIN candidate_scores c USING (run_id, probe, split, instance_id)
+    JOIN instances i USING (probe, split, instance_id)
+    GROUP BY ALL
+)
+SELECT run_id, probe, split, avg(1.0 / rank) AS value, count(*) AS n
+FROM ranked
+GROUP BY ALL
+ORDER BY ALL

@@ -1,0 +1,162 @@
+"""Score cache and resumable writes.
+
+Each request's cache key is the SHA-256 of (model name, revision, operation, request text(s),
+the scorer's ``cache_key_options()``, the operation's options such as ``k``). Before scoring, all
+keys of a run are looked up in ``score_cache`` with one SQL join against a registered Arrow table;
+only the misses are scored, in chunks, and each chunk is committed in ONE transaction together
+with the ``scores``/``responses`` rows it completes. Inserts skip rows that already exist, so a
+run killed at any point and started again finishes with the same rows, none twice.
+
+>>> from probes.results import connect
+>>> from probes.tasks import Request
+>>> con = connect(":memory:")
+>>> req = Request("loglik", ("A dog is", " an animal"))
+>>> key = request_key("gpt2", "abc", {"dtype": "float32"}, req)
+>>> lookup(con, [key])
+{}
+>>> commit(con, cache_rows=[(key, "gpt2", req.op, CachedScore(-3.5, 2))])
+>>> lookup(con, [key])[key]
+CachedScore(logprob=-3.5, n_tokens=2, greedy=None)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
+
+import duckdb
+import pyarrow as pa
+
+from probes.tasks import Request, ResponseRow, ScoreRow
+
+
+class CachedScore(NamedTuple):
+    """A loglik/pll result read back from the cache (same fields as the backends' Score)."""
+
+    logprob: float
+    n_tokens: int
+    greedy: Any = None
+
+
+def request_key(model: str, revision: str | None, scorer_options: dict[str, Any],
+                req: Request) -> str:
+    """The cache key of one request (64 hex digits).
+
+    >>> r = Request("topk", ("A dog is a",), (("k", 10),))
+    >>> request_key("m", "r", {}, r) == request_key("m", "r", {}, r)
+    True
+    >>> request_key("m", "r", {}, r) == request_key("m", "r2", {}, r)
+    False
+    """
+    raw = json.dumps([model, revision, req.op, list(req.args), scorer_options,
+                      [list(o) for o in req.options]],
+                     sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+def _decode(op: str, score: float | None, n_tokens: int | None, payload: str | None) -> Any:
+    data = json.loads(payload) if payload else None
+    if op == "topk":
+        return [(str(t), float(p)) for t, p in (data or [])]
+    greedy = data.get("greedy") if isinstance(data, dict) else None
+    return CachedScore(float(score) if score is not None else float("nan"),
+                       int(n_tokens or 0), greedy)
+
+
+def lookup(con: duckdb.DuckDBPyConnection, keys: Sequence[str]) -> dict[str, Any]:
+    """Cached results for ``keys`` (misses are absent), by one join against an Arrow table."""
+    if not keys:
+        return {}
+    table = pa.table({"key": pa.array(list(dict.fromkeys(keys)), pa.string())})
+    con.register("kgp_lookup_keys", table)
+    try:
+        rows = con.execute("""SELECT c.key, c.op, c.score, c.n_tokens, c.payload::VARCHAR
+            FROM kgp_lookup_keys k JOIN score_cache c ON c.key = k.key""").fetchall()
+    finally:
+        con.unregister("kgp_lookup_keys")
+    return {key: _decode(op, score, n, payload) for key, op, score, n, payload in rows}
+
+
+def _encode(op: str, result: Any) -> tuple[float | None, int | None, str | None]:
+    if op == "topk":
+        return None, None, json.dumps([[str(t), float(p)] for t, p in result],
+                                      ensure_ascii=False)
+    greedy = getattr(result, "greedy", None)
+    payload = None
+    if greedy is not None:
+        payload = json.dumps({"greedy": greedy if isinstance(greedy, bool | int | float | str)
+                              else str(greedy)})
+    return float(result.logprob), int(result.n_tokens), payload
+
+
+_CACHE_SCHEMA = pa.schema([("key", pa.string()), ("model", pa.string()), ("op", pa.string()),
+                           ("score", pa.float64()), ("n_tokens", pa.int32()),
+                           ("payload", pa.string())])
+_SCORE_SCHEMA = pa.schema([("run_id", pa.string()), ("probe", pa.string()),
+                           ("split", pa.string()), ("instance_id", pa.string()),
+                           ("prompt_id", pa.int32()), ("candidate", pa.string()),
+                           ("label", pa.string()), ("prompt", pa.string()),
+                           ("score", pa.float64()), ("n_tokens", pa.int32())])
+_RESPONSE_SCHEMA = pa.schema([("run_id", pa.string()), ("probe", pa.string()),
+                              ("split", pa.string()), ("instance_id", pa.string()),
+                              ("prompt_id", pa.int32()), ("rank", pa.int32()),
+                              ("token", pa.string()), ("probability", pa.float64())])
+
+
+def _table(schema: pa.Schema, rows: Iterable[Sequence[Any]]) -> pa.Table:
+    cols = list(zip(*rows, strict=True)) or [[] for _ in schema]
+    return pa.table([pa.array(list(c), f.type) for c, f in zip(cols, schema, strict=True)],
+                    schema=schema)
+
+
+def _upsert(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
+    """Insert ``rows``, replacing rows with the same primary key whose values differ; rows
+    already present with the same values are skipped (a cached re-run rewrites nothing)."""
+    cols = rows.column_names
+    same = " AND ".join(f"t.{c} IS NOT DISTINCT FROM n.{c}" for c in cols)
+    con.register("kgp_new_rows", rows)
+    try:
+        con.execute(f"""INSERT OR REPLACE INTO {table} ({', '.join(cols)})
+                        SELECT * FROM kgp_new_rows n WHERE NOT EXISTS (
+                            SELECT 1 FROM {table} t WHERE {same})""")
+    finally:
+        con.unregister("kgp_new_rows")
+
+
+def commit(con: duckdb.DuckDBPyConnection, *, run_id: str = "", probe: str = "",
+           cache_rows: Sequence[tuple[str, str, str, Any]] = (),
+           scores: Sequence[ScoreRow] = (), responses: Sequence[ResponseRow] = (),
+           run_update: tuple[str, Sequence[Any]] | None = None, replace: bool = False) -> None:
+    """Write one chunk in ONE transaction: cache entries ``(key, model, op, result)``, score and
+    response rows of ``run_id``/``probe``, and an optional ``(UPDATE runs ..., params)``.
+
+    A cache entry that exists is kept (its key fixes its content) unless ``replace``
+    (``--no-cache``). A score or response row whose primary key exists is replaced when its
+    values differ (e.g. an instance's fields changed on re-export) and skipped when they are the
+    same (a resumed or repeated run). Nothing is ever duplicated.
+    """
+    conflict = "OR REPLACE" if replace else "OR IGNORE"
+    con.execute("BEGIN TRANSACTION")
+    try:
+        if cache_rows:
+            t = _table(_CACHE_SCHEMA, [(k, m, op, *_encode(op, r)) for k, m, op, r in cache_rows])
+            con.register("kgp_cache_rows", t)
+            con.execute(f"""INSERT {conflict} INTO score_cache (key, score, n_tokens, payload,
+                            model, op) SELECT key, score, n_tokens, payload::JSON, model, op
+                            FROM kgp_cache_rows""")
+            con.unregister("kgp_cache_rows")
+        if scores:
+            t = _table(_SCORE_SCHEMA, [(run_id, probe, *r[:4], r.label, r.prompt, r.score,
+                                        r.n_tokens) for r in scores])
+            _upsert(con, "scores", t)
+        if responses:
+            t = _table(_RESPONSE_SCHEMA, [(run_id, probe, *r) for r in responses])
+            _upsert(con, "responses", t)
+        if run_update is not None:
+            con.execute(run_update[0], list(run_update[1]))
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise

@@ -1,0 +1,533 @@
+"""Score probe instances with a model: ``python -m probes.run --model NAME --probe PATTERN``.
+
+For each chosen probe: read its instances from the results file (written by
+``python -m probes.export``), turn them into scoring requests with the probe's task module
+(probes.tasks), answer the requests from the score cache or the model, and write the ``runs``,
+``scores`` and ``responses`` rows. Scores are committed chunk by chunk (probes.cache), so a run
+that is killed resumes where it stopped when started again; a re-run with nothing new does no
+model work.
+
+The run id is derived from (model, revision, probe, configuration), so running the same thing
+again continues (or re-uses) the same ``runs`` row.
+
+>>> a = run_id("gpt2", "abc", "demo/x", {"prompts": ["[W] is [V]"]})
+>>> a == run_id("gpt2", "abc", "demo/x", {"prompts": ["[W] is [V]"]}), len(a)
+(True, 16)
+>>> a == run_id("gpt2", "abc", "demo/x", {"prompts": ["[W] is a [V]"]})
+False
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+from tqdm import tqdm
+
+from kg import config
+from kg.errors import KgError
+from probes import cache
+from probes.errors import ProbeError
+from probes.results import connect
+from probes.spec import Probe, discover
+from probes.tasks import Instance, Item, Request, Rows, Task, TaskContext, get_task
+
+DEFAULT_CHUNK = {"cpu": 256, "gpu": 2048}
+
+
+@dataclass
+class RunOptions:
+    """Options of one run that are not the model's own (see ``--help``)."""
+
+    top_k: int = 10
+    splits: list[str] | None = None
+    limit: int | None = None
+    chunk_size: int | None = None  # None: DEFAULT_CHUNK by the scorer's device
+    use_cache: bool = True
+    progress: bool = True
+    runtime: dict[str, Any] = field(default_factory=dict)  # stored in config, not in the run id
+
+
+@dataclass
+class RunReport:
+    """What one probe's run did."""
+
+    run_id: str
+    probe: str
+    instances: int
+    items: int
+    requests: int
+    cache_hits: int
+    scored: int
+    wall_s: float
+
+    @property
+    def rate(self) -> float:
+        return self.scored / self.wall_s if self.wall_s > 0 else 0.0
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def run_id(model: str, revision: str | None, probe: str, config: dict[str, Any]) -> str:
+    """A stable 16-hex-digit id for (model, revision, probe, configuration)."""
+    raw = json.dumps([model, revision, probe, config], sort_keys=True, default=str)
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:16]
+
+
+def slot_token(scorer: Any) -> str | None:
+    """The slot marker of ``topk`` prompts for masked and seq2seq backends: ``scorer.mask_token``
+    if the scorer names one, else ``probes.backends.base.MASK`` (``[MASK]``); None for causal
+    LMs, whose prompts end at the slot."""
+    if scorer.kind == "causal":
+        return None
+    tok = getattr(scorer, "mask_token", None)
+    if tok is None:
+        from probes.backends.base import MASK
+
+        tok = MASK
+    return tok
+
+
+def load_instances(con: duckdb.DuckDBPyConnection, probe: str, splits: list[str] | None,
+                   limit: int | None, results: str) -> list[Instance]:
+    """The probe's instances, ordered by split and instance id; the first ``limit`` per split."""
+    sql = "SELECT * FROM instances WHERE probe = ?"
+    params: list[Any] = [probe]
+    if splits:
+        sql += f" AND split IN ({', '.join('?' for _ in splits)})"
+        params += splits
+    if limit is not None:
+        sql += " QUALIFY row_number() OVER (PARTITION BY split ORDER BY instance_id) <= ?"
+        params.append(limit)
+    sql += " ORDER BY split, instance_id"
+    cur = con.execute(sql, params)
+    cols = [d[0] for d in cur.description]
+    rows = [Instance.from_row(dict(zip(cols, r, strict=True))) for r in cur.fetchall()]
+    if not rows:
+        where = f" in split(s) {', '.join(splits)}" if splits else ""
+        raise ProbeError(f"no instances of probe {probe!r}{where} in {results}: it was not "
+                         f"exported or its query returned no rows; run `python -m probes.export "
+                         f"-p {probe}` first (and check that its sources are built)")
+    return rows
+
+
+def _vocab(scorer: Any, name: str) -> Any:
+    """The whole-word vocabulary a topk request names: ``words`` (the backend's default,
+    None) or ``lowercase`` (lower-case whole words only)."""
+    if name == "words":
+        return None
+    if name == "lowercase":
+        return scorer.word_vocab(lowercase=True)
+    raise ProbeError(f"unknown vocab {name!r}: use words or lowercase")
+
+
+def _score(scorer: Any, reqs: Sequence[Request]) -> list[Any]:
+    """Score requests of one chunk with as few backend calls as possible (one per op/options)."""
+    out: list[Any] = [None] * len(reqs)
+    groups: dict[tuple[str, tuple], list[int]] = {}
+    for i, r in enumerate(reqs):
+        groups.setdefault((r.op, r.options), []).append(i)
+    for (op, options), idx in groups.items():
+        if op == "loglik":
+            res = scorer.loglik([reqs[i].args for i in idx])
+        elif op == "pll":
+            res = scorer.pll([reqs[i].args for i in idx])
+        elif op == "topk":
+            opts = dict(options)
+            vocab = _vocab(scorer, opts.get("vocab", "words"))
+            prompts = [reqs[i].args[0] for i in idx]
+            res = (scorer.topk(prompts, opts["k"], vocab) if vocab is not None
+                   else scorer.topk(prompts, opts["k"]))
+        else:
+            raise ProbeError(f"unknown scoring operation {op!r} (a task module bug)")
+        res = list(res)
+        if len(res) != len(idx):
+            raise ProbeError(f"backend {scorer.name} returned {len(res)} results for "
+                             f"{len(idx)} {op} requests")
+        for i, r in zip(idx, res, strict=True):
+            out[i] = r
+    return out
+
+
+def chunks(keys: Sequence[str], owner: dict[str, int], size: int) -> list[list[str]]:
+    """Cut ``keys`` into chunks of about ``size``, ending a chunk only where the owning instance
+    changes (so a backend sees all candidates of an instance together and can share their
+    context), unless one instance alone exceeds four chunks.
+
+    >>> chunks(list("abcdef"), {"a": 0, "b": 0, "c": 1, "d": 1, "e": 1, "f": 2}, 2)
+    [['a', 'b'], ['c', 'd', 'e'], ['f']]
+    """
+    out: list[list[str]] = []
+    cur: list[str] = []
+    last = None
+    for k in keys:
+        inst = owner.get(k)
+        if cur and ((len(cur) >= size and inst != last) or len(cur) >= 4 * size):
+            out.append(cur)
+            cur = []
+        cur.append(k)
+        last = inst
+    if cur:
+        out.append(cur)
+    return out
+
+
+def _item_table(items: Sequence[Item]) -> pa.Table:
+    return pa.table({
+        "split": pa.array([it.split for it in items], pa.string()),
+        "instance_id": pa.array([it.instance_id for it in items], pa.string()),
+        "prompt_id": pa.array([it.prompt_id for it in items], pa.int32()),
+        "candidate": pa.array([it.candidate for it in items], pa.string()),
+    })
+
+
+def _drop_stale(con: duckdb.DuckDBPyConnection, rid: str, items: Sequence[Item]) -> None:
+    """Delete this run's rows for items that no longer exist (the probe was re-exported)."""
+    con.register("kgp_items", _item_table(items))
+    try:
+        con.execute("BEGIN TRANSACTION")
+        con.execute("""DELETE FROM scores s WHERE s.run_id = ? AND NOT EXISTS (
+                       SELECT 1 FROM kgp_items i WHERE i.split = s.split AND
+                       i.instance_id = s.instance_id AND i.prompt_id = s.prompt_id AND
+                       i.candidate = s.candidate)""", [rid])
+        con.execute("""DELETE FROM responses s WHERE s.run_id = ? AND NOT EXISTS (
+                       SELECT 1 FROM kgp_items i WHERE i.split = s.split AND
+                       i.instance_id = s.instance_id AND i.prompt_id = s.prompt_id)""", [rid])
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    finally:
+        con.unregister("kgp_items")
+
+
+@dataclass
+class Plan:
+    """A probe's work: its items, the distinct requests by cache key, and who needs which."""
+
+    instances: list[Instance]
+    items: list[Item]
+    requests: dict[str, Request]   # cache key -> request, in order of first use
+    item_keys: list[list[str]]     # per item, the key of each of its requests, in order
+    owner: dict[str, int]          # cache key -> index of the first instance that needs it
+
+
+def plan(task: Task, probe: Probe, ctx: TaskContext, instances: list[Instance],
+         scorer: Any) -> Plan:
+    """Turn instances into items and keyed requests (errors name the probe file)."""
+    items: list[Item] = []
+    owner_of_item: list[int] = []
+    for n, inst in enumerate(instances):
+        try:
+            got = task.items(inst, probe.spec, ctx)
+        except ProbeError as e:
+            raise ProbeError(f"{probe.path}: {e}") from e
+        items += got
+        owner_of_item += [n] * len(got)
+    scorer_opts = dict(scorer.cache_key_options())
+    requests: dict[str, Request] = {}
+    owner: dict[str, int] = {}
+    item_keys: list[list[str]] = []
+    for it, n in zip(items, owner_of_item, strict=True):
+        keys = [cache.request_key(scorer.name, scorer.revision, scorer_opts, r)
+                for r in it.requests]
+        for k, r in zip(keys, it.requests, strict=True):
+            if k not in requests:
+                requests[k] = r
+                owner[k] = n
+        item_keys.append(keys)
+    return Plan(instances, items, requests, item_keys, owner)
+
+
+def _start_run(con: duckdb.DuckDBPyConnection, scorer: Any, probe: Probe, work: Plan,
+               opts: RunOptions) -> tuple[str, float, bool]:
+    """Insert or restart the run row; returns (run id, seconds spent by earlier unfinished
+    attempts, whether the row existed)."""
+    spec = probe.spec
+    scorer_opts = dict(scorer.cache_key_options())
+    identity = {
+        "task": spec.task, "prompts": spec.prompts, "params": spec.params,
+        "request_options": sorted({json.dumps(r.options) for r in work.requests.values()}),
+        "splits": sorted(opts.splits) if opts.splits else None, "limit": opts.limit,
+        "scorer": scorer_opts,
+    }
+    rid = run_id(scorer.name, scorer.revision, spec.name, identity)
+    describe = scorer.describe() if hasattr(scorer, "describe") else {}
+    config = {**identity, "probe_file": str(probe.path), "runtime": opts.runtime,
+              "backend": describe}
+    prior = con.execute("SELECT status, wall_s FROM runs WHERE run_id = ?", [rid]).fetchone()
+    base_wall = float(prior[1] or 0.0) if prior and prior[0] != "done" else 0.0
+    con.execute("""
+        INSERT INTO runs (run_id, model, revision, backend, task, probe, config, dtype, device,
+                          batch_size, started_at, finished_at, wall_s, status, requests)
+        VALUES (?, ?, ?, ?, ?, ?, ?::JSON, ?, ?, ?, ?, NULL, ?, 'running', ?)
+        ON CONFLICT (run_id) DO UPDATE SET config = excluded.config, dtype = excluded.dtype,
+            device = excluded.device, batch_size = excluded.batch_size,
+            started_at = excluded.started_at, finished_at = NULL, wall_s = excluded.wall_s,
+            status = 'running', requests = excluded.requests""",
+        [rid, scorer.name, scorer.revision, scorer.kind, spec.task, spec.name,
+         json.dumps(config, default=str), str(getattr(scorer, "dtype", None)),
+         str(getattr(scorer, "device", None)), getattr(scorer, "batch_size", None), _now(),
+         base_wall, len(work.requests)])
+    return rid, base_wall, prior is not None
+
+
+class _Resolver:
+    """Collects results by key and yields the rows of items whose requests are all answered."""
+
+    def __init__(self, task: Task, work: Plan) -> None:
+        self.task, self.work = task, work
+        self.results: dict[str, Any] = {}
+        self.waiting: dict[str, list[int]] = {}
+        self.pending: list[int] = []
+        for i, keys in enumerate(work.item_keys):
+            unique = set(keys)
+            self.pending.append(len(unique))
+            for k in unique:
+                self.waiting.setdefault(k, []).append(i)
+
+    def add(self, results: dict[str, Any]) -> Rows:
+        self.results.update(results)
+        rows = Rows()
+        for k in results:
+            for i in self.waiting.get(k, ()):
+                self.pending[i] -= 1
+                if self.pending[i] == 0:
+                    got = self.task.rows(self.work.items[i],
+                                         [self.results[c] for c in self.work.item_keys[i]])
+                    rows.scores += got.scores
+                    rows.responses += got.responses
+        return rows
+
+
+def _scored_with_progress(scorer: Any, reqs: list[Request], bar: tqdm) -> list[Any]:
+    """Score a chunk, moving the bar per backend batch when the scorer reports progress."""
+    done = 0
+
+    def step(n: int) -> None:
+        nonlocal done
+        n = min(n, len(reqs) - done)
+        if n > 0:
+            done += n
+            bar.update(n)
+
+    had = hasattr(scorer, "progress")
+    old = getattr(scorer, "progress", None)
+    if had:
+        scorer.progress = step
+    try:
+        out = _score(scorer, reqs)
+    finally:
+        if had:
+            scorer.progress = old
+    bar.update(len(reqs) - done)
+    return out
+
+
+def run_probe(con: duckdb.DuckDBPyConnection, scorer: Any, probe: Probe,
+              options: RunOptions | None = None, results: str = "the results file") -> RunReport:
+    """Score one probe with ``scorer`` and write its run into ``con``; returns what it did."""
+    opts = options or RunOptions()
+    t0 = time.perf_counter()
+    spec = probe.spec
+    task = get_task(spec.task)
+    ctx = TaskContext(kind=scorer.kind, slot_token=slot_token(scorer), top_k=opts.top_k)
+    try:
+        task.check(spec, ctx)
+    except ProbeError as e:
+        raise ProbeError(f"{probe.path}: {e}") from e
+    work = plan(task, probe, ctx, load_instances(con, spec.name, opts.splits, opts.limit,
+                                                 results), scorer)
+    if hasattr(scorer, "require"):  # fail before any work when the model lacks a head
+        scorer.require(*sorted({r.op for r in work.requests.values()}))
+    rid, base_wall, existed = _start_run(con, scorer, probe, work, opts)
+
+    def wall() -> float:
+        return base_wall + time.perf_counter() - t0
+
+    def progress_update() -> tuple[str, list[Any]]:
+        return "UPDATE runs SET wall_s = ? WHERE run_id = ?", [wall(), rid]
+
+    try:
+        if existed:
+            _drop_stale(con, rid, work.items)
+        resolver = _Resolver(task, work)
+        hits = cache.lookup(con, list(work.requests)) if opts.use_cache else {}
+        rows = resolver.add(hits)
+        cache.commit(con, run_id=rid, probe=spec.name, scores=rows.scores,
+                     responses=rows.responses, run_update=progress_update())
+        misses = [k for k in work.requests if k not in hits]
+        bar = tqdm(total=len(misses), unit="prompt", desc=spec.name, disable=not opts.progress,
+                   dynamic_ncols=True, smoothing=0.1)
+        try:
+            size = opts.chunk_size or DEFAULT_CHUNK[
+                "cpu" if str(getattr(scorer, "device", "cpu")).startswith("cpu") else "gpu"]
+            for chunk in chunks(misses, work.owner, max(1, size)):
+                scored = _scored_with_progress(scorer, [work.requests[k] for k in chunk], bar)
+                rows = resolver.add(dict(zip(chunk, scored, strict=True)))
+                cache.commit(con, run_id=rid, probe=spec.name,
+                             cache_rows=[(k, scorer.name, work.requests[k].op, r)
+                                         for k, r in zip(chunk, scored, strict=True)],
+                             scores=rows.scores, responses=rows.responses,
+                             run_update=progress_update(), replace=not opts.use_cache)
+        finally:
+            bar.close()
+        con.execute("""UPDATE runs SET status = 'done', finished_at = ?, wall_s = ?,
+                       cache_hits = ? WHERE run_id = ?""", [_now(), wall(), len(hits), rid])
+    except BaseException:
+        with contextlib.suppress(duckdb.Error):
+            con.execute("UPDATE runs SET status = 'failed', finished_at = ?, wall_s = ? "
+                        "WHERE run_id = ?", [_now(), wall(), rid])
+        raise
+    return RunReport(rid, spec.name, len(work.instances), len(work.items), len(work.requests),
+                     len(hits), len(misses), time.perf_counter() - t0)
+
+
+def select_probes(con: duckdb.DuckDBPyConnection, patterns: list[str], queries: list[Path],
+                  include_default: bool, results: str) -> list[Probe]:
+    """The probe files matching ``patterns`` (their headers hold the prompts and params).
+
+    Every matching probe must have instances in the results file. Probes of task ``records``
+    (data, nothing to score) are left out when a glob pattern matched them.
+    """
+    probes = discover(queries, patterns, include_default=include_default)
+    probes = [p for p in probes if p.spec.task != "records" or p.spec.name in patterns]
+    if not probes:
+        raise ProbeError(f"{' '.join(patterns)} matches only 'records' probes: they hold data, "
+                         "not prompts, so there is nothing to score")
+    exported = {r[0] for r in con.execute("SELECT DISTINCT probe FROM instances").fetchall()}
+    missing = [p.spec.name for p in probes if p.spec.name not in exported]
+    if missing:
+        raise ProbeError(f"no instances of {', '.join(missing)} in {results} (not exported, or "
+                         f"the query returned no rows): run `python -m probes.export "
+                         f"{' '.join('-p ' + m for m in missing)}` first and check that it "
+                         "reports rows")
+    return probes
+
+
+def format_reports(reports: Sequence[RunReport]) -> str:
+    """A markdown table of what each probe's run did."""
+    lines = ["| probe | run | instances | requests | cached | scored | seconds | prompts/s |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    lines += [f"| {r.probe} | {r.run_id} | {r.instances:,} | {r.requests:,} | "
+              f"{r.cache_hits:,} | {r.scored:,} | {r.wall_s:.2f} | {r.rate:.1f} |"
+              for r in reports]
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m probes.run",
+        description="Score exported probe instances with a language model and write runs, "
+        "scores and top-k responses into the results DuckDB file. Scores are cached by (model, "
+        "revision, prompt, scoring options): a re-run with nothing new does no model work, and "
+        "a run that was killed resumes where it stopped.")
+    p.add_argument("--model", "-m", required=True,
+                   help="model: a Hugging Face hub name, a local folder, a GGUF file, or an "
+                   "offline alias (smollm2-135m, gemma3-270m; see probes.models)")
+    p.add_argument("--probe", "-p", action="append", required=True, metavar="PATTERN",
+                   help="probe name or glob pattern (e.g. 'starter/*'); repeatable. The probes "
+                   "must have been exported with `python -m probes.export`")
+    p.add_argument("--results", type=Path, default=None,
+                   help="results DuckDB file (default: $KGPROBE_RESULTS or "
+                   ".kgprobe/results.duckdb)")
+    p.add_argument("--queries", "-q", action="append", type=Path, default=[], metavar="DIR",
+                   help="extra folder of probe files (*.rq) besides queries/; repeatable")
+    p.add_argument("--only-extra", action="store_true",
+                   help="do not read the default queries/ folder, only --queries folders")
+    p.add_argument("--device", default=None,
+                   help="torch device: cpu, cuda, cuda:1, mps (default: the backend's choice, "
+                   "a GPU when there is one)")
+    p.add_argument("--dtype", default=None,
+                   help="weights/compute dtype: float32, bfloat16, float16 (default: the "
+                   "backend's choice, float32 on CPU)")
+    p.add_argument("--batch-size", type=int, default=None,
+                   help="requests per forward pass (default: found automatically by the "
+                   "backend, backing off on out-of-memory)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="CPU threads for torch (torch.set_num_threads; default: torch's)")
+    p.add_argument("--top-k", type=int, default=10,
+                   help="answers kept per prompt for relatum prediction, unless the probe's "
+                   "params set top_k (default: 10)")
+    p.add_argument("--limit", type=int, default=None, metavar="N",
+                   help="only the first N instances (by instance id) of each probe and split, "
+                   "for smoke runs; a limited run is a run of its own")
+    p.add_argument("--split", action="append", default=None, metavar="NAME",
+                   help="only instances of this split; repeatable (default: all splits)")
+    p.add_argument("--chunk-size", type=int, default=None, metavar="N",
+                   help=f"requests scored between two commits (default: {DEFAULT_CHUNK['cpu']} "
+                   f"on a CPU, {DEFAULT_CHUNK['gpu']} on a GPU); a "
+                   "killed run loses about one chunk of work (chunks end between instances)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="ignore cached scores: score every request again, overwriting its "
+                   "cache entry and this run's rows")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    return p
+
+
+ScorerFactory = Callable[..., Any]
+
+
+def _default_factory(name: str, **kwargs: Any) -> Any:
+    from probes.backends.registry import load_scorer
+
+    return load_scorer(name, **kwargs)
+
+
+def main(argv: list[str] | None = None, scorer_factory: ScorerFactory | None = None) -> int:
+    """The command line. ``scorer_factory(name, device=, dtype=, batch_size=, threads=)`` replaces
+    ``probes.backends.registry.load_scorer`` (tests pass a fake scorer)."""
+    args = build_parser().parse_args(argv)
+    factory = scorer_factory or _default_factory
+    results = str(args.results) if args.results else None
+    con = None
+    try:
+        for flag, value in (("--limit", args.limit), ("--top-k", args.top_k),
+                            ("--chunk-size", args.chunk_size), ("--threads", args.threads),
+                            ("--batch-size", args.batch_size)):
+            if value is not None and value < 1:
+                raise ProbeError(f"{flag} must be a positive number (got {value})")
+        con = connect(args.results)
+        where = results or str(config.results_path())
+        probes = select_probes(con, args.probe, args.queries, not args.only_extra, where)
+        scorer = factory(args.model, device=args.device, dtype=args.dtype,
+                         batch_size=args.batch_size, threads=args.threads)
+        opts = RunOptions(top_k=args.top_k, splits=args.split, limit=args.limit,
+                          chunk_size=args.chunk_size, use_cache=not args.no_cache,
+                          progress=not args.quiet,
+                          runtime={"threads": args.threads, "batch_size": args.batch_size,
+                                   "chunk_size": args.chunk_size, "device": args.device,
+                                   "dtype": args.dtype})
+        t0 = time.perf_counter()
+        reports = [run_probe(con, scorer, p, opts, where) for p in probes]
+    except (ProbeError, KgError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted: the chunks scored so far are saved; run the same command again "
+              "to resume", file=sys.stderr)
+        return 130
+    finally:
+        if con is not None:
+            con.close()
+    print(format_reports(reports))
+    print(f"\n{len(reports)} probe(s) in {time.perf_counter() - t0:.2f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+

@@ -1,0 +1,137 @@
+"""Binary judgments (true/false, yes/no): the best-scoring label word or statement wins.
+
+Two ways to write a binary probe:
+
+1. Label words (``params.labels``): each template in ``prompts`` has a slot ``[V]``; every
+   label word fills it and is scored like a choice candidate. ``labels`` maps each class to
+   one word or a list of words, e.g. ``{"true": ["true", "correct"], "false": ["false"]}``
+   (default ``{"true": "true", "false": "false"}``). Rows: ``candidate`` = the word,
+   ``label`` = its class.
+2. Statements (``params.statements``): each class has its own templates, e.g.
+   ``{"true": ["[W] can [P]."], "false": ["[W] cannot [P]."]}``; every class needs the same
+   number of templates, and template j of every class makes prompt j. ``prompts`` must then be
+   empty. Rows: ``candidate`` = ``label`` = the class.
+
+The instance's gold (its ``gold`` variable) must be one of the classes (compared
+case-insensitively, so an RDF boolean exported as ``True`` matches ``true``); an instance
+without gold (hidden test labels) is scored all the same. Other params: ``score`` (as in
+choice; default ``continuation`` for label words, ``whole`` for statements), ``slot_det``,
+``capitalize``. The metric (eval/metrics/binary_accuracy.sql) averages each candidate over
+prompts and takes the class of the best candidate.
+
+>>> from probes.spec import ProbeSpec
+>>> spec = ProbeSpec(name="d/b", task="binary", split="test", prompts=["[W] The answer is [V]."],
+...                  params={"labels": {"true": ["yes", "true"], "false": "no"}})
+>>> inst = Instance("d/b", "test", "i1", "Owls fly.", ["true"], [], {})
+>>> [(it.candidate, it.label) for it in TASK.items(inst, spec, TaskContext("masked"))]
+[('yes', 'true'), ('true', 'true'), ('no', 'false')]
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from probes.errors import ProbeError
+from probes.render import placeholders, render
+from probes.spec import ProbeSpec
+from probes.tasks import (
+    Instance,
+    Item,
+    Task,
+    TaskContext,
+    check_params,
+    check_score_part,
+    param,
+    span_request,
+)
+
+DEFAULT_LABELS = {"true": ["true"], "false": ["false"]}
+
+
+def _mapping(spec: ProbeSpec, key: str, value: Any) -> dict[str, list[str]]:
+    if not isinstance(value, dict) or len(value) < 2:
+        raise ProbeError(f"probe {spec.name}: params {key} must map two or more classes to a "
+                         f"word/template or a list of them, e.g. {{true: [yes], false: [no]}}")
+    out: dict[str, list[str]] = {}
+    for cls, words in value.items():
+        words = [words] if isinstance(words, str) else words
+        if not isinstance(words, list) or not words or not all(isinstance(w, str) for w in words):
+            raise ProbeError(f"probe {spec.name}: params {key}.{cls} must be a non-empty string "
+                             f"or list of strings (got {words!r}); quote words such as 'yes', "
+                             "'no', 'true', 'false', 'on', 'off': YAML reads them as booleans")
+        out[str(cls)] = list(words)
+    return out
+
+
+class BinaryTask(Task):
+    name = "binary"
+    params = frozenset({"labels", "statements", "score", "slot_det", "capitalize"})
+
+    def _mode(self, spec: ProbeSpec) -> tuple[str, dict[str, list[str]]]:
+        if "statements" in spec.params:
+            if "labels" in spec.params or spec.prompts:
+                raise ProbeError(f"probe {spec.name}: params statements replaces prompts and "
+                                 "labels; use either statements, or prompts with [V] and labels")
+            return "statements", _mapping(spec, "statements", spec.params["statements"])
+        labels = _mapping(spec, "labels", spec.params.get("labels", DEFAULT_LABELS))
+        seen: dict[str, str] = {}
+        for cls, words in labels.items():
+            for w in words:
+                if w in seen and seen[w] != cls:
+                    raise ProbeError(f"probe {spec.name}: label word {w!r} is listed for both "
+                                     f"{seen[w]!r} and {cls!r}")
+                seen[w] = cls
+        return "labels", labels
+
+    def check(self, spec: ProbeSpec, ctx: TaskContext) -> None:
+        check_params(spec, self.params)
+        mode, mapping = self._mode(spec)
+        check_score_part(spec, param(spec, "score",
+                                     "whole" if mode == "statements" else "continuation"))
+        if mode == "labels":
+            if not spec.prompts:
+                raise ProbeError(f"probe {spec.name}: a binary probe needs 'prompts:' with a "
+                                 "slot [V] for the label words (or params statements)")
+            for t in spec.prompts:
+                if "V" not in placeholders(t):
+                    raise ProbeError(f"probe {spec.name}: template {t!r} has no slot [V] for "
+                                     "the label words")
+        else:
+            counts = {len(v) for v in mapping.values()}
+            if len(counts) != 1:
+                raise ProbeError(f"probe {spec.name}: every class in params statements needs "
+                                 "the same number of templates (template j of each class makes "
+                                 "prompt j)")
+
+    def items(self, inst: Instance, spec: ProbeSpec, ctx: TaskContext) -> list[Item]:
+        mode, mapping = self._mode(spec)
+        classes = {c.lower() for c in mapping}
+        for g in inst.gold:
+            if g.lower() not in classes:
+                raise ProbeError(f"probe {spec.name}: instance {inst.instance_id} has gold "
+                                 f"{g!r}, which is not a class of params {mode} "
+                                 f"({', '.join(mapping)}); make the classes match the gold "
+                                 "values")
+        part = param(spec, "score", "whole" if mode == "statements" else "continuation")
+        opts = {"slot_det": param(spec, "slot_det", "a"),
+                "capitalize": bool(param(spec, "capitalize", False))}
+        out = []
+        if mode == "labels":
+            for pid, template in enumerate(spec.prompts):
+                for cls, words in mapping.items():
+                    for w in words:
+                        r = render(template, inst.fields, target=inst.target, slot=w, **opts)
+                        out.append(Item(inst.split, inst.instance_id, pid, w, cls, r.text,
+                                        (span_request(r, part, template, ctx.kind),)))
+        else:
+            n = len(next(iter(mapping.values())))
+            for pid in range(n):
+                for cls, templates in mapping.items():
+                    template = templates[pid]
+                    r = render(template, inst.fields, target=inst.target, **opts)
+                    out.append(Item(inst.split, inst.instance_id, pid, cls, cls, r.text,
+                                    (span_request(r, part, template, ctx.kind),)))
+        return out
+
+
+TASK = BinaryTask()

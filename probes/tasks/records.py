@@ -1,0 +1,32 @@
+"""Records: probe files that export data (pairs, taxonomies, norms) rather than prompts.
+
+They are inputs for other probes and for metrics, so there is nothing to score.
+
+>>> from probes.spec import ProbeSpec
+>>> TASK.check(ProbeSpec(name="d/r", task="records", split="test"), TaskContext("causal"))
+Traceback (most recent call last):
+...
+probes.errors.ProbeError: probe d/r has task 'records': its instances are data for other ...
+"""
+
+from __future__ import annotations
+
+from probes.errors import ProbeError
+from probes.spec import ProbeSpec
+from probes.tasks import Instance, Item, Task, TaskContext
+
+
+class RecordsTask(Task):
+    name = "records"
+
+    def check(self, spec: ProbeSpec, ctx: TaskContext) -> None:
+        raise ProbeError(f"probe {spec.name} has task 'records': its instances are data for "
+                         "other probes and metrics, not prompts, so there is nothing to score; "
+                         "leave it out of --probe")
+
+    def items(self, inst: Instance, spec: ProbeSpec, ctx: TaskContext) -> list[Item]:
+        self.check(spec, ctx)
+        return []
+
+
+TASK = RecordsTask()

@@ -1,0 +1,241 @@
+"""``eval``: metric files (header validation) and the first metrics on hand-worked examples.
+
+Every expected number below is worked out by hand in the comments from the rows inserted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from eval.report import build_report, main, tables
+from eval.sqlfile import MetricFileError, discover_metrics, parse_metric, run_metric
+from probes.results import connect
+
+NOW = datetime(2025, 1, 1)
+
+
+def add_instance(con: duckdb.DuckDBPyConnection, probe: str, split: str, iid: str,
+                 gold: list[str]) -> None:
+    con.execute("INSERT INTO instances VALUES (?, ?, ?, NULL, ?, [], '{}', ?)",
+                [probe, split, iid, gold, NOW])
+
+
+def add_run(con: duckdb.DuckDBPyConnection, run_id: str, model: str, probe: str, task: str,
+            status: str = "done") -> None:
+    con.execute("INSERT INTO runs (run_id, model, probe, task, status) VALUES (?, ?, ?, ?, ?)",
+                [run_id, model, probe, task, status])
+
+
+def add_scores(con: duckdb.DuckDBPyConnection, run_id: str, probe: str, split: str, iid: str,
+               scores: dict[str, Sequence[float]], labels: dict[str, str] | None = None) -> None:
+    """scores: candidate -> one score per prompt."""
+    for cand, per_prompt in scores.items():
+        for pid, s in enumerate(per_prompt):
+            label = (labels or {}).get(cand, cand)
+            con.execute("INSERT INTO scores (run_id, probe, split, instance_id, prompt_id, "
+                        "candidate, label, score) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                        [run_id, probe, split, iid, pid, cand, label, s])
+
+
+def metric_values(con: duckdb.DuckDBPyConnection, name: str) -> dict[tuple, tuple[float, int]]:
+    metric = {m.name: m for m in discover_metrics()}[name]
+    cols, rows = run_metric(con, metric)
+    out = {}
+    for row in rows:
+        d = dict(zip(cols, row, strict=True))
+        out[(d["run_id"], d["probe"], d["split"])] = (float(d["value"]), d["n"])
+    return out
+
+
+@pytest.fixture
+def choice_db() -> duckdb.DuckDBPyConnection:
+    con = connect(":memory:")
+    for iid, gold in (("i1", ["b"]), ("i2", ["x"]), ("i3", []), ("i4", ["p", "q"])):
+        add_instance(con, "t/c", "test", iid, gold)
+    add_instance(con, "t/c", "dev", "i5", ["a"])
+    add_run(con, "r1", "m1", "t/c", "choice")
+    add_run(con, "r2", "m2", "t/c", "choice")
+    add_run(con, "r3", "m3", "t/c", "choice", status="running")
+    # r1, test:
+    #  i1: means a=(-1-3)/2=-2, b=(-2-1)/2=-1.5, c=(-3-2)/2=-2.5 -> gold b first: rank 1
+    #      (with the max over prompts a and b would tie at -1: the mean is what is tested)
+    #  i2: x=-2 < y=-1 -> rank 2 (rr 1/2)
+    #  i3: no gold -> left out, whatever its scores
+    #  i4: gold p=-5, q=-2; r=-2 ties with the best gold q -> rank 2 (rr 1/2)
+    #  accuracy 1/3, MRR (1 + 1/2 + 1/2)/3 = 2/3, n = 3
+    add_scores(con, "r1", "t/c", "test", "i1", {"a": [-1, -3], "b": [-2, -1], "c": [-3, -2]})
+    add_scores(con, "r1", "t/c", "test", "i2", {"x": [-2], "y": [-1]})
+    add_scores(con, "r1", "t/c", "test", "i3", {"x": [-2], "y": [-1]})
+    add_scores(con, "r1", "t/c", "test", "i4", {"p": [-5], "q": [-2], "r": [-2]})
+    # r1, dev: i5 a=-1 ties b=-1 -> rank 2: accuracy 0, MRR 1/2, n = 1
+    add_scores(con, "r1", "t/c", "dev", "i5", {"a": [-1], "b": [-1]})
+    # r2, test:
+    #  i1: gold b was not scored -> wrong, rr 0
+    #  i2: x=-1 > y=-3 -> rank 1
+    #  i4: best gold p=-1 > r=-2 -> rank 1
+    #  accuracy 2/3, MRR (0 + 1 + 1)/3 = 2/3
+    add_scores(con, "r2", "t/c", "test", "i1", {"a": [-1], "c": [-2]})
+    add_scores(con, "r2", "t/c", "test", "i2", {"x": [-1], "y": [-3]})
+    add_scores(con, "r2", "t/c", "test", "i4", {"p": [-1], "q": [-4], "r": [-2]})
+    # r3 is not finished: left out even though its gold wins
+    add_scores(con, "r3", "t/c", "test", "i2", {"x": [0], "y": [-3]})
+    return con
+
+
+def test_choice_accuracy_by_hand(choice_db: duckdb.DuckDBPyConnection) -> None:
+    got = metric_values(choice_db, "choice_accuracy")
+    assert got.keys() == {("r1", "t/c", "test"), ("r1", "t/c", "dev"), ("r2", "t/c", "test")}
+    assert got[("r1", "t/c", "test")] == (pytest.approx(1 / 3), 3)
+    assert got[("r1", "t/c", "dev")] == (0.0, 1)
+    assert got[("r2", "t/c", "test")] == (pytest.approx(2 / 3), 3)
+
+
+def test_choice_mrr_by_hand(choice_db: duckdb.DuckDBPyConnection) -> None:
+    got = metric_values(choice_db, "choice_mrr")
+    assert got[("r1", "t/c", "test")] == (pytest.approx(2 / 3), 3)
+    assert got[("r1", "t/c", "dev")] == (pytest.approx(0.5), 1)
+    assert got[("r2", "t/c", "test")] == (pytest.approx(2 / 3), 3)
+
+
+def test_binary_accuracy_by_hand() -> None:
+    con = connect(":memory:")
+    for iid, gold in (("j1", ["True"]), ("j2", ["false"]), ("j3", ["true"]), ("j4", [])):
+        add_instance(con, "t/b", "test", iid, gold)
+    add_run(con, "b1", "m1", "t/b", "binary")
+    add_run(con, "c1", "m1", "t/b", "choice")  # not a binary run: left out
+    classes = {"yes": "true", "right": "true", "no": "false"}
+    # j1 (gold True; label classes compare case-insensitively): yes mean (-1-3)/2=-2,
+    #     right -2.5, no -2.2 -> best true -2 > best false -2.2: right
+    # j2 (gold false): yes -1 ties no -1 -> wrong
+    # j3 (gold true): yes mean (-0.5-5.5)/2=-3 < no -1 -> wrong (the max over prompts, -0.5,
+    #     would have won: the mean is what is tested)
+    # j4: no gold -> left out.   accuracy 1/3, n 3
+    add_scores(con, "b1", "t/b", "test", "j1", {"yes": [-1, -3], "right": [-2.5, -2.5],
+                                                "no": [-2.2, -2.2]}, classes)
+    add_scores(con, "b1", "t/b", "test", "j2", {"yes": [-1], "no": [-1]}, classes)
+    add_scores(con, "b1", "t/b", "test", "j3", {"yes": [-0.5, -5.5], "no": [-1, -1]}, classes)
+    add_scores(con, "b1", "t/b", "test", "j4", {"yes": [-1], "no": [-9]}, classes)
+    add_scores(con, "c1", "t/b", "test", "j3", {"true": [0], "false": [-9]})
+    got = metric_values(con, "binary_accuracy")
+    assert got == {("b1", "t/b", "test"): (pytest.approx(1 / 3), 3)}
+
+
+# --- the report -----------------------------------------------------------------------------
+
+def test_report_table_has_one_row_per_model_probe_split(
+        choice_db: duckdb.DuckDBPyConnection) -> None:
+    report = build_report(choice_db)
+    (names, text), = tables(report)
+    assert names == ["choice_accuracy", "choice_mrr"]
+    lines = text.splitlines()
+    assert lines[0] == "| model | probe | split | n | choice_accuracy | choice_mrr |"
+    assert "| m1 | t/c | test | 3 | 0.333 | 0.667 |" in lines
+    assert "| m1 | t/c | dev | 1 | 0.000 | 0.500 |" in lines
+    assert "| m2 | t/c | test | 3 | 0.667 | 0.667 |" in lines
+    assert len(lines) == 2 + 3
+    assert report.skipped == ["binary_accuracy (no binary runs)"]
+
+
+def test_report_filters_models_and_probes(choice_db: duckdb.DuckDBPyConnection) -> None:
+    rows = build_report(choice_db, models=["m2"]).results[0].rows
+    assert {r["model"] for r in rows} == {"m2"}
+    assert all(not r.rows for r in build_report(choice_db, probes=["other/*"]).results)
+
+
+def test_report_cli_writes_markdown_and_plots(choice_db: duckdb.DuckDBPyConnection,
+                                              tmp_path: Path, capsys: Any) -> None:
+    results = tmp_path / "r.duckdb"
+    choice_db.execute(f"ATTACH '{results}' AS f")
+    choice_db.execute("COPY FROM DATABASE memory TO f")
+    choice_db.execute("DETACH f")
+    out = tmp_path / "rep"
+    assert main(["--results", str(results), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "| m2 | t/c | test | 3 | 0.667 | 0.667 |" in printed
+    md = (out / "report.md").read_text()
+    assert "| m1 | t/c | dev | 1 | 0.000 | 0.500 |" in md
+    assert "![choice_accuracy](choice_accuracy.png)" in md
+    for name in ("choice_accuracy", "choice_mrr"):
+        assert (out / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
+    assert not (out / "binary_accuracy.png").exists()
+
+
+def test_report_on_missing_results_file_is_a_clear_error(tmp_path: Path, capsys: Any) -> None:
+    assert main(["--results", str(tmp_path / "none.duckdb"), "--out", str(tmp_path)]) == 2
+    assert "python -m probes.export" in capsys.readouterr().err
+
+
+def test_two_runs_of_one_model_get_a_run_column(choice_db: duckdb.DuckDBPyConnection) -> None:
+    choice_db.execute("UPDATE runs SET model = 'm1' WHERE run_id = 'r2'")
+    (_, text), = tables(build_report(choice_db))
+    assert text.splitlines()[0] == ("| model | probe | split | run | n | choice_accuracy | "
+                                    "choice_mrr |")
+
+
+# --- metric files ---------------------------------------------------------------------------
+
+HEADER = ("-- name: demo\n-- description: Runs per probe.\n-- tasks: [choice]\n"
+          "-- grain: [probe]\n")
+
+
+def test_metric_header_parses() -> None:
+    m = parse_metric(HEADER + "SELECT probe, count(*) AS value FROM runs GROUP BY probe\n",
+                     "demo.sql")
+    assert (m.name, m.description, m.tasks, m.grain, m.plot) == (
+        "demo", "Runs per probe.", ["choice"], ["probe"], True)
+
+
+@pytest.mark.parametrize(("text", "line", "needle"), [
+    (HEADER.replace("tasks:", "taks:"), 3, "unknown header field 'taks' (did you mean 'tasks'?)"),
+    (HEADER.replace("-- grain: [probe]\n", ""), 1, "'grain' is required"),
+    (HEADER.replace("[choice]", "[choise]"), 3, "unknown task 'choise' (did you mean 'choice'?)"),
+    (HEADER.replace("name: demo", "name: Demo-1"), 1, "must be lower-case"),
+    (HEADER + "-- plot: maybe\n", 5, "plot must be true or false"),
+    ("SELECT 1\n", 1, "no header"),
+    (HEADER, 5, "no query after the header"),
+])
+def test_bad_metric_headers_name_file_and_line(text: str, line: int, needle: str) -> None:
+    with pytest.raises(MetricFileError) as info:
+        parse_metric(text + ("" if "SELECT" in text or text == HEADER else "SELECT 1\n"),
+                     "bad.sql")
+    assert info.value.path == "bad.sql" and info.value.line == line
+    assert needle in str(info.value)
+
+
+def test_metric_without_grain_or_value_columns_is_an_error() -> None:
+    con = connect(":memory:")
+    m = parse_metric(HEADER + "SELECT count(*) AS value FROM runs\n", "nograin.sql")
+    with pytest.raises(MetricFileError, match=r"nograin.sql:4: .*does not return column\(s\) "
+                       r"probe"):
+        run_metric(con, m)
+
+
+def test_metric_sql_error_names_the_line() -> None:
+    con = connect(":memory:")
+    m = parse_metric(HEADER + "SELECT probe,\n  count(*) AS value\nFROM no_such_table\n",
+                     "broken.sql")
+    with pytest.raises(MetricFileError, match=r"broken.sql:7: the query fails"):
+        run_metric(con, m)
+
+
+def test_duplicate_metric_names_are_an_error(tmp_path: Path) -> None:
+    for sub in ("a", "b"):
+        (tmp_path / sub).mkdir()
+        (tmp_path / sub / "m.sql").write_text(HEADER + "SELECT 'x' AS probe, 1 AS value\n")
+    with pytest.raises(MetricFileError, match="already used by"):
+        discover_metrics([tmp_path])
+
+
+def test_shipped_metric_files_are_valid_and_run_on_an_empty_file() -> None:
+    con = connect(":memory:")
+    metrics = discover_metrics()
+    assert {m.name for m in metrics} >= {"choice_accuracy", "choice_mrr", "binary_accuracy"}
+    for m in metrics:
+        cols, rows = run_metric(con, m)
+        assert rows == [] and {"value", *m.grain} <= set(cols)
