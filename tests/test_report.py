@@ -126,6 +126,34 @@ def test_binary_accuracy_by_hand() -> None:
     assert got == {("b1", "t/b", "test"): (pytest.approx(1 / 3), 3)}
 
 
+def add_responses(con: duckdb.DuckDBPyConnection, run_id: str, probe: str, iid: str,
+                  prompt_id: int, tokens: Sequence[str]) -> None:
+    for rank, tok in enumerate(tokens, start=1):
+        con.execute("INSERT INTO responses VALUES (?, ?, 'test', ?, ?, ?, ?, ?)",
+                    [run_id, probe, iid, prompt_id, rank, tok, 1.0 / (rank + 1)])
+
+
+def test_relatum_precision_and_hits_by_hand() -> None:
+    con = connect(":memory:")
+    for iid, gold in (("k1", ["Animal", "canine"]), ("k2", ["fruit"]), ("k3", [])):
+        add_instance(con, "t/r", "test", iid, gold)
+    add_run(con, "q1", "m1", "t/r", "relatum")
+    add_run(con, "q2", "m1", "t/r", "relatum", status="failed")  # not finished: left out
+    # k1 prompt 0: top-1 "animal" matches gold "Animal" (lower-cased) -> P@1 hit, hits@10 hit
+    # k1 prompt 1: top-1 "pet", "canine" at rank 3 -> P@1 miss, hits@10 hit
+    # k2 prompt 0: "food", then 10 wrong words, "fruit" at rank 12 -> P@1 miss, hits@10 miss
+    # k3: no gold -> left out.   P@1 = 1/3, hits@10 = 2/3, n = 3 (instance, prompt) pairs
+    add_responses(con, "q1", "t/r", "k1", 0, ["animal", "dog"])
+    add_responses(con, "q1", "t/r", "k1", 1, ["pet", "dog", "canine"])
+    add_responses(con, "q1", "t/r", "k2", 0, ["food"] + [f"w{i}" for i in range(10)] + ["fruit"])
+    add_responses(con, "q1", "t/r", "k3", 0, ["anything"])
+    add_responses(con, "q2", "t/r", "k2", 0, ["fruit"])
+    assert metric_values(con, "relatum_precision_at_1") == {
+        ("q1", "t/r", "test"): (pytest.approx(1 / 3), 3)}
+    assert metric_values(con, "relatum_hits_at_10") == {
+        ("q1", "t/r", "test"): (pytest.approx(2 / 3), 3)}
+
+
 # --- the report -----------------------------------------------------------------------------
 
 def test_report_table_has_one_row_per_model_probe_split(
@@ -139,7 +167,8 @@ def test_report_table_has_one_row_per_model_probe_split(
     assert "| m1 | t/c | dev | 1 | 0.000 | 0.500 |" in lines
     assert "| m2 | t/c | test | 3 | 0.667 | 0.667 |" in lines
     assert len(lines) == 2 + 3
-    assert report.skipped == ["binary_accuracy (no binary runs)"]
+    assert "binary_accuracy (no binary runs)" in report.skipped
+    assert all("choice" not in skipped for skipped in report.skipped)
 
 
 def test_report_filters_models_and_probes(choice_db: duckdb.DuckDBPyConnection) -> None:

@@ -1,0 +1,22 @@
+-- name: relatum_hits_at_10
+-- description: >-
+--   Share of (instance, prompt) pairs with at least one gold relatum among the top 10
+--   answers, averaged over prompts and instances. Answers and gold compared lower-cased.
+--   Instances without gold are left out. Only finished runs (status done).
+-- tasks: [relatum]
+-- grain: [run_id, probe, split]
+WITH hits AS (
+    SELECT r.run_id, r.probe, r.split, r.instance_id, r.prompt_id,
+           max(CASE WHEN r.rank <= 10
+                     AND list_contains(list_transform(i.gold, lambda g: lower(g)), lower(r.token))
+                    THEN 1.0 ELSE 0.0 END) AS hit
+    FROM responses r
+    JOIN runs USING (run_id)
+    JOIN instances i ON i.probe = r.probe AND i.split = r.split AND i.instance_id = r.instance_id
+    WHERE runs.task = 'relatum' AND runs.status = 'done' AND len(i.gold) > 0
+    GROUP BY ALL
+)
+SELECT run_id, probe, split, avg(hit) AS value, count(*) AS n
+FROM hits
+GROUP BY ALL
+ORDER BY ALL

@@ -1,0 +1,17 @@
+-- name: relatum_precision_at_1
+-- description: >-
+--   Share of (instance, prompt) pairs whose top-ranked answer is a gold relatum (soundness,
+--   P@1), averaged over prompts and instances. Answers and gold compared lower-cased.
+--   Instances without gold are left out. Only finished runs (status done).
+-- tasks: [relatum]
+-- grain: [run_id, probe, split]
+SELECT r.run_id, r.probe, r.split,
+       avg(CASE WHEN list_contains(list_transform(i.gold, lambda g: lower(g)), lower(r.token))
+                THEN 1.0 ELSE 0.0 END) AS value,
+       count(*) AS n
+FROM responses r
+JOIN runs USING (run_id)
+JOIN instances i ON i.probe = r.probe AND i.split = r.split AND i.instance_id = r.instance_id
+WHERE runs.task = 'relatum' AND runs.status = 'done' AND r.rank = 1 AND len(i.gold) > 0
+GROUP BY ALL
+ORDER BY ALL
