@@ -1,0 +1,47 @@
+"""Benchmark runner for kgprobe: ``probes.backends.registry.load_scorer(...).loglik(requests)``.
+
+Runs with kgprobe's Python. Each request set goes to one ``Scorer.loglik`` call, so kgprobe's
+own length sorting, batching and shared-prefix reuse apply. Sentences are sent as
+``(bos_token, sentence)`` pairs: the score of the sentence tokens given the BOS token.
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+
+import common
+
+
+def main() -> int:
+    """Command line entry point."""
+    args = common.parse_args(__doc__.splitlines()[0])
+    common.set_threads(args.threads)
+    try:
+        from probes.backends.registry import load_scorer
+    except ImportError as exc:
+        print(f"kgprobe: cannot import probes.backends.registry.load_scorer ({exc}); "
+              "the scoring backends are not installed in this checkout yet.", file=sys.stderr)
+        return 3
+    from transformers import AutoTokenizer
+
+    def load():
+        wanted = {"device": "cpu", "dtype": "float32", "threads": args.threads}
+        accepted = inspect.signature(load_scorer).parameters
+        return load_scorer(str(args.model), **{k: v for k, v in wanted.items() if k in accepted})
+
+    def score_mc(scorer, pairs: list[tuple[str, str]]) -> list[float]:
+        return [s.logprob for s in scorer.loglik(pairs)]
+
+    bos = AutoTokenizer.from_pretrained(args.model).bos_token
+
+    def score_sentences(scorer, texts: list[str]) -> list[float]:
+        scores = scorer.loglik([(bos, t) for t in texts])
+        return [s.logprob for s in scores]
+
+    versions = common.version_of("kgprobe", "torch", "transformers")
+    return common.run("kgprobe", args, versions, load, score_mc, score_sentences)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
