@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib
 import json
 import sys
 import time
@@ -135,6 +136,21 @@ def instances_for(probe: Probe, store: KnowledgeStore) -> pl.DataFrame:
     return df.with_columns(pl.lit(spec.name).alias("probe"))
 
 
+def build_instances(probe: Probe, store: KnowledgeStore) -> pl.DataFrame:
+    """The probe's instances: its ``builder`` when the header names one, else the query rows
+    shaped by :func:`instances_for`."""
+    if probe.spec.builder is None:
+        return instances_for(probe, store)
+    module_name, _, func_name = probe.spec.builder.partition(":")
+    try:
+        func = getattr(importlib.import_module(module_name), func_name)
+    except (ImportError, AttributeError) as e:
+        raise ProbeFileError(probe.path, probe.header_lines.get("builder"),
+                             f"builder {probe.spec.builder!r} cannot be loaded ({e}); name a "
+                             "function as module:function, e.g. probes.ontolama:instances") from e
+    return func(probe, store)
+
+
 def _scalar(v: Any) -> str | None:
     if isinstance(v, list):
         return str(v[0]) if v else None
@@ -202,7 +218,7 @@ def export(probes: list[Probe], store: KnowledgeStore, results: str | Path | Non
         for probe in bar:
             bar.set_postfix_str(probe.spec.name)
             t0 = time.perf_counter()
-            df = instances_for(probe, store)
+            df = build_instances(probe, store)
             write_instances(con, probe.spec.name, df)
             if out_dir is not None:
                 write_parquet(out_dir, probe.spec.name, df)

@@ -16,6 +16,8 @@ SPARQL tool. Header fields (see README, "Probe files"):
 - ``seed``: the seed written into the query's hash ordering; must appear in the query.
 - ``graphs``: sources the query reads (checked against the store before running).
 - ``params``: task-specific settings (a mapping), passed to the renderer unchanged.
+- ``builder``: ``module:function`` that makes the instances from the query when SPARQL alone
+  cannot (OntoLAMA's exact class balance and complex SI); default: the query's rows.
 
 >>> text = '''# name: demo/pairs
 ... # task: records
@@ -82,6 +84,7 @@ class ProbeSpec(BaseModel):
     seed: int | None = None
     graphs: list[str] = []
     params: dict[str, Any] = {}
+    builder: str | None = Field(default=None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 
     @field_validator("gold", "group_by", "id", mode="before")
     @classmethod

@@ -1,0 +1,375 @@
+"""OntoLAMA's recursive concept verbaliser (He et al., Findings of ACL 2023, Table 1).
+
+A class expression is a small immutable tree of :class:`Named`, :class:`Not`, :class:`Some`
+(∃r.C), :class:`Only` (∀r.C), :class:`And` (⊓) and :class:`Or` (⊔). :class:`Verbaliser` turns
+it into English bottom-up, one rule per pattern:
+
+========================  ==========================================================
+pattern                   verbalisation V
+========================  ==========================================================
+A (named class)           its name (``kgp:name``: the label, lower-cased)
+r (object property)       its name, with "is" put in front when the name starts with
+                          a passive verb, a noun or an adjective (:class:`PosLexicon`)
+¬C                        "not V(C)"
+∃r.C                      "something that V(r) some V(C)"
+∀r.C                      "something that V(r) only V(C)"
+C1 ⊓ ... ⊓ Cn             restrictions on the same property with the same quantifier
+                          are merged first: ∃r.D1 ⊓ ∃r.D2 becomes ∃r.(D1 ⊓ D2). Then
+                          (a) all Ci restrictions: "something that V(r1) some V(D1)
+                          and ... and V(rn) some V(Dn)";
+                          (b) some restrictions: "V(C1) and ... and V(Cm) that
+                          V(r_m+1) some V(D_m+1) and ... and V(rn) some V(Dn)";
+                          (c) no restriction: "V(C1) and ... and V(Cn)"
+C1 ⊔ ... ⊔ Cn             as ⊓ with "or" (merging ∃r.D1 ⊔ ∃r.D2 into ∃r.(D1 ⊔ D2));
+                          case (b) is verbalised as case (c)
+========================  ==========================================================
+
+Operands keep their order, except that in case (b) the non-restrictions come first; a merged
+restriction takes the place of its first member. :func:`article` is the paper's ``<A>`` rule
+for the templates. :func:`functional` writes an expression in OWL functional syntax (the
+``axiom`` field of OntoLAMA's files).
+
+>>> names = {"pz": "pizza", "mz": "mozzarella topping", "tm": "tomato topping"}
+>>> v = Verbaliser(names, {"ht": "has topping"}, lexicon=PosLexicon.small())
+>>> v(And((Named("pz"), Some("ht", Named("mz")), Some("ht", Named("tm")))))
+'pizza that has topping some mozzarella topping and tomato topping'
+>>> v(Only("ht", Or((Named("mz"), Named("tm")))))
+'something that has topping only mozzarella topping or tomato topping'
+>>> article("apple"), article("pizza"), article("something that has topping some cheese")
+('an', 'a', '')
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from kg import config
+from probes.errors import ProbeError
+
+# --- class expressions --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Named:
+    """A named class (its IRI)."""
+
+    iri: str
+
+
+@dataclass(frozen=True)
+class Not:
+    """¬C, ``owl:complementOf``."""
+
+    operand: Expr
+
+
+@dataclass(frozen=True)
+class Some:
+    """∃r.C, ``owl:someValuesFrom``."""
+
+    prop: str
+    filler: Expr
+
+
+@dataclass(frozen=True)
+class Only:
+    """∀r.C, ``owl:allValuesFrom``."""
+
+    prop: str
+    filler: Expr
+
+
+@dataclass(frozen=True)
+class And:
+    """C1 ⊓ ... ⊓ Cn, ``owl:intersectionOf``."""
+
+    operands: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
+class Or:
+    """C1 ⊔ ... ⊔ Cn, ``owl:unionOf``."""
+
+    operands: tuple[Expr, ...]
+
+
+Expr = Named | Not | Some | Only | And | Or
+Restriction = Some | Only
+
+
+class MissingName(ProbeError):
+    """An entity in an expression has no name, so the expression cannot be verbalised."""
+
+    def __init__(self, iri: str, kind: str) -> None:
+        super().__init__(f"{kind} <{iri}> has no name (no usable rdfs:label)")
+        self.iri = iri
+        self.kind = kind
+
+
+def functional(e: Expr) -> str:
+    """The expression in OWL 2 functional-style syntax.
+
+    >>> functional(And((Named("http://x/A"), Some("http://x/r", Not(Named("http://x/B"))))))
+    'ObjectIntersectionOf(<http://x/A> ObjectSomeValuesFrom(<http://x/r> \
+ObjectComplementOf(<http://x/B>)))'
+    """
+    if isinstance(e, Named):
+        return f"<{e.iri}>"
+    if isinstance(e, Not):
+        return f"ObjectComplementOf({functional(e.operand)})"
+    if isinstance(e, Some | Only):
+        kind = "ObjectSomeValuesFrom" if isinstance(e, Some) else "ObjectAllValuesFrom"
+        return f"{kind}(<{e.prop}> {functional(e.filler)})"
+    kind = "ObjectIntersectionOf" if isinstance(e, And) else "ObjectUnionOf"
+    return f"{kind}({' '.join(functional(x) for x in e.operands)})"
+
+
+def entities(e: Expr) -> Iterator[tuple[str, str]]:
+    """``("class", iri)`` and ``("property", iri)`` for every entity occurrence, in order.
+
+    >>> list(entities(Some("r", And((Named("A"), Named("B"))))))
+    [('property', 'r'), ('class', 'A'), ('class', 'B')]
+    """
+    if isinstance(e, Named):
+        yield "class", e.iri
+    elif isinstance(e, Not):
+        yield from entities(e.operand)
+    elif isinstance(e, Some | Only):
+        yield "property", e.prop
+        yield from entities(e.filler)
+    else:
+        for x in e.operands:
+            yield from entities(x)
+
+
+def replace(e: Expr, old: str, new: str) -> Expr:
+    """``e`` with every occurrence of the entity ``old`` (class or property) replaced by ``new``.
+
+    >>> replace(Some("r", Named("A")), "A", "B")
+    Some(prop='r', filler=Named(iri='B'))
+    """
+    if isinstance(e, Named):
+        return Named(new) if e.iri == old else e
+    if isinstance(e, Not):
+        return Not(replace(e.operand, old, new))
+    if isinstance(e, Some | Only):
+        return type(e)(new if e.prop == old else e.prop, replace(e.filler, old, new))
+    return type(e)(tuple(replace(x, old, new) for x in e.operands))
+
+
+# --- part of speech of a property name's first word ----------------------------------------
+
+_FINITE = frozenset({"is", "are", "was", "were", "be", "been", "has", "have", "had", "does", "do",
+                     "did", "can", "may", "must", "should", "will", "would"})
+
+
+@dataclass(frozen=True)
+class PosLexicon:
+    """Word lists for the "is" rule, read from WordNet's index files.
+
+    :meth:`needs_is` looks at the first word ``w`` of a property name, in this order:
+
+    1. ``w`` is a finite auxiliary (is, has, does, can, ...): no "is";
+    2. ``w`` ends in "-ed" and is a verb form (its stem, or its WordNet past form in
+       ``verb.exc``, is a verb) or an adjective: a passive participle, so "is";
+    3. ``w`` is a third-person verb form ("regulates", "derives", "carries", or a form listed
+       in ``verb.exc`` such as "has"): no "is";
+    4. ``w`` is a noun or an adjective ("part of", "member of", "capable of", "in taxon"):
+       "is";
+    5. anything else (an adverb as in "negatively regulates", a base-form verb, a word WordNet
+       does not know): no "is".
+
+    Nouns that are also verbs ("output of", "part of") count as nouns by rule 4, which is what
+    property names starting with them mean.
+    """
+
+    nouns: frozenset[str]
+    verbs: frozenset[str]
+    adjectives: frozenset[str]
+    verb_forms: Mapping[str, str]
+
+    @classmethod
+    @functools.cache
+    def from_wordnet(cls, folder: Path | None = None) -> PosLexicon:
+        """Read ``index.noun``, ``index.verb``, ``index.adj`` and ``verb.exc`` (cached).
+
+        Falls back to :meth:`small` when the files are missing (``KGPROBE_WORDNET_DIR``).
+        """
+        folder = Path(folder or config.wordnet_dir())
+        if not (folder / "index.verb").is_file():
+            return cls.small()
+
+        def lemmas(name: str) -> frozenset[str]:
+            out = set()
+            with (folder / name).open(encoding="latin-1") as fh:
+                for line in fh:
+                    if not line.startswith(" "):
+                        out.add(line.split(" ", 1)[0])
+            return frozenset(out)
+
+        forms: dict[str, str] = {}
+        exc = folder / "verb.exc"
+        if exc.is_file():
+            with exc.open(encoding="latin-1") as fh:
+                for line in fh:
+                    parts = line.split()
+                    if len(parts) >= 2:
+                        forms.setdefault(parts[0], parts[1])
+        return cls(lemmas("index.noun"), lemmas("index.verb"), lemmas("index.adj"), forms)
+
+    @classmethod
+    def small(cls) -> PosLexicon:
+        """A tiny built-in lexicon (for doctests, and when WordNet is not installed): the
+        suffix rules still work, nouns and adjectives are only those listed here."""
+        nouns = frozenset({"part", "member", "output", "input", "quality", "bearer", "in",
+                           "topping", "base", "ingredient", "component", "participant"})
+        verbs = frozenset({"have", "derive", "regulate", "occur", "result", "locate", "start",
+                           "end", "happen", "contain", "produce", "output", "part"})
+        adjectives = frozenset({"capable", "adjacent", "located", "in"})
+        return cls(nouns, verbs, adjectives, {"has": "have", "does": "do", "is": "be"})
+
+    def _is_verb_stem(self, w: str, suffix: str) -> bool:
+        stem = w[: -len(suffix)]
+        candidates = {stem, stem + "e"}
+        if len(stem) > 2 and stem[-1] == stem[-2]:
+            candidates.add(stem[:-1])  # "stopped" -> "stop"
+        if suffix == "ies":
+            candidates = {stem + "y"}
+        return any(c in self.verbs for c in candidates if c)
+
+    def needs_is(self, name: str) -> bool:
+        """Whether a property name gets "is" in front of it (rules in the class docstring).
+
+        >>> lex = PosLexicon.small()
+        >>> [lex.needs_is(n) for n in ["part of", "located in", "has topping", "derives from",
+        ...                            "negatively regulates", "is topping of", "capable of"]]
+        [True, True, False, False, False, False, True]
+        """
+        words = name.split()
+        if not words:
+            return False
+        w = words[0].lower()
+        if w in _FINITE:
+            return False
+        if len(w) > 3 and w.endswith("ed"):
+            past = self.verb_forms.get(w)
+            if (past in self.verbs or self._is_verb_stem(w, "ed") or self._is_verb_stem(w, "d")
+                    or w in self.adjectives):
+                return True
+        if w in self.verb_forms and w not in self.nouns:
+            return False
+        for suffix in ("ies", "es", "s"):
+            if len(w) > len(suffix) + 1 and w.endswith(suffix) and self._is_verb_stem(w, suffix):
+                return False
+        return w in self.nouns or w in self.adjectives
+
+
+# --- the verbaliser -------------------------------------------------------------------------
+
+
+def article(text: str) -> str:
+    """OntoLAMA's ``<A>`` for a verbalised concept: nothing before "something", "an" before a
+    vowel letter, else "a" (the rule of the paper's templates, no exceptions for sounds).
+
+    >>> [article(t) for t in ["egg", "university", "hour", "something that is part of x"]]
+    ['an', 'an', 'a', '']
+    """
+    t = text.strip().lower()
+    if t.startswith("something"):
+        return ""
+    return "an" if t[:1] in ("a", "e", "i", "o", "u") else "a"
+
+
+def _merge(e: And | Or) -> list[Expr]:
+    """Flatten nested junctions of the same kind; merge restrictions on one property."""
+    kind = type(e)
+    flat: list[Expr] = []
+    for x in e.operands:
+        flat.extend(_merge(x) if isinstance(x, kind) else [x])
+    groups: dict[tuple[type, str], list[Expr]] = {}
+    order: list[Expr | tuple[type, str]] = []
+    for x in flat:
+        if isinstance(x, Some | Only):
+            key = (type(x), x.prop)
+            if key not in groups:
+                groups[key] = []
+                order.append(key)
+            groups[key].append(x.filler)
+        else:
+            order.append(x)
+    out: list[Expr] = []
+    for item in order:
+        if isinstance(item, tuple):
+            rtype, prop = item
+            fillers = groups[item]
+            filler = fillers[0] if len(fillers) == 1 else kind(tuple(fillers))
+            out.append(rtype(prop, filler))
+        else:
+            out.append(item)
+    return out
+
+
+class Verbaliser:
+    """Verbalise class expressions with the names of their classes and properties.
+
+    ``class_names`` and ``property_names`` map IRIs to names; a missing name raises
+    :class:`MissingName` (the caller decides what to skip).
+    """
+
+    def __init__(self, class_names: Mapping[str, str], property_names: Mapping[str, str],
+                 lexicon: PosLexicon | None = None) -> None:
+        self.class_names = class_names
+        self.property_names = property_names
+        self.lexicon = lexicon or PosLexicon.from_wordnet()
+
+    def __call__(self, e: Expr) -> str:
+        return self.verbalise(e)
+
+    def name(self, iri: str) -> str:
+        """A named class's name."""
+        name = self.class_names.get(iri)
+        if not name:
+            raise MissingName(iri, "class")
+        return name
+
+    def property(self, iri: str) -> str:
+        """A property's name, with "is" in front when :meth:`PosLexicon.needs_is` says so.
+
+        >>> Verbaliser({}, {"p": "part of"}, PosLexicon.small()).property("p")
+        'is part of'
+        """
+        name = self.property_names.get(iri)
+        if not name:
+            raise MissingName(iri, "property")
+        return f"is {name}" if self.lexicon.needs_is(name) else name
+
+    def verbalise(self, e: Expr) -> str:
+        """V(e) by the rules of Table 1 (module docstring)."""
+        if isinstance(e, Named):
+            return self.name(e.iri)
+        if isinstance(e, Not):
+            return f"not {self.verbalise(e.operand)}"
+        if isinstance(e, Some | Only):
+            return f"something that {self._restriction(e)}"
+        return self._junction(e)
+
+    def _restriction(self, e: Restriction) -> str:
+        quantifier = "some" if isinstance(e, Some) else "only"
+        return f"{self.property(e.prop)} {quantifier} {self.verbalise(e.filler)}"
+
+    def _junction(self, e: And | Or) -> str:
+        word = " and " if isinstance(e, And) else " or "
+        operands = _merge(e)
+        if len(operands) == 1:
+            return self.verbalise(operands[0])
+        plain = [x for x in operands if not isinstance(x, Some | Only)]
+        restrictions = [x for x in operands if isinstance(x, Some | Only)]
+        if not plain:  # case (a)
+            return "something that " + word.join(self._restriction(r) for r in restrictions)
+        if not restrictions or isinstance(e, Or):  # case (c); case (b) of a union
+            return word.join(self.verbalise(x) for x in operands)
+        return (word.join(self.verbalise(x) for x in plain) + " that "  # case (b)
+                + word.join(self._restriction(r) for r in restrictions))

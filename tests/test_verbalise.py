@@ -1,0 +1,147 @@
+"""The OntoLAMA verbaliser (probes/verbalise.py) against the rules of the paper's Table 1.
+
+Worked examples whose expected strings come from OntoLAMA's authors:
+
+- the Complex SI example of the OntoLAMA dataset card (krr-oxford/OntoLAMA on the Hugging Face
+  hub, FoodOn): ``ham and cheese sandwich ⊓ ∃derives_from.lima_bean_(whole)`` is verbalised
+  "ham and cheese sandwich that derives from some lima bean (whole)";
+- the two merging examples the authors give for Table 1's conjunction and disjunction rules
+  (DeepOnto's verbaliser documentation): "sea food and non-vegetarian product that derives
+  from some shark and goldfish" and "sea food or non-vegetarian product or something that
+  derives from some shark or goldfish";
+- the figure example of the DeepOnto parser (FoodOn's cephalopod food product): "mollusk food
+  product that derives from some cephalopod".
+
+The other cases follow Table 1 row by row (¬, ∃, ∀, the three conjunction cases).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from probes.verbalise import (
+    And,
+    MissingName,
+    Named,
+    Not,
+    Only,
+    Or,
+    PosLexicon,
+    Some,
+    Verbaliser,
+    article,
+    entities,
+    functional,
+    replace,
+)
+
+NAMES = {
+    "sandwich": "ham and cheese sandwich", "lima": "lima bean (whole)",
+    "seafood": "sea food", "nonveg": "non-vegetarian product", "shark": "shark",
+    "goldfish": "goldfish", "mollusk": "mollusk food product", "cephalopod": "cephalopod",
+    "pizza": "pizza", "mozzarella": "mozzarella topping", "tomato": "tomato topping",
+    "fish": "fish topping", "meat": "meat topping", "hot": "hot", "topping": "pizza topping",
+}
+PROPS = {"derives": "derives from", "topping": "has topping", "spiciness": "has spiciness",
+         "part": "part of", "located": "located in", "negreg": "negatively regulates"}
+
+
+@pytest.fixture(scope="module")
+def v() -> Verbaliser:
+    return Verbaliser(NAMES, PROPS, PosLexicon.from_wordnet())
+
+
+def test_dataset_card_example(v: Verbaliser) -> None:
+    e = And((Named("sandwich"), Some("derives", Named("lima"))))
+    assert v(e) == "ham and cheese sandwich that derives from some lima bean (whole)"
+
+
+def test_cephalopod_example(v: Verbaliser) -> None:
+    e = And((Named("mollusk"), Some("derives", Named("cephalopod"))))
+    assert v(e) == "mollusk food product that derives from some cephalopod"
+
+
+def test_merging_examples(v: Verbaliser) -> None:
+    conj = And((Named("seafood"), Named("nonveg"), Some("derives", Named("shark")),
+                Some("derives", Named("goldfish"))))
+    assert v(conj) == ("sea food and non-vegetarian product that derives from some shark "
+                       "and goldfish")
+    disj = Or((Named("seafood"), Named("nonveg"), Some("derives", Named("shark")),
+               Some("derives", Named("goldfish"))))
+    assert v(disj) == ("sea food or non-vegetarian product or something that derives from "
+                       "some shark or goldfish")
+
+
+def test_table1_rows(v: Verbaliser) -> None:
+    assert v(Named("pizza")) == "pizza"
+    assert v(Not(Named("meat"))) == "not meat topping"
+    assert v(Some("topping", Named("fish"))) == "something that has topping some fish topping"
+    assert v(Only("topping", Named("tomato"))) == "something that has topping only tomato topping"
+    # (a) only restrictions, on different properties: no merging
+    assert v(And((Some("topping", Named("mozzarella")), Some("spiciness", Named("hot"))))) == (
+        "something that has topping some mozzarella topping and has spiciness some hot")
+    # (c) no restriction
+    assert v(And((Named("pizza"), Not(Named("meat"))))) == "pizza and not meat topping"
+    # a negated restriction is not a restriction: case (c)
+    veg = And((Named("pizza"), Not(Some("topping", Named("fish"))),
+               Not(Some("topping", Named("meat")))))
+    assert v(veg) == ("pizza and not something that has topping some fish topping and not "
+                      "something that has topping some meat topping")
+
+
+def test_merging_keeps_quantifiers_apart(v: Verbaliser) -> None:
+    e = And((Named("pizza"), Some("topping", Named("mozzarella")),
+             Only("topping", Named("tomato"))))
+    assert v(e) == ("pizza that has topping some mozzarella topping and has topping only "
+                    "tomato topping")
+
+
+def test_nested_expression(v: Verbaliser) -> None:
+    e = And((Named("pizza"), Some("topping", And((Named("topping"),
+                                                   Some("spiciness", Named("hot")))))))
+    assert v(e) == ("pizza that has topping some pizza topping that has spiciness some hot")
+
+
+def test_nested_junctions_are_flattened(v: Verbaliser) -> None:
+    e = And((Named("pizza"), And((Some("topping", Named("fish")),
+                                  Some("topping", Named("meat"))))))
+    assert v(e) == "pizza that has topping some fish topping and meat topping"
+
+
+def test_is_rule(v: Verbaliser) -> None:
+    assert v(Some("part", Named("pizza"))) == "something that is part of some pizza"
+    assert v(Some("located", Named("pizza"))) == "something that is located in some pizza"
+    assert v(Some("negreg", Named("pizza"))) == "something that negatively regulates some pizza"
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("part of", True), ("member of", True), ("in taxon", True), ("capable of", True),
+    ("located in", True), ("surrounded by", True), ("output of", True),
+    ("has part", False), ("derives from", False), ("regulates", False), ("results in", False),
+    ("negatively regulates", False), ("is topping of", False), ("occurs in", False),
+])
+def test_pos_lexicon(name: str, expected: bool) -> None:
+    assert PosLexicon.from_wordnet().needs_is(name) is expected
+
+
+def test_missing_name(v: Verbaliser) -> None:
+    with pytest.raises(MissingName, match="nameless"):
+        v(And((Named("pizza"), Named("nameless"))))
+    with pytest.raises(MissingName, match="property <p>"):
+        v(Some("p", Named("pizza")))
+
+
+def test_article() -> None:
+    assert [article(t) for t in ["egg", "onion", "pizza", "university", "something that x"]] == [
+        "an", "an", "a", "an", ""]
+
+
+def test_functional_entities_replace() -> None:
+    e = And((Named("http://x/A"), Some("http://x/r", Or((Named("http://x/B"),
+                                                         Not(Named("http://x/C")))))))
+    assert functional(e) == ("ObjectIntersectionOf(<http://x/A> ObjectSomeValuesFrom(<http://x/r> "
+                             "ObjectUnionOf(<http://x/B> ObjectComplementOf(<http://x/C>))))")
+    assert [i for _, i in entities(e)] == ["http://x/A", "http://x/r", "http://x/B", "http://x/C"]
+    swapped = replace(e, "http://x/B", "http://x/D")
+    assert "http://x/D" in functional(swapped) and "http://x/B" not in functional(swapped)
+    assert replace(e, "http://x/r", "http://x/s") != e
