@@ -1,0 +1,502 @@
+"""The scorer interface every model backend implements, and the machinery they share.
+
+A :class:`Scorer` wraps one model and its tokenizer and offers four operations:
+
+- ``loglik``: log P(continuation | context), summed over the continuation's tokens;
+- ``pll``: pseudo-log-likelihood of a character span (masked LMs);
+- ``topk``: the distribution at a slot, as top-k over whole-word vocabulary items;
+- ``features``: pooled last-layer features (for linear probing).
+
+Work is sorted by length and cut into batches bounded by rows and by padded tokens
+(:class:`Batcher`); a batch that runs out of memory is retried with half the limits.
+Probabilities are computed on the device; only ``[batch, k]`` results move to the CPU.
+
+>>> Score(-2.5, 2, True)
+Score(logprob=-2.5, n_tokens=2, greedy=True)
+>>> b = Batcher(rows=2, tokens=100)
+>>> seen = []
+>>> b.run([3, 9, 5, 1], seen.append)
+>>> seen
+[[1, 2], [0, 3]]
+"""
+
+from __future__ import annotations
+
+import gc
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+import torch
+
+from probes.models import ModelError, ModelSource, PromptTooLongError
+from probes.wordvocab import WholeWordVocab
+
+MASK = "[MASK]"
+"""The slot marker in prompts for ``topk`` (masked LMs and seq2seq; causal LMs cut there)."""
+
+Kind = Literal["masked", "causal", "seq2seq"]
+Pooling = Literal["cls", "first", "last", "mean"]
+POOLINGS: tuple[str, ...] = ("cls", "first", "last", "mean")
+OPERATIONS: tuple[str, ...] = ("loglik", "pll", "topk", "features")
+SCORER_VERSION = 1
+"""Bumped when a change alters the numbers a scorer returns (part of the cache key)."""
+
+
+class PromptError(ModelError):
+    """A prompt is malformed for the requested operation (e.g. not exactly one [MASK])."""
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """A summed log-probability, the number of tokens it covers, and whether every scored token
+    was the model's top choice (None where that is not computed)."""
+
+    logprob: float
+    n_tokens: int
+    greedy: bool | None = None
+
+
+def is_oom(exc: BaseException) -> bool:
+    """True for the out-of-memory errors of CUDA, MPS and the CPU allocator.
+
+    >>> is_oom(RuntimeError("CUDA out of memory. Tried to allocate 2 GiB"))
+    True
+    >>> is_oom(ValueError("out of memory"))
+    False
+    """
+    if isinstance(exc, torch.cuda.OutOfMemoryError):
+        return True
+    if not isinstance(exc, RuntimeError):
+        return False
+    text = str(exc).lower()
+    return "out of memory" in text or "can't allocate memory" in text
+
+
+def free_memory() -> None:
+    """Release cached device memory after an out-of-memory error."""
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+class Batcher:
+    """Cuts work items into length-sorted batches (longest first) under two limits: at most
+    ``rows`` items and at most ``tokens`` padded tokens per batch. An out-of-memory error in a
+    batch halves both limits (kept for later calls) and retries the batch; a single item that
+    still does not fit raises :class:`ModelError`.
+    """
+
+    def __init__(self, *, rows: int, tokens: int | None = None, label: str = "batch") -> None:
+        self.rows = max(1, int(rows))
+        self.tokens = None if tokens is None else max(1, int(tokens))
+        self.label = label
+
+    def run(self, lengths: Sequence[int], work: Callable[[list[int]], None]) -> None:
+        """Call ``work(batch)`` for every batch; ``work`` must only write results at its end."""
+        order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
+        pos = 0
+        while pos < len(order):
+            batch = self._take(order, pos, lengths)
+            failed = False
+            try:
+                work(batch)
+            except Exception as exc:
+                if not is_oom(exc):
+                    raise
+                if len(batch) == 1:
+                    raise ModelError(
+                        f"out of memory on a single {self.label} of {lengths[batch[0]]} tokens; "
+                        "use a smaller dtype (bfloat16), a bigger device, or shorter prompts"
+                    ) from exc
+                failed = True
+            if failed:  # outside the except block, so the failed batch's tensors can be freed
+                free_memory()
+                self.rows = max(1, len(batch) // 2)
+                if self.tokens is not None:
+                    self.tokens = max(1, self.tokens // 2)
+                continue
+            pos += len(batch)
+
+    def _take(self, order: list[int], pos: int, lengths: Sequence[int]) -> list[int]:
+        longest = max(1, lengths[order[pos]])
+        limit = self.rows
+        if self.tokens is not None:
+            limit = min(limit, max(1, self.tokens // longest))
+        return order[pos : pos + limit]
+
+
+def resolve_device(device: str | torch.device | None) -> torch.device:
+    """``None`` picks CUDA when available, else the CPU.
+
+    >>> str(resolve_device("cpu"))
+    'cpu'
+    """
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(device)
+
+
+_DTYPES = {
+    "float32": torch.float32,
+    "fp32": torch.float32,
+    "float": torch.float32,
+    "bfloat16": torch.bfloat16,
+    "bf16": torch.bfloat16,
+    "float16": torch.float16,
+    "fp16": torch.float16,
+    "half": torch.float16,
+}
+
+
+def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
+    """``None``: bfloat16 on a GPU that supports it (else float16), float32 elsewhere.
+
+    >>> resolve_dtype("bf16", torch.device("cpu"))
+    torch.bfloat16
+    >>> resolve_dtype(None, torch.device("cpu"))
+    torch.float32
+    """
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    if dtype is None or dtype == "auto":
+        if device.type == "cuda":
+            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        return torch.float32
+    try:
+        return _DTYPES[str(dtype).lower()]
+    except KeyError:
+        raise ModelError(
+            f"unknown dtype {dtype!r}; use one of float32, bfloat16, float16"
+        ) from None
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    """``torch.bfloat16`` -> ``'bfloat16'``."""
+    return str(dtype).removeprefix("torch.")
+
+
+class Scorer(ABC):
+    """One model + tokenizer behind the four scoring operations.
+
+    Attributes: ``name`` (as the user gave it), ``revision`` (commit hash or sha256 of the
+    weights), ``kind`` (masked | causal | seq2seq), ``device``, ``dtype`` (a string),
+    ``max_length`` (tokens), ``operations`` (what this scorer supports), ``progress`` (an
+    optional callback that receives the number of finished requests after each batch).
+    """
+
+    kind: ClassVar[str] = ""
+    operations: frozenset[str] = frozenset()
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        *,
+        name: str,
+        revision: str | None,
+        device: torch.device,
+        max_length: int,
+        batch_size: int | None = None,
+        max_batch_tokens: int | None = None,
+        source: ModelSource | None = None,
+    ) -> None:
+        self.model = model
+        self.tokenizer = tokenizer
+        self.name = name
+        self.revision = revision or "unknown"
+        self.device = device
+        self.dtype = dtype_name(next(model.parameters()).dtype)
+        self.max_length = int(max_length)
+        self.source = source
+        self.progress: Callable[[int], None] | None = None
+        self._logit_budget = (1 << 27) if device.type != "cpu" else (1 << 23)  # CPU: fits L3
+        self._vocabs: dict[tuple[bool, int], WholeWordVocab] = {}
+        self.set_batch_size(batch_size, max_batch_tokens)
+
+    def set_batch_size(self, batch_size: int | None, max_batch_tokens: int | None = None) -> None:
+        """Fixed rows per batch, or None for automatic batches (a padded-token budget: 2,048 on
+        CPU, 32,768 on GPU, or ``max_batch_tokens``); either way halved on out-of-memory."""
+        on_gpu = self.device.type != "cpu"
+        self.batch_size = batch_size
+        if batch_size is not None:
+            self._rows, self._tokens = int(batch_size), None
+        else:
+            self._rows = 512 if on_gpu else 64
+            self._tokens = max_batch_tokens or (32768 if on_gpu else 2048)
+        self._batchers: dict[str, Batcher] = {}
+
+    @classmethod
+    @abstractmethod
+    def from_source(
+        cls,
+        source: ModelSource,
+        config: Any,
+        *,
+        device: torch.device,
+        dtype: torch.dtype,
+        batch_size: int | None = None,
+        max_batch_tokens: int | None = None,
+        **options: Any,
+    ) -> Scorer:
+        """Load the model that ``source`` names (its ``config`` already read) for this backend."""
+
+    # --- the operations (backends override what they support) ------------------------------
+
+    def loglik(self, requests: Sequence[tuple[str, str]]) -> list[Score]:
+        """log P(continuation | context) summed over the continuation's tokens, per request."""
+        raise self._unsupported("loglik")
+
+    def pll(self, requests: Sequence[tuple[str, tuple[int, int]]]) -> list[Score]:
+        """Pseudo-log-likelihood of the characters [start, end) of each text (masked LMs)."""
+        raise self._unsupported("pll")
+
+    def topk(
+        self, prompts: Sequence[str], k: int, vocab: WholeWordVocab | None = None
+    ) -> list[list[tuple[str, float]]]:
+        """The k most probable whole-word fillers of each prompt's slot, with probabilities."""
+        raise self._unsupported("topk")
+
+    def features(self, texts: Sequence[str], pooling: Pooling = "mean") -> torch.Tensor:
+        """Frozen last-layer features, one row per text, float32 on the CPU."""
+        raise self._unsupported("features")
+
+    # --- shared helpers ----------------------------------------------------------------------
+
+    def require(self, *operations: str) -> None:
+        """Raise ModelError unless every named operation is supported by this model."""
+        for op in operations:
+            if op not in OPERATIONS:
+                raise ModelError(f"unknown operation {op!r}; use one of {', '.join(OPERATIONS)}")
+            if op not in self.operations:
+                raise self._unsupported(op)
+
+    def cache_key_options(self) -> dict[str, Any]:
+        """What, besides model, revision and prompt, changes the numbers this scorer returns."""
+        return {
+            "kind": self.kind,
+            "dtype": self.dtype,
+            "scorer_version": SCORER_VERSION,
+            "tokenizer": type(self.tokenizer).__name__,
+        }
+
+    def word_vocab(self, *, lowercase: bool = False, min_length: int = 1) -> WholeWordVocab:
+        """The whole-word items of this model's tokenizer (cached)."""
+        key = (lowercase, min_length)
+        if key not in self._vocabs:
+            self._vocabs[key] = WholeWordVocab.from_tokenizer(
+                self.tokenizer, lowercase=lowercase, min_length=min_length
+            )
+        return self._vocabs[key]
+
+    def describe(self) -> dict[str, Any]:
+        """Name, revision, kind, device, dtype and batch limits (for the run record)."""
+        return {
+            "model": self.name,
+            "revision": self.revision,
+            "kind": self.kind,
+            "device": str(self.device),
+            "dtype": self.dtype,
+            "max_length": self.max_length,
+            "batch_size": self.batch_size,
+            "batch_limits": {k: (b.rows, b.tokens) for k, b in self._batchers.items()},
+        }
+
+    def batcher(self, label: str, *, rows: int | None = None) -> Batcher:
+        """The batcher for one kind of work; it remembers limits lowered after out-of-memory."""
+        if label not in self._batchers:
+            self._batchers[label] = Batcher(
+                rows=rows or self._rows, tokens=self._tokens, label=label
+            )
+        return self._batchers[label]
+
+    def _report(self, n: int) -> None:
+        if self.progress is not None and n:
+            self.progress(n)
+
+    def _unsupported(self, op: str) -> ModelError:
+        return ModelError(
+            f"model {self.name!r} ({self.kind} LM) does not support {op!r}; "
+            f"it supports: {', '.join(sorted(self.operations)) or 'nothing'}"
+        )
+
+    def _check_length(self, n_tokens: int, index: int, text: str) -> None:
+        if n_tokens > self.max_length:
+            short = text if len(text) <= 80 else text[:77] + "..."
+            raise PromptTooLongError(
+                f"prompt #{index} ({short!r}) has {n_tokens} tokens but model {self.name!r} "
+                f"accepts at most {self.max_length}; shorten the template or the inserted text"
+            )
+
+    def _pad_id(self) -> int:
+        for candidate in (
+            self.tokenizer.pad_token_id,
+            self.tokenizer.eos_token_id,
+            self.tokenizer.unk_token_id,
+        ):
+            if candidate is not None:
+                return int(candidate)
+        return 0
+
+    def _padded(
+        self, sequences: Sequence[Sequence[int]], pad: int | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Right-padded ids and the attention mask, on the device."""
+        pad = self._pad_id() if pad is None else pad
+        width = max(1, max(len(s) for s in sequences))
+        ids = torch.full((len(sequences), width), pad, dtype=torch.long)
+        mask = torch.zeros((len(sequences), width), dtype=torch.long)
+        for row, seq in enumerate(sequences):
+            ids[row, : len(seq)] = torch.as_tensor(seq, dtype=torch.long)
+            mask[row, : len(seq)] = 1
+        return ids.to(self.device), mask.to(self.device)
+
+    def _row_logprobs(
+        self,
+        rows: torch.Tensor,
+        targets: torch.Tensor,
+        project: Callable[[torch.Tensor], torch.Tensor] | None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """log-softmax at ``targets`` and whether each target is the argmax, one per row.
+
+        ``rows`` are hidden states (``project`` maps them to logits) or logits already. The
+        projection and the logsumexp run in chunks so at most ``_logit_budget`` logits exist.
+        """
+        n = rows.shape[0]
+        logprobs = torch.empty(n, dtype=torch.float32, device=rows.device)
+        greedy = torch.empty(n, dtype=torch.bool, device=rows.device)
+        if n == 0:
+            return logprobs, greedy
+        vocab = _vocab_size(self.model)
+        step = max(1, self._logit_budget // max(1, vocab))
+        for start in range(0, n, step):
+            chunk = rows[start : start + step]
+            logits = (project(chunk) if project is not None else chunk).float()
+            tgt = targets[start : start + step]
+            picked = logits.gather(1, tgt[:, None]).squeeze(1)
+            lse, best = log_normalizer(logits)
+            logprobs[start : start + step] = picked - lse
+            greedy[start : start + step] = picked >= best
+        return logprobs, greedy
+
+    def _topk_rows(
+        self,
+        rows: torch.Tensor,
+        k: int,
+        vocab: WholeWordVocab,
+        project: Callable[[torch.Tensor], torch.Tensor] | None,
+    ) -> list[list[tuple[str, float]]]:
+        """Softmax over the full vocabulary, top-k among ``vocab``'s items; [b, k] to the CPU."""
+        if k < 1:
+            raise ModelError(f"top-k needs k >= 1, got {k}")
+        ids = vocab.ids_on(rows.device)
+        if vocab.tokenizer_size is not None and vocab.tokenizer_size != len(self.tokenizer):
+            raise ModelError(
+                f"the whole-word vocabulary was built for another tokenizer "
+                f"({vocab.tokenizer_size} tokens, model {self.name!r} has {len(self.tokenizer)}); "
+                "build it with scorer.word_vocab() and narrow it with .restrict(words)"
+            )
+        if len(ids) == 0:
+            return [[] for _ in range(rows.shape[0])]
+        kk = min(k, len(ids))
+        out: list[list[tuple[str, float]]] = []
+        step = max(1, self._logit_budget // max(1, _vocab_size(self.model)))
+        for start in range(0, rows.shape[0], step):
+            chunk = rows[start : start + step]
+            logits = (project(chunk) if project is not None else chunk).float()
+            probs = torch.softmax(logits, dim=-1).index_select(1, ids)
+            top_p, top_i = probs.topk(kk, dim=-1)
+            for p_row, i_row in zip(top_p.cpu().tolist(), top_i.cpu().tolist(), strict=True):
+                out.append([(vocab.words[i], p) for i, p in zip(i_row, p_row, strict=True)])
+        return out
+
+    def _resolve_vocab(self, vocab: WholeWordVocab | None) -> WholeWordVocab:
+        return self.word_vocab() if vocab is None else vocab
+
+
+def pool(
+    hidden: torch.Tensor, attention: torch.Tensor, special: torch.Tensor, pooling: str
+) -> torch.Tensor:
+    """Pool ``[batch, length, dim]`` states: ``cls`` = position 0, ``first``/``last`` = first/last
+    non-special token, ``mean`` = mean over non-special tokens (falls back to all real tokens
+    when a text has no non-special token).
+
+    >>> h = torch.arange(12.0).reshape(1, 4, 3)
+    >>> att = torch.tensor([[1, 1, 1, 0]]); sp = torch.tensor([[1, 0, 0, 1]])
+    >>> pool(h, att, sp, "mean").tolist()
+    [[4.5, 5.5, 6.5]]
+    >>> pool(h, att, sp, "last").tolist(), pool(h, att, sp, "cls").tolist()
+    ([[6.0, 7.0, 8.0]], [[0.0, 1.0, 2.0]])
+    """
+    if pooling not in POOLINGS:
+        raise ModelError(f"unknown pooling {pooling!r}; use one of {', '.join(POOLINGS)}")
+    real = attention.bool()
+    content = real & ~special.bool()
+    content = torch.where(content.any(dim=1, keepdim=True), content, real)
+    rows = torch.arange(hidden.shape[0], device=hidden.device)
+    if pooling == "cls":
+        return hidden[:, 0]
+    if pooling == "first":
+        return hidden[rows, content.int().argmax(dim=1)]
+    if pooling == "last":
+        positions = torch.arange(hidden.shape[1], device=hidden.device)
+        last = torch.where(content, positions, torch.full_like(positions, -1)).amax(dim=1)
+        return hidden[rows, last]
+    weights = content.to(hidden.dtype).unsqueeze(-1)
+    return (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1)
+
+
+def log_normalizer(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(logsumexp, max) of each row of float ``logits``, which it overwrites (one pass less
+    than logsumexp + argmax, and no second [rows, vocab] buffer).
+
+    >>> x = torch.tensor([[0.0, 1.0, 2.0]])
+    >>> lse, best = log_normalizer(x.clone())
+    >>> round(float(lse[0] - torch.logsumexp(x, -1)[0]), 6), float(best[0])
+    (0.0, 2.0)
+    """
+    best = logits.amax(dim=-1)
+    total = logits.sub_(best[:, None]).exp_().sum(dim=-1)
+    return total.log_().add_(best), best
+
+
+def _vocab_size(model: Any) -> int:
+    embeddings = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    weight = getattr(embeddings, "weight", None)
+    if weight is not None:
+        return int(weight.shape[0])
+    return int(model.config.get_text_config().vocab_size)
+
+
+def model_max_length(config: Any, tokenizer: Any, default: int = 512) -> int:
+    """The longest input the model accepts: position embeddings, else the tokenizer's limit."""
+    text = config.get_text_config() if hasattr(config, "get_text_config") else config
+    for attr in ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"):
+        value = getattr(text, attr, None)
+        if isinstance(value, int) and value > 0:
+            # RoBERTa-style models reserve padding_idx + 1 positions
+            if getattr(text, "model_type", "") in {"roberta", "xlm-roberta", "camembert"}:
+                value -= getattr(text, "pad_token_id", 1) + 1
+            return value
+    limit = getattr(tokenizer, "model_max_length", None)
+    if isinstance(limit, int) and 0 < limit < 1_000_000:
+        return limit
+    return default
+
+
+def segment_sum(values: torch.Tensor, segments: torch.Tensor, n: int) -> torch.Tensor:
+    """Sum ``values`` per segment id into ``n`` float64 slots.
+
+    >>> segment_sum(torch.tensor([1.0, 2.0, 4.0]), torch.tensor([0, 1, 0]), 2).tolist()
+    [5.0, 2.0]
+    """
+    out = torch.zeros(n, dtype=torch.float64, device=values.device)
+    return out.index_add_(0, segments, values.double())
+
+
+def segment_all(flags: torch.Tensor, segments: torch.Tensor, n: int) -> torch.Tensor:
+    """True per segment when every flag in it is true (empty segments are true)."""
+    misses = torch.zeros(n, dtype=torch.long, device=flags.device)
+    return misses.index_add_(0, segments, (~flags).long()) == 0
+

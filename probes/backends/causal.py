@@ -1,0 +1,654 @@
+"""Causal LMs (GPT-2, OPT, Llama, Gemma, SmolLM2): continuation log-likelihood, next-token top-k.
+
+Token boundary (the lm-evaluation-harness convention): trailing whitespace of the context moves
+to the continuation; the whole string and the context are encoded separately and the
+continuation's tokens are the whole string's tokens after the context's. An empty context is
+the tokenizer's own leading special tokens (Gemma's ``<bos>``), else the BOS token, else EOS.
+
+Speed:
+
+- requests that share a context form a group, and the context runs through the model once.
+  Default (``prefix_mode="packed"``): one row holds the context followed by every candidate's
+  tokens (all but its last), with a block attention mask (a candidate sees the context and
+  its own earlier tokens) and position ids that restart after the context for each
+  candidate; rows are length-sorted and batched. Alternative (``prefix_mode="cache"``): the
+  contexts are encoded in a batch, their key/value cache (DynamicCache) is copied to the
+  candidates and only the continuation tokens run. Either way the first token of every
+  candidate is scored from the context's last position, so one-token candidates cost nothing
+  beyond the context;
+- other requests run as one length-sorted, right-padded forward per batch;
+- the LM head runs only at the positions whose logits are needed, in chunks, with logsumexp +
+  gather instead of a full log-softmax.
+
+A self-check at load compares both fast paths with a plain full forward on a short input and
+falls back (with a warning) to the plain path if they ever disagree.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+from probes.backends.base import (
+    MASK,
+    Pooling,
+    PromptError,
+    Score,
+    Scorer,
+    log_normalizer,
+    model_max_length,
+    pool,
+    segment_all,
+    segment_sum,
+)
+from probes.backends.registry import register
+from probes.models import ModelError, ModelSource, hub_commit, load_model, load_tokenizer
+from probes.wordvocab import WholeWordVocab
+
+Ids = tuple[int, ...]
+PREFIX_MODES = ("packed", "cache", None)
+
+
+@register("causal")
+class CausalScorer(Scorer):
+    """Scorer for decoder-only language models."""
+
+    kind = "causal"
+    operations = frozenset({"loglik", "topk", "features"})
+
+    def __init__(self, model: Any, tokenizer: Any, **kwargs: Any) -> None:
+        super().__init__(model, tokenizer, **kwargs)
+        self._body, self._head = split_causal(model)
+        self._lead = leading_special_ids(tokenizer)
+        self._start = self._lead or [
+            t for t in (tokenizer.bos_token_id, tokenizer.eos_token_id) if t is not None
+        ][:1]
+        self._window = _sliding_window(model)
+        self.prefix_mode: str | None = "packed"
+        """How candidates share a context: ``packed`` (context and all candidates' tokens in one
+        row with a block attention mask), ``cache`` (context key/value cache copied to the
+        candidates), or None (every request runs on its own)."""
+        if not _accepts_positions(model, self._body):
+            self.prefix_mode = None
+        self._cache_ok = _cache_supported(model)
+
+    @classmethod
+    def from_source(
+        cls,
+        source: ModelSource,
+        config: Any,
+        *,
+        device: torch.device,
+        dtype: torch.dtype,
+        batch_size: int | None = None,
+        max_batch_tokens: int | None = None,
+        verify: bool = True,
+        has_head: bool = True,
+        prefix_mode: str | None = "packed",
+        **options: Any,
+    ) -> CausalScorer:
+        from transformers import AutoModelForCausalLM
+
+        if not has_head:
+            raise ModelError(
+                f"model {source.name!r} ({', '.join(config.architectures or [])}) has no LM "
+                "head; causal scoring needs a *ForCausalLM checkpoint"
+            )
+        _reject_options(options)
+        if prefix_mode not in PREFIX_MODES:
+            raise ModelError(f"unknown prefix_mode {prefix_mode!r}; use packed, cache or None")
+        tokenizer = load_tokenizer(source)
+        model = load_model(source, AutoModelForCausalLM, dtype=dtype, device=device)
+        revision = source.revision or hub_commit(source.location, source.options.get("revision"))
+        scorer = cls(
+            model,
+            tokenizer,
+            name=source.name,
+            revision=revision,
+            device=device,
+            max_length=model_max_length(config, tokenizer),
+            batch_size=batch_size,
+            max_batch_tokens=max_batch_tokens,
+            source=source,
+        )
+        if scorer.prefix_mode is not None:
+            scorer.prefix_mode = prefix_mode
+        if verify:
+            scorer.verify_fast_paths()
+        return scorer
+
+    def describe(self) -> dict[str, Any]:
+        """Adds how shared contexts are handled and whether the LM head is applied separately."""
+        return {**super().describe(), "prefix_mode": self.prefix_mode,
+                "split_head": self._head is not None}  # fmt: skip
+
+    def cache_key_options(self) -> dict[str, Any]:
+        """Adds the token-boundary convention and the empty-context prefix."""
+        return {**super().cache_key_options(), "boundary": "lm-eval", "start": list(self._start)}
+
+    # --- loglik ------------------------------------------------------------------------------
+
+    @torch.inference_mode()
+    def loglik(self, requests: Sequence[tuple[str, str]]) -> list[Score]:
+        """log P(continuation | context), summed over the continuation's tokens.
+
+        Requests that share a context run it through the model once (see ``prefix_mode``); the
+        rest run as plain length-sorted batches.
+        """
+        pairs = self.encode_pairs(requests)
+        for index, (ctx, cont) in enumerate(pairs):
+            self._check_length(len(ctx) + len(cont) - 1, index, "".join(requests[index]))
+        logprob = [0.0] * len(pairs)
+        greedy = [True] * len(pairs)
+        groups: dict[Ids, list[int]] = {}
+        for index, (ctx, cont) in enumerate(pairs):
+            if cont:
+                groups.setdefault(ctx, []).append(index)
+        single: list[int] = []
+        shared: dict[Ids, list[int]] = {}
+        for ctx, members in groups.items():
+            if self._shares(ctx, members, pairs):
+                shared[ctx] = members
+            else:
+                single.extend(members)
+        self._report(len(pairs) - sum(len(m) for m in groups.values()))
+        self._loglik_single(single, pairs, logprob, greedy)
+        if self.prefix_mode == "cache":
+            self._loglik_cached(shared, pairs, logprob, greedy)
+        else:
+            self._loglik_packed(shared, pairs, logprob, greedy)
+        return [
+            Score(logprob[i], len(cont), greedy[i] if cont else None)
+            for i, (_, cont) in enumerate(pairs)
+        ]
+
+    def encode_pairs(self, requests: Sequence[tuple[str, str]]) -> list[tuple[Ids, Ids]]:
+        """(context token ids, continuation token ids) per request, as the model will see them."""
+        contexts: list[str] = []
+        wholes: list[str] = []
+        for context, continuation in requests:
+            stripped = context.rstrip()
+            continuation = context[len(stripped) :] + continuation
+            contexts.append(stripped)
+            wholes.append(stripped + continuation)
+        encoded = self._encode_texts(contexts + wholes)
+        pairs: list[tuple[Ids, Ids]] = []
+        for context, whole in zip(contexts, wholes, strict=True):
+            if context:
+                ctx = self._lead + encoded[context]
+                full = self._lead + encoded[whole]
+            else:
+                ctx = list(self._start)
+                full = ctx + encoded[whole]
+            if not ctx:  # no BOS/EOS at all: the first token can only condition the rest
+                ctx, full = full[:1], full
+            pairs.append((tuple(ctx), tuple(full[len(ctx) :])))
+        return pairs
+
+    def _encode_texts(self, texts: Sequence[str]) -> dict[str, list[int]]:
+        unique = list(dict.fromkeys(texts))
+        ids = self.tokenizer(unique, add_special_tokens=False)["input_ids"] if unique else []
+        return dict(zip(unique, ids, strict=True))
+
+    def _shares(self, ctx: Ids, members: list[int], pairs: list[tuple[Ids, Ids]]) -> bool:
+        mode = self.prefix_mode
+        if mode is None or len(members) < 2 or len(ctx) < 2:
+            return False
+        if mode == "cache" and not self._cache_ok:
+            return False
+        longest = max(len(pairs[i][1]) for i in members)
+        return len(ctx) + longest < self._row_limit(len(ctx))
+
+    def _row_limit(self, context_length: int) -> int:
+        """Longest packed row: room for many candidates, within the model's (sliding) window."""
+        limit = max(128, context_length + 64)
+        if self._window is not None:
+            limit = min(limit, self._window - 1)
+        return min(limit, self.max_length)
+
+    def _loglik_single(
+        self,
+        indices: list[int],
+        pairs: list[tuple[Ids, Ids]],
+        logprob: list[float],
+        greedy: list[bool],
+    ) -> None:
+        def work(batch: list[int]) -> None:
+            items = [indices[b] for b in batch]
+            sequences = [(pairs[i][0] + pairs[i][1])[:-1] for i in items]
+            ids, mask = self._padded(sequences)
+            states, _ = self._run(ids, mask)
+            rows, cols, targets, segments = [], [], [], []
+            for j, i in enumerate(items):
+                ctx, cont = pairs[i]
+                for t, token in enumerate(cont):
+                    rows.append(j)
+                    cols.append(len(ctx) - 1 + t)
+                    targets.append(token)
+                    segments.append(j)
+            picked = states[self._long(rows), self._long(cols)]
+            lp, top = self._row_logprobs(picked, self._long(targets), self._head)
+            seg = self._long(segments)
+            sums = segment_sum(lp, seg, len(items)).tolist()
+            alls = segment_all(top, seg, len(items)).tolist()
+            for j, i in enumerate(items):
+                logprob[i], greedy[i] = sums[j], alls[j]
+            self._report(len(items))
+
+        lengths = [len(pairs[i][0]) + len(pairs[i][1]) - 1 for i in indices]
+        self.batcher("loglik").run(lengths, work)
+
+    def _loglik_cached(
+        self,
+        groups: dict[Ids, list[int]],
+        pairs: list[tuple[Ids, Ids]],
+        logprob: list[float],
+        greedy: list[bool],
+    ) -> None:
+        keys = list(groups)
+
+        def context_work(batch: list[int]) -> None:
+            contexts = [keys[b] for b in batch]
+            ids, mask = self._padded(contexts)
+            states, cache = self._run(ids, mask, use_cache=True)
+            lengths = self._long([len(c) for c in contexts])
+            last = states[torch.arange(len(contexts), device=self.device), lengths - 1]
+            candidates = [(j, i) for j, key in enumerate(contexts) for i in groups[key]]
+            first_lp, first_top = self._first_tokens(
+                last,
+                self._long([j for j, _ in candidates]),
+                self._long([pairs[i][1][0] for _, i in candidates]),
+            )
+            rest_lp = torch.zeros(len(candidates), dtype=torch.float64, device=self.device)
+            rest_top = torch.ones(len(candidates), dtype=torch.bool, device=self.device)
+            multi = [c for c, (_, i) in enumerate(candidates) if len(pairs[i][1]) > 1]
+
+            def continuation_work(sub: list[int]) -> None:
+                chosen = [multi[s] for s in sub]
+                rows = self._long([candidates[c][0] for c in chosen])
+                inputs = [pairs[candidates[c][1]][1][:-1] for c in chosen]
+                cont_ids, cont_mask = self._padded(inputs)
+                width = cont_ids.shape[1]
+                attention = torch.cat([mask.index_select(0, rows), cont_mask], dim=1)
+                positions = lengths.index_select(0, rows)[:, None] + torch.arange(
+                    width, device=self.device
+                )
+                sub_cache = _select_cache(cache, rows, self.model.config)
+                out, _ = self._run(cont_ids, attention, positions, sub_cache, use_cache=True)
+                r, t, targets, segments = [], [], [], []
+                for j, c in enumerate(chosen):
+                    cont = pairs[candidates[c][1]][1]
+                    for step in range(len(cont) - 1):
+                        r.append(j)
+                        t.append(step)
+                        targets.append(cont[step + 1])
+                        segments.append(j)
+                lp, top = self._row_logprobs(
+                    out[self._long(r), self._long(t)], self._long(targets), self._head
+                )
+                seg = self._long(segments)
+                where = self._long(chosen)
+                rest_lp[where] = segment_sum(lp, seg, len(chosen))
+                rest_top[where] = segment_all(top, seg, len(chosen))
+
+            self.batcher("continuation", rows=self._rows * 4).run(
+                [len(pairs[candidates[c][1]][1]) - 1 for c in multi], continuation_work
+            )
+            total = (first_lp.double() + rest_lp).tolist()
+            top_all = (first_top & rest_top).tolist()
+            for c, (_, i) in enumerate(candidates):
+                logprob[i], greedy[i] = total[c], top_all[c]
+            self._report(len(candidates))
+
+        self.batcher("context").run([len(k) for k in keys], context_work)
+
+    def _loglik_packed(
+        self,
+        groups: dict[Ids, list[int]],
+        pairs: list[tuple[Ids, Ids]],
+        logprob: list[float],
+        greedy: list[bool],
+    ) -> None:
+        """One row per context: the context, then every candidate's tokens but its last, with
+        a block mask (a candidate sees the context and its own earlier tokens) and position ids
+        that restart after the context for each candidate."""
+        rows: list[tuple[Ids, list[int]]] = []
+        for ctx, members in groups.items():
+            limit = self._row_limit(len(ctx))
+            current: list[int] = []
+            length = len(ctx)
+            for i in sorted(members, key=lambda m: len(pairs[m][1])):
+                extra = len(pairs[i][1]) - 1
+                if current and length + extra > limit:
+                    rows.append((ctx, current))
+                    current, length = [], len(ctx)
+                current.append(i)
+                length += extra
+            rows.append((ctx, current))
+
+        def work(batch: list[int]) -> None:
+            chosen = [rows[b] for b in batch]
+            sequences, segments, positions = [], [], []
+            first_row, first_tok, rest_r, rest_t, rest_tok, rest_seg = [], [], [], [], [], []
+            owners: list[int] = []
+            for r, (ctx, members) in enumerate(chosen):
+                seq, seg, pos = list(ctx), [0] * len(ctx), list(range(len(ctx)))
+                for j, i in enumerate(members, start=1):
+                    cont = pairs[i][1]
+                    c = len(owners)
+                    owners.append(i)
+                    first_row.append(r)
+                    first_tok.append(cont[0])
+                    for t in range(1, len(cont)):
+                        rest_r.append(r)
+                        rest_t.append(len(seq))
+                        rest_tok.append(cont[t])
+                        rest_seg.append(c)
+                        seq.append(cont[t - 1])
+                        seg.append(j)
+                        pos.append(len(ctx) + t - 1)
+                sequences.append(seq)
+                segments.append(seg)
+                positions.append(pos)
+            ids, _ = self._padded(sequences)
+            seg_ids, _ = self._padded(segments, pad=-1)
+            pos_ids, _ = self._padded(positions, pad=0)
+            mask = _block_mask(seg_ids, self.model.dtype)
+            states, _ = self._run(ids, mask, pos_ids)
+            last = states[
+                torch.arange(len(chosen), device=self.device),
+                self._long([len(ctx) - 1 for ctx, _ in chosen]),
+            ]
+            lp, top = self._first_tokens(last, self._long(first_row), self._long(first_tok))
+            total = lp.double()
+            if rest_r:
+                lp2, top2 = self._row_logprobs(
+                    states[self._long(rest_r), self._long(rest_t)],
+                    self._long(rest_tok),
+                    self._head,
+                )
+                seg = self._long(rest_seg)
+                total = total + segment_sum(lp2, seg, len(owners))
+                top = top & segment_all(top2, seg, len(owners))
+            values, flags = total.tolist(), top.tolist()
+            for c, i in enumerate(owners):
+                logprob[i], greedy[i] = values[c], flags[c]
+            self._report(len(owners))
+
+        lengths = [len(ctx) + sum(len(pairs[i][1]) - 1 for i in m) for ctx, m in rows]
+        self.batcher("packed").run(lengths, work)
+
+    def _first_tokens(
+        self, last: torch.Tensor, rows: torch.Tensor, targets: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Log-probs of each candidate's first token from its context's last position; the
+        head runs once per context, not once per candidate."""
+        lp = torch.empty(rows.shape[0], dtype=torch.float32, device=self.device)
+        top = torch.empty(rows.shape[0], dtype=torch.bool, device=self.device)
+        step = max(1, self._logit_budget // max(1, self.model.config.get_text_config().vocab_size))
+        for start in range(0, last.shape[0], step):
+            chunk = last[start : start + step]
+            logits = (self._head(chunk) if self._head is not None else chunk).float()
+            inside = (rows >= start) & (rows < start + chunk.shape[0])
+            local = rows[inside] - start
+            picked = logits[local, targets[inside]]
+            lse, best = log_normalizer(logits)
+            lp[inside] = picked - lse[local]
+            top[inside] = picked >= best[local]
+        return lp, top
+
+    # --- topk and features -------------------------------------------------------------------
+
+    @torch.inference_mode()
+    def topk(
+        self, prompts: Sequence[str], k: int, vocab: WholeWordVocab | None = None
+    ) -> list[list[tuple[str, float]]]:
+        """Next-token distribution after each prompt (cut at ``[MASK]`` if it has one, trailing
+        whitespace dropped), as top-k whole words."""
+        words = self._resolve_vocab(vocab)
+        sequences = [self._prompt_ids(p) for p in prompts]
+        for index, seq in enumerate(sequences):
+            self._check_length(len(seq), index, prompts[index])
+        results: list[list[tuple[str, float]]] = [[] for _ in prompts]
+
+        def work(batch: list[int]) -> None:
+            ids, mask = self._padded([sequences[b] for b in batch])
+            states, _ = self._run(ids, mask)
+            last = states[torch.arange(len(batch), device=self.device), mask.sum(1) - 1]
+            for b, row in zip(batch, self._topk_rows(last, k, words, self._head), strict=True):
+                results[b] = row
+            self._report(len(batch))
+
+        self.batcher("topk").run([len(s) for s in sequences], work)
+        return results
+
+    def _prompt_ids(self, prompt: str) -> list[int]:
+        if prompt.count(MASK) > 1:
+            raise PromptError(f"prompt {prompt!r} has more than one {MASK} slot")
+        text = prompt.split(MASK, 1)[0].rstrip()
+        if not text:
+            if not self._start:
+                raise PromptError(
+                    f"prompt {prompt!r} has no text before the slot and model {self.name!r} "
+                    "has no BOS/EOS token to condition on"
+                )
+            return list(self._start)
+        return self._lead + self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    @torch.inference_mode()
+    def features(self, texts: Sequence[str], pooling: Pooling = "last") -> torch.Tensor:
+        """Last-layer hidden states (after the final norm), pooled; ``last`` suits causal LMs."""
+        sequences = [
+            self._lead + ids if text else list(self._start)
+            for text, ids in zip(texts, self._encoded_list(texts), strict=True)
+        ]
+        for index, seq in enumerate(sequences):
+            self._check_length(len(seq), index, texts[index])
+        special_ids = set(self.tokenizer.all_special_ids)
+        out: list[torch.Tensor | None] = [None] * len(texts)
+
+        def work(batch: list[int]) -> None:
+            seqs = [sequences[b] for b in batch]
+            ids, mask = self._padded(seqs)
+            if self._body is not None:
+                states = self._body(input_ids=ids, attention_mask=mask, use_cache=False)
+                hidden = states.last_hidden_state
+            else:
+                full = self.model(input_ids=ids, attention_mask=mask, output_hidden_states=True)
+                hidden = full.hidden_states[-1]
+            special = torch.zeros_like(mask)
+            for row, seq in enumerate(seqs):
+                for col, token in enumerate(seq):
+                    if token in special_ids:
+                        special[row, col] = 1
+            pooled = pool(hidden, mask, special, pooling).float().cpu()
+            for j, b in enumerate(batch):
+                out[b] = pooled[j]
+
+        self.batcher("features").run([len(s) for s in sequences], work)
+        return _stack(out, self.model)
+
+    def _encoded_list(self, texts: Sequence[str]) -> list[list[int]]:
+        if not texts:
+            return []
+        return list(self.tokenizer(list(texts), add_special_tokens=False)["input_ids"])
+
+    # --- plumbing ----------------------------------------------------------------------------
+
+    def _long(self, values: Sequence[int]) -> torch.Tensor:
+        return torch.tensor(values, dtype=torch.long, device=self.device)
+
+    def _run(
+        self,
+        ids: torch.Tensor,
+        mask: torch.Tensor,
+        positions: torch.Tensor | None = None,
+        cache: Any = None,
+        use_cache: bool = False,
+    ) -> tuple[torch.Tensor, Any]:
+        """Hidden states (or logits when the head cannot be split off) and the cache."""
+        kwargs: dict[str, Any] = {"input_ids": ids, "attention_mask": mask, "use_cache": use_cache}
+        if positions is not None:
+            kwargs["position_ids"] = positions
+        if cache is not None:
+            kwargs["past_key_values"] = cache
+        if self._head is not None:
+            out = self._body(**kwargs)
+            return out.last_hidden_state, getattr(out, "past_key_values", None)
+        out = self.model(**kwargs)
+        return out.logits, getattr(out, "past_key_values", None)
+
+    @torch.inference_mode()
+    def verify_fast_paths(self) -> None:
+        """Check the split head and the shared-context cache against plain full forwards."""
+        text = "The quick brown fox jumps over the lazy dog near the river bank"
+        requests = [
+            (text[:19], text[19:31]),
+            (text[:19], " sleeps."),
+            (text[:19], ","),
+            (text[:9], text[9:40]),
+        ]
+        reference = [self.reference_loglik(c, x) for c, x in requests]
+        tolerance = [1e-3 if self.dtype == "float32" else 0.5 + 0.05 * abs(r) for r in reference]
+        for attempt in ("as built", "no shared prefix", "no split head"):
+            if attempt == "no shared prefix":
+                self.prefix_mode = None
+            elif attempt == "no split head":
+                self._head = None
+            got = [s.logprob for s in self.loglik(requests)]
+            if all(
+                abs(a - b) <= tol for a, b, tol in zip(got, reference, tolerance, strict=True)
+            ):
+                if attempt != "as built":
+                    warnings.warn(
+                        f"{self.name}: fast scoring path disagreed with a plain forward; "
+                        f"using the slower path ({attempt})",
+                        RuntimeWarning,
+                        stacklevel=2,
+                    )
+                return
+        raise ModelError(
+            f"model {self.name!r}: batched scores disagree with a plain forward "
+            f"({got} vs {reference}); this architecture is not supported by the causal backend"
+        )
+
+    @torch.inference_mode()
+    def reference_loglik(self, context: str, continuation: str) -> float:
+        """The plain computation for one request: one unpadded full forward, log-softmax."""
+        ((ctx, cont),) = self.encode_pairs([(context, continuation)])
+        if not cont:
+            return 0.0
+        ids = torch.tensor([list(ctx + cont)[:-1]], device=self.device)
+        logits = self.model(input_ids=ids, use_cache=False).logits[0].float()
+        logprobs = torch.log_softmax(logits, dim=-1)
+        positions = torch.arange(len(ctx) - 1, len(ctx) + len(cont) - 1, device=self.device)
+        targets = torch.tensor(cont, device=self.device)
+        return float(logprobs[positions, targets].double().sum())
+
+
+def split_causal(model: Any) -> tuple[Any, Callable[[torch.Tensor], torch.Tensor] | None]:
+    """(body, head): the transformer that returns final hidden states and a function from
+    hidden states to logits (the LM head plus known post-processing), or (None, None)."""
+    body = getattr(model, "base_model", None)
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    if body is None or body is model or head is None:
+        return None, None
+    config = model.config.get_text_config()
+    softcap = getattr(config, "final_logit_softcapping", None)
+    scale = getattr(config, "logit_scale", None)  # Cohere multiplies
+    divide = getattr(config, "logits_scaling", None)  # Granite divides
+
+    def project(hidden: torch.Tensor) -> torch.Tensor:
+        logits = head(hidden)
+        if isinstance(scale, (int, float)) and scale != 1:
+            logits = logits * scale
+        if isinstance(divide, (int, float)) and divide != 1:
+            logits = logits / divide
+        if softcap:
+            logits = torch.tanh(logits / softcap) * softcap
+        return logits
+
+    return body, project
+
+
+def leading_special_ids(tokenizer: Any) -> list[int]:
+    """The special tokens a tokenizer puts before the text (Gemma's ``<bos>``; none for GPT-2)."""
+    plain = tokenizer("a", add_special_tokens=False)["input_ids"]
+    full = tokenizer("a", add_special_tokens=True)["input_ids"]
+    for start in range(len(full) - len(plain) + 1):
+        if full[start : start + len(plain)] == plain:
+            return list(full[:start])
+    return []
+
+
+def _sliding_window(model: Any) -> int | None:
+    config = model.config.get_text_config()
+    window = getattr(config, "sliding_window", None)
+    types = getattr(config, "layer_types", None)
+    if not window:
+        return None
+    if types is not None and not any("sliding" in str(t) for t in types):
+        return None
+    return int(window)
+
+
+def _accepts_positions(model: Any, body: Any) -> bool:
+    """Both shared-context paths set position ids explicitly."""
+    target = model if body is None else body
+    return "position_ids" in inspect.signature(target.forward).parameters
+
+
+def _block_mask(segments: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """Additive [batch, 1, length, length] mask for packed rows: a query sees earlier keys of
+    the context (segment 0) and of its own segment; padding (-1) sees the context only."""
+    length = segments.shape[1]
+    index = torch.arange(length, device=segments.device)
+    causal = index[None, :, None] >= index[None, None, :]
+    query, key = segments[:, :, None], segments[:, None, :]
+    allowed = causal & ((key == 0) | ((key == query) & (key > 0)))
+    mask = torch.zeros(allowed.shape, dtype=dtype, device=segments.device)
+    return mask.masked_fill_(~allowed, torch.finfo(dtype).min)[:, None]
+
+
+def _cache_supported(model: Any) -> bool:
+    """The ``cache`` prefix mode needs a DynamicCache made of plain or sliding layers."""
+    try:
+        from transformers import DynamicCache
+        from transformers.cache_utils import DynamicLayer
+
+        cache = DynamicCache(config=model.config)
+    except Exception:
+        return False
+    return all(type(layer).__name__ in _CACHE_LAYERS for layer in cache.layers) and all(
+        isinstance(layer, DynamicLayer) for layer in cache.layers
+    )
+
+
+_CACHE_LAYERS = {"DynamicLayer", "DynamicSlidingWindowLayer"}
+
+
+def _select_cache(cache: Any, rows: torch.Tensor, config: Any) -> Any:
+    """A new cache holding the given batch rows of ``cache`` (which stays unchanged)."""
+    from transformers import DynamicCache
+
+    data = [
+        (layer.keys.index_select(0, rows), layer.values.index_select(0, rows))
+        for layer in cache.layers
+    ]
+    return DynamicCache(ddp_cache_data=data, config=config)
+
+
+def _stack(rows: list[torch.Tensor | None], model: Any) -> torch.Tensor:
+    if not rows:
+        size = model.config.get_text_config().hidden_size
+        return torch.zeros((0, size), dtype=torch.float32)
+    return torch.stack([r for r in rows if r is not None])
+
+
+def _reject_options(options: dict[str, Any]) -> None:
+    if options:
+        raise ModelError(f"unknown scorer options: {', '.join(sorted(options))}")

