@@ -268,7 +268,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     try:
-        probes = discover(args.queries, args.probe, include_default=not args.only_extra)
+        found = discover(args.queries, args.probe, include_default=not args.only_extra)
+        probes = [p for p in found if p.spec.export]
         if args.list:
             for p in probes:
                 print(f"{p.spec.name:40} {p.spec.task:12} {p.path}")

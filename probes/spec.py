@@ -18,6 +18,8 @@ SPARQL tool. Header fields (see README, "Probe files"):
 - ``params``: task-specific settings (a mapping), passed to the renderer unchanged.
 - ``builder``: ``module:function`` that makes the instances from the query when SPARQL alone
   cannot (OntoLAMA's exact class balance and complex SI); default: the query's rows.
+- ``export``: ``false`` for a building-block query that a driver runs elsewhere (COPEN's
+  Wikidata construction queries); ``python -m probes.export`` skips it.
 
 >>> text = '''# name: demo/pairs
 ... # task: records
@@ -85,6 +87,7 @@ class ProbeSpec(BaseModel):
     graphs: list[str] = []
     params: dict[str, Any] = {}
     builder: str | None = Field(default=None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+    export: bool = True
 
     @field_validator("gold", "group_by", "id", mode="before")
     @classmethod

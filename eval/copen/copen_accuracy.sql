@@ -18,9 +18,9 @@ WITH candidate_scores AS (        -- one score per (run, instance, candidate)
 ),
 per_instance AS (                 -- the best gold and the best other score of each instance
     SELECT c.run_id, c.probe, c.split, c.instance_id,
-           max(c.score) FILTER (WHERE list_contains(list_transform(i.gold, g -> lower(g)),
+           max(c.score) FILTER (WHERE list_contains(list_transform(i.gold, lambda g: lower(g)),
                                                     c.label)) AS gold_best,
-           max(c.score) FILTER (WHERE NOT list_contains(list_transform(i.gold, g -> lower(g)),
+           max(c.score) FILTER (WHERE NOT list_contains(list_transform(i.gold, lambda g: lower(g)),
                                                         c.label)) AS other_best
     FROM candidate_scores c JOIN instances i USING (probe, split, instance_id)
     WHERE len(i.gold) > 0

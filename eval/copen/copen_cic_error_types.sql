@@ -1,0 +1,39 @@
+-- name: copen_cic_error_types
+-- description: >-
+--   CiC error types, as shares of the wrong labelled instances (n): 'wrong_level' when the
+--   predicted concept lies on a concept chain that also holds the gold concept (the right
+--   sense, but too general or too specific), 'disambiguation' when it lies only on other chains
+--   (the entity read in another sense). The prediction is the best-scoring concept (scores as
+--   in copen_accuracy; in a tie a wrong concept wins, as a tie counts as wrong there).
+-- tasks: [choice]
+-- grain: [run_id, probe, split, error_type]
+WITH candidate_scores AS (
+    SELECT s.run_id, s.probe, s.split, s.instance_id, s.candidate,
+           avg(s.score / greatest(s.n_tokens, 1)) AS score
+    FROM scores s JOIN runs r USING (run_id)
+    WHERE r.probe = 'copen/cic' AND r.status = 'done'
+    GROUP BY ALL
+),
+predicted AS (
+    SELECT c.run_id, c.probe, c.split, c.instance_id, i.gold[1] AS gold,
+           CAST(json_extract(i.fields, '$.chain_words') AS VARCHAR[][]) AS chains,
+           first(c.candidate ORDER BY c.score DESC, c.candidate = i.gold[1], c.candidate)
+               AS prediction
+    FROM candidate_scores c JOIN instances i USING (probe, split, instance_id)
+    WHERE len(i.gold) > 0
+    GROUP BY ALL
+),
+errors AS (
+    SELECT run_id, probe, split, instance_id,
+           CASE WHEN len(list_filter(chains, lambda ch: list_contains(ch, gold)
+                                               AND list_contains(ch, prediction))) > 0
+                THEN 'wrong_level' ELSE 'disambiguation' END AS error_type
+    FROM predicted
+    WHERE prediction <> gold
+)
+SELECT e.run_id, e.probe, e.split, t.error_type,
+       avg(CASE WHEN e.error_type = t.error_type THEN 1.0 ELSE 0.0 END) AS value,
+       count(*) AS n
+FROM errors e, (VALUES ('wrong_level'), ('disambiguation')) AS t(error_type)
+GROUP BY ALL
+ORDER BY ALL

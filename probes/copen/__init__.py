@@ -1,0 +1,53 @@
+"""COPEN (Peng et al., EMNLP 2022): conceptual similarity judgment (CSJ), conceptual property
+judgment (CPJ) and conceptualization in contexts (CiC), end to end.
+
+Modules (one job each):
+
+- :mod:`probes.copen.released`: read the released COPEN files (task1/2/3 train/dev/test JSON)
+  into the results file's ``instances`` table as probes ``copen/csj``, ``copen/cpj``,
+  ``copen/cic``;
+- :mod:`probes.copen.forms`: the paper's text forms (templates, scored text parts, text-to-text
+  forms for seq2seq) and the texts linear probing / fine-tuning classify;
+- :mod:`probes.copen.zeroshot`: zero-shot probing through ``probes.run`` (scores, cache, resume);
+- :mod:`probes.copen.construct`: build CSJ instances and CiC concept chains from Wikidata with the
+  SPARQL files of ``queries/copen/`` (splits over the taxonomy, members, assembly);
+- ``python -m probes.copen``: the command line (load, zero-shot, construct).
+
+Linear probing and fine-tuning live in :mod:`probes.linear` and :mod:`probes.finetune`; the
+metrics in ``eval/copen/*.sql`` and the Table 2 report in :mod:`eval.copen_report`.
+
+>>> PROBES["csj"], TASK_OF["copen/cpj"]
+('copen/csj', 'binary')
+>>> len(TRAIN_TOPS)
+11
+"""
+
+from __future__ import annotations
+
+PROBES: dict[str, str] = {"csj": "copen/csj", "cpj": "copen/cpj", "cic": "copen/cic"}
+"""COPEN task -> the probe name its instances have in the results file."""
+
+TASK_OF: dict[str, str] = {"copen/csj": "choice", "copen/cpj": "binary", "copen/cic": "choice"}
+"""Probe name -> the kgprobe task (probes.tasks) that scores it."""
+
+TRAIN_TOPS: tuple[str, ...] = (
+    "Organisation", "Name", "Award", "MeanOfTransportation", "Colour", "Language", "Person",
+    "Holiday", "Work", "Currency", "EthnicGroup",
+)  # fmt: skip
+"""Top-level concepts whose concepts make the train/dev side; the other twelve make the test
+side (the same list is written in ``queries/copen/splits.rq``, where the split is declared)."""
+
+CSJ_CANDIDATES = 21
+"""Candidates per CSJ instance in the released files: the answer and 20 distractors."""
+
+
+def task_name(name: str) -> str:
+    """``csj``/``cpj``/``cic`` from a task or probe name (``copen/csj``, ``CSJ``).
+
+    >>> task_name("copen/cic"), task_name("CSJ")
+    ('cic', 'csj')
+    """
+    key = name.lower().removeprefix("copen/")
+    if key not in PROBES:
+        raise ValueError(f"unknown COPEN task {name!r}; use csj, cpj or cic")
+    return key

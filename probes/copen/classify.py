@@ -1,0 +1,188 @@
+"""COPEN as classification, shared by linear probing and fine-tuning.
+
+- :func:`load_examples`: the loaded instances of a COPEN task as :class:`Example` lists by
+  split (texts built with the zero-shot templates, :func:`probes.copen.forms.example`);
+- :func:`batch_logits` / :func:`loss_and_correct`: options of different counts padded into one
+  ``[batch, options]`` matrix, cross-entropy and accuracy over it;
+- :func:`default_pooling`: the paper's feature per architecture: [CLS] for BERT-style encoders,
+  ``<s>`` (position 0) for RoBERTa, the last token for GPT-2/GPT-Neo/BART (and other decoders),
+  the first token for T5;
+- :func:`write_run`: a ``runs`` row and ``scores`` rows (log-softmax of the logits, one row per
+  option, token count 1), so the SQL metrics read linear probing and fine-tuning like zero-shot;
+- :func:`seed_summary`: mean and standard deviation over seeds.
+
+>>> default_pooling("bert", "masked"), default_pooling("roberta", "masked")
+('cls', 'cls')
+>>> [default_pooling(t, k) for t, k in [("gpt2", "causal"), ("bart", "seq2seq"), ("t5", "seq2seq")]]
+['last', 'last', 'first']
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+import torch
+
+from probes.copen import PROBES, TASK_OF, task_name
+from probes.copen.forms import Example, example
+from probes.errors import ProbeError
+from probes.run import run_id as make_run_id
+from probes.tasks import Instance
+
+SEEDS = (42, 43, 44)
+
+_FIRST = {"t5", "mt5", "umt5", "longt5", "switch_transformers"}
+_LAST_SEQ2SEQ = {"bart", "mbart", "plbart", "marian", "pegasus", "blenderbot"}
+
+
+def default_pooling(model_type: str, kind: str) -> str:
+    """The pooled feature the paper uses for a model type (see the module docstring)."""
+    if kind == "causal" or model_type in _LAST_SEQ2SEQ:
+        return "last"
+    if model_type in _FIRST:
+        return "first"
+    return "cls"
+
+
+def load_examples(con: duckdb.DuckDBPyConnection, task: str) -> dict[str, list[Example]]:
+    """Examples of a loaded COPEN task by split (ordered by instance id)."""
+    probe = PROBES[task_name(task)]
+    cur = con.execute("SELECT * FROM instances WHERE probe = ? ORDER BY split, instance_id",
+                      [probe])
+    cols = [d[0] for d in cur.description]
+    out: dict[str, list[Example]] = {}
+    for row in cur.fetchall():
+        inst = Instance.from_row(dict(zip(cols, row, strict=True)))
+        out.setdefault(inst.split, []).append(example(
+            task, inst.split, inst.instance_id, inst.target, inst.gold, inst.candidates,
+            inst.fields))
+    if not out:
+        raise ProbeError(f"no instances of {probe} in the results file: load the COPEN files "
+                         "first (`python -m probes.copen load DIR`)")
+    return out
+
+
+def require_splits(examples: dict[str, list[Example]], task: str) -> None:
+    """Training needs labelled train and dev instances."""
+    for split in ("train", "dev"):
+        if not any(e.gold is not None for e in examples.get(split, [])):
+            raise ProbeError(f"COPEN {task}: no labelled {split} instances; linear probing and "
+                             f"fine-tuning train on train and stop early on dev")
+
+
+def batch_logits(rows: Sequence[torch.Tensor]) -> torch.Tensor:
+    """Per-example logit vectors (different lengths) as ``[batch, max]``, padded with -inf.
+
+    >>> batch_logits([torch.tensor([1.0, 2.0]), torch.tensor([3.0])]).tolist()
+    [[1.0, 2.0], [3.0, -inf]]
+    """
+    width = max(int(r.shape[0]) for r in rows)
+    out = torch.full((len(rows), width), float("-inf"), dtype=rows[0].dtype,
+                     device=rows[0].device)
+    for i, r in enumerate(rows):
+        out[i, : r.shape[0]] = r
+    return out
+
+
+def loss_and_correct(rows: Sequence[torch.Tensor], gold: Sequence[int]) -> tuple[torch.Tensor,
+                                                                                 int]:
+    """Mean cross-entropy over the options, and how many are right (a tie is wrong).
+
+    >>> loss, right = loss_and_correct([torch.tensor([0.0, 2.0]), torch.tensor([1.0, 1.0])], [1, 0])
+    >>> round(float(loss), 4), right
+    (0.41, 1)
+    """
+    logits = batch_logits(rows)
+    target = torch.tensor(list(gold), device=logits.device)
+    loss = torch.nn.functional.cross_entropy(logits, target)
+    gold_score = logits.gather(1, target[:, None])
+    others = logits.scatter(1, target[:, None], float("-inf"))
+    right = int((gold_score.squeeze(1) > others.max(dim=1).values).sum())
+    return loss, right
+
+
+@dataclass
+class FitResult:
+    """A trained model's record: epochs run, the best epoch, dev accuracy there, wall time."""
+
+    epochs: int
+    best_epoch: int
+    dev_accuracy: float
+    wall_s: float
+
+
+def write_run(con: duckdb.DuckDBPyConnection, *, model: str, revision: str | None, kind: str,
+              task: str, method: str, seed: int, settings: dict[str, Any], fit: FitResult,
+              examples: Sequence[Example], logits: Sequence[torch.Tensor],
+              describe: dict[str, Any] | None = None) -> str:
+    """Write one trained model's predictions as a run (replacing an earlier one of the same
+    setting) and return its run id."""
+    probe = PROBES[task_name(task)]
+    identity = {"method": method, "seed": seed, **settings}
+    rid = make_run_id(model, revision, probe, identity)
+    runtime = {"copen": {"method": method, "task": task_name(task), "seed": seed, **settings,
+                         "epochs": fit.epochs, "best_epoch": fit.best_epoch,
+                         "dev_accuracy": fit.dev_accuracy}}
+    config = {"task": TASK_OF[probe], "method": method, "runtime": runtime,
+              "backend": describe or {}}
+    now = datetime.now(UTC).replace(tzinfo=None)
+    rows = []
+    for ex, lg in zip(examples, logits, strict=True):
+        logp = torch.log_softmax(lg.detach().float().cpu(), dim=0).tolist()
+        for j, option in enumerate(ex.options):
+            text = ex.texts[j] if ex.pairwise else ex.texts[0]
+            rows.append((rid, probe, ex.split, ex.instance_id, 0, option, option, text,
+                         float(logp[j]), 1))
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute("DELETE FROM scores WHERE run_id = ?", [rid])
+        con.execute("DELETE FROM runs WHERE run_id = ?", [rid])
+        con.execute("""INSERT INTO runs (run_id, model, revision, backend, task, probe, config,
+                       dtype, device, batch_size, started_at, finished_at, wall_s, status,
+                       requests, cache_hits)
+                       VALUES (?, ?, ?, ?, ?, ?, ?::JSON, ?, ?, ?, ?, ?, ?, 'done', ?, 0)""",
+                    [rid, model, revision, kind, TASK_OF[probe], probe,
+                     json.dumps(config, default=str), (describe or {}).get("dtype"),
+                     (describe or {}).get("device"), settings.get("batch_size"), now, now,
+                     fit.wall_s, len(rows)])
+        if rows:
+            names = ["run_id", "probe", "split", "instance_id", "prompt_id", "candidate",
+                     "label", "prompt", "score", "n_tokens"]
+            con.register("kgp_copen_rows", pa.table(list(zip(*rows, strict=True)), names=names))
+            con.execute("""INSERT INTO scores (run_id, probe, split, instance_id, prompt_id,
+                               candidate, label, prompt, score, n_tokens)
+                           SELECT * FROM kgp_copen_rows""")
+            con.unregister("kgp_copen_rows")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return rid
+
+
+def seed_summary(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and sample standard deviation (0 for one value).
+
+    >>> seed_summary([0.5, 0.7, 0.6])
+    (0.6, 0.1)
+    """
+    mean = statistics.fmean(values)
+    std = statistics.stdev(values) if len(values) > 1 else 0.0
+    return round(mean, 10), round(std, 10)
+
+
+def accuracy(rows: Sequence[torch.Tensor], examples: Sequence[Example]) -> float | None:
+    """Accuracy over the labelled examples (None when none is labelled)."""
+    pairs = [(r, e.gold) for r, e in zip(rows, examples, strict=True) if e.gold is not None]
+    if not pairs:
+        return None
+    with torch.no_grad():
+        _, right = loss_and_correct([p[0] for p in pairs], [int(p[1]) for p in pairs])
+    return right / len(pairs)

@@ -1,0 +1,229 @@
+"""Linear probing: a linear layer trained on frozen features, ``python -m probes.linear``.
+
+The model is only read: every text's feature is computed once (``Scorer.features``, pooled as
+in the paper: [CLS] for BERT, ``<s>`` for RoBERTa, the last token for GPT-2/GPT-Neo/BART, the
+first for T5; see :func:`probes.copen.classify.default_pooling`) and shared by the three seeds.
+The probe is one linear layer: for CSJ and CiC it scores each (query, candidate) or
+(context, concept) text and a softmax runs over the instance's options; for CPJ it maps the
+statement to two logits (false, true). Training: Adam, learning rate 1e-3, mini-batches of 32
+instances, early stopping when dev accuracy has not improved for 20 epochs (patience), the
+weights of the first epoch with the best dev accuracy kept; seeds 42, 43 and 44. Predictions for
+every split go to ``runs``/``scores`` (method ``linear`` in ``config.runtime.copen``), so the
+COPEN metrics and report read them like zero-shot runs.
+
+>>> feats = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 0.1], [0.1, 1.0]])
+>>> ex = [Example("train", "a", ("x", "y"), ("x", "y"), 0, True),
+...       Example("dev", "b", ("x2", "y2"), ("x2", "y2"), 0, True)]
+>>> head, fit = train_probe(feats, {"a": [0, 1], "b": [2, 3]}, ex[:1], ex[1:], seed=42, lr=0.1)
+>>> fit.dev_accuracy, fit.epochs - fit.best_epoch
+(1.0, 20)
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from kg.errors import KgError
+from probes.copen import PROBES
+from probes.copen.classify import (
+    SEEDS,
+    FitResult,
+    accuracy,
+    default_pooling,
+    load_examples,
+    loss_and_correct,
+    require_splits,
+    seed_summary,
+    write_run,
+)
+from probes.copen.forms import Example
+from probes.errors import ProbeError
+from probes.results import connect
+
+LR = 1e-3
+PATIENCE = 20
+MAX_EPOCHS = 1000
+BATCH = 32
+
+
+def seed_everything(seed: int) -> torch.Generator:
+    """Seed Python's and torch's generators; returns a torch Generator for shuffling."""
+    random.seed(seed)
+    torch.manual_seed(seed)
+    return torch.Generator().manual_seed(seed)
+
+
+def featurize(scorer: Any, examples: Sequence[Example], pooling: str
+              ) -> tuple[torch.Tensor, dict[str, list[int]]]:
+    """Features of every distinct text once: (matrix, instance id -> its rows, in option order).
+    """
+    texts: dict[str, int] = {}
+    rows: dict[str, list[int]] = {}
+    for ex in examples:
+        rows[ex.instance_id] = [texts.setdefault(t, len(texts)) for t in ex.texts]
+    feats = scorer.features(list(texts), pooling=pooling)
+    return feats.float().clone(), rows  # a normal tensor (features run in inference mode)
+
+
+class LinearProbe(torch.nn.Module):
+    """A linear layer: one score per text (pairwise) or one logit per class."""
+
+    def __init__(self, dim: int, outputs: int) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(dim, outputs)
+
+    def forward(self, feats: torch.Tensor, rows: Sequence[Sequence[int]], pairwise: bool
+                ) -> list[torch.Tensor]:
+        out = self.linear(feats)
+        if pairwise:
+            return [out[list(r), 0] for r in rows]
+        return [out[r[0]] for r in rows]
+
+
+def _predict(head: LinearProbe, feats: torch.Tensor, rows: dict[str, list[int]],
+             examples: Sequence[Example]) -> list[torch.Tensor]:
+    if not examples:
+        return []
+    return head(feats, [rows[e.instance_id] for e in examples], examples[0].pairwise)
+
+
+def train_probe(feats: torch.Tensor, rows: dict[str, list[int]], train: Sequence[Example],
+                dev: Sequence[Example], seed: int, lr: float = LR, patience: int = PATIENCE,
+                max_epochs: int = MAX_EPOCHS, batch: int = BATCH
+                ) -> tuple[LinearProbe, FitResult]:
+    """Train a linear probe with early stopping on dev accuracy; returns the best epoch's."""
+    t0 = time.perf_counter()
+    gen = seed_everything(seed)
+    train = [e for e in train if e.gold is not None]
+    dev = [e for e in dev if e.gold is not None]
+    pairwise = train[0].pairwise
+    head = LinearProbe(feats.shape[1], 1 if pairwise else len(train[0].options))
+    optim = torch.optim.Adam(head.parameters(), lr=lr)
+    best = -1.0
+    best_state = {k: v.clone() for k, v in head.state_dict().items()}
+    best_epoch, since, epoch = 0, 0, 0
+    for epoch in range(1, max_epochs + 1):
+        head.train()
+        for idx in torch.randperm(len(train), generator=gen).split(batch):
+            part = [train[i] for i in idx.tolist()]
+            loss, _ = loss_and_correct(_predict(head, feats, rows, part),
+                                       [int(e.gold) for e in part])  # type: ignore[arg-type]
+            optim.zero_grad()
+            loss.backward()
+            optim.step()
+        head.eval()
+        with torch.no_grad():
+            _, right = loss_and_correct(_predict(head, feats, rows, dev),
+                                               [int(e.gold) for e in dev])  # type: ignore[arg-type]
+        if right / len(dev) > best:
+            best, best_epoch, since = right / len(dev), epoch, 0
+            best_state = {k: v.clone() for k, v in head.state_dict().items()}
+        else:
+            since += 1
+            if since >= patience:
+                break
+    head.load_state_dict(best_state)
+    head.eval()
+    return head, FitResult(epoch, best_epoch, best, time.perf_counter() - t0)
+
+
+@dataclass
+class SeedRun:
+    task: str
+    seed: int
+    run_id: str
+    fit: FitResult
+    test_accuracy: float | None
+
+
+def run_linear(con: Any, scorer: Any, task: str, seeds: Sequence[int] = SEEDS,
+               pooling: str | None = None, lr: float = LR, patience: int = PATIENCE,
+               max_epochs: int = MAX_EPOCHS, batch: int = BATCH) -> list[SeedRun]:
+    """Linear probing of one COPEN task with ``scorer``'s frozen features, one run per seed."""
+    examples = load_examples(con, task)
+    require_splits(examples, task)
+    model_type = getattr(getattr(scorer.model, "config", None), "model_type", "")
+    pooling = pooling or default_pooling(model_type, scorer.kind)
+    everything = [e for split in examples.values() for e in split]
+    feats, rows = featurize(scorer, everything, pooling)
+    settings = {"pooling": pooling, "lr": lr, "patience": patience, "batch_size": batch,
+                "max_epochs": max_epochs}
+    out = []
+    for seed in seeds:
+        head, fit = train_probe(feats, rows, examples["train"], examples["dev"], seed, lr,
+                                patience, max_epochs, batch)
+        with torch.no_grad():
+            logits = _predict(head, feats, rows, everything)
+        rid = write_run(con, model=scorer.name, revision=scorer.revision, kind=scorer.kind,
+                        task=task, method="linear", seed=seed, settings=settings, fit=fit,
+                        examples=everything, logits=logits,
+                        describe=scorer.describe() if hasattr(scorer, "describe") else None)
+        test = examples.get("test", [])
+        test_acc = accuracy(_predict(head, feats, rows, test), test) if test else None
+        out.append(SeedRun(task, seed, rid, fit, test_acc))
+    return out
+
+
+def format_runs(runs: Sequence[SeedRun]) -> str:
+    """A markdown table: per task, dev accuracy (mean ± std over seeds) and epochs."""
+    lines = ["| task | seeds | dev accuracy | test accuracy | best epochs |",
+             "|---|---|---:|---:|---|"]
+    for task in dict.fromkeys(r.task for r in runs):
+        mine = [r for r in runs if r.task == task]
+        dev_m, dev_s = seed_summary([r.fit.dev_accuracy for r in mine])
+        tests = [r.test_accuracy for r in mine if r.test_accuracy is not None]
+        test = "hidden"
+        if tests:
+            test_m, test_s = seed_summary(tests)
+            test = f"{test_m:.3f} ± {test_s:.3f}"
+        lines.append(f"| {task} | {', '.join(str(r.seed) for r in mine)} | {dev_m:.3f} ± "
+                     f"{dev_s:.3f} | {test} | {', '.join(str(r.fit.best_epoch) for r in mine)} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m probes.linear", description=__doc__.split(
+        "\n")[0] + " Instances come from `python -m probes.copen load`.")
+    parser.add_argument("--model", "-m", required=True, help="model name (as for probes.run)")
+    parser.add_argument("--task", action="append", choices=list(PROBES),
+                        help="COPEN task; repeatable (default: all three)")
+    parser.add_argument("--seed", type=int, action="append",
+                        help="seed; repeatable (default: 42, 43, 44)")
+    parser.add_argument("--pooling", choices=["cls", "first", "last", "mean"],
+                        help="feature pooling (default: the paper's for the architecture)")
+    parser.add_argument("--lr", type=float, default=LR)
+    parser.add_argument("--patience", type=int, default=PATIENCE)
+    parser.add_argument("--max-epochs", type=int, default=MAX_EPOCHS)
+    parser.add_argument("--device"), parser.add_argument("--dtype")
+    parser.add_argument("--threads", type=int)
+    parser.add_argument("--results", default=None, help="results DuckDB file")
+    args = parser.parse_args(argv)
+    try:
+        from probes.backends.registry import load_scorer
+
+        scorer = load_scorer(args.model, device=args.device, dtype=args.dtype,
+                             threads=args.threads, require=("features",))
+        con = connect(args.results)
+        try:
+            runs = [r for task in (args.task or list(PROBES)) for r in run_linear(
+                con, scorer, task, args.seed or SEEDS, args.pooling, args.lr, args.patience,
+                args.max_epochs)]
+        finally:
+            con.close()
+    except (ProbeError, KgError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(format_runs(runs))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,216 @@
+"""The COPEN SQL metrics (eval/copen/*.sql), each on a hand-worked example.
+
+Scores are chosen so that the per-token mean (score / n_tokens, as in the COPEN probing code)
+and the plain sum rank candidates differently, and every expected value below is worked out by
+hand in the comments.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from eval.copen_report import build, render
+from eval.sqlfile import discover_metrics, run_metric
+from probes.results import connect
+
+METRICS = {m.name: m for m in discover_metrics([Path(__file__).parents[1] / "eval" / "copen"])}
+
+
+def add_instance(con: duckdb.DuckDBPyConnection, probe: str, split: str, iid: str,
+                 gold: list[str], candidates: list[str], **fields: Any) -> None:
+    con.execute("""INSERT INTO instances VALUES (?, ?, ?, NULL, ?, ?, ?::JSON, now())""",
+                [probe, split, iid, gold, candidates, json.dumps(fields)])
+
+
+def add_run(con: duckdb.DuckDBPyConnection, rid: str, probe: str, task: str, model: str = "m",
+            **copen: Any) -> None:
+    cfg = {"task": task, "runtime": {"copen": {"method": "zero-shot", **copen}}}
+    con.execute("""INSERT INTO runs (run_id, model, probe, task, config, status)
+                   VALUES (?, ?, ?, ?, ?::JSON, 'done')""", [rid, model, probe, task,
+                                                            json.dumps(cfg)])
+
+
+def add_scores(con: duckdb.DuckDBPyConnection, rid: str, probe: str, split: str, iid: str,
+               rows: list[tuple], label_of: dict[str, str] | None = None) -> None:
+    """rows: (candidate, score, n_tokens[, prompt_id])."""
+    for row in rows:
+        cand, score, n = row[:3]
+        pid = row[3] if len(row) > 3 else 0
+        con.execute("""INSERT INTO scores (run_id, probe, split, instance_id, prompt_id,
+                       candidate, label, prompt, score, n_tokens)
+                       VALUES (?, ?, ?, ?, ?, ?, ?, '', ?, ?)""",
+                    [rid, probe, split, iid, pid, cand, (label_of or {}).get(cand, cand),
+                     score, n])
+
+
+def metric(con: duckdb.DuckDBPyConnection, name: str) -> list[dict[str, Any]]:
+    cols, rows = run_metric(con, METRICS[name])
+    return [dict(zip(cols, r, strict=True)) for r in rows]
+
+
+@pytest.fixture
+def csj() -> duckdb.DuckDBPyConnection:
+    con = connect(":memory:")
+    p = "copen/csj"
+    add_instance(con, p, "dev", "A", ["a"], ["a", "h1", "h2", "e1", "e2"],
+                 hard=["h1", "h2"], easy=["e1", "e2"], kind="hard")
+    add_instance(con, p, "dev", "B", ["x"], ["x", "y"], hard=["y"], easy=[], kind="easy")
+    add_instance(con, p, "test", "C", [], ["p", "q"], hard=[], easy=[], kind=None)
+    add_run(con, "R1", p, "choice", part="candidate", context=True)
+    # A per token: a -4/2=-2, h1 -3, h2 -1, e1 -9/3=-3, e2 -2 (ties a). Sums would rank a (-4)
+    # below e2 (-2) and h1 (-3) but above e1 (-9): a different rank.
+    add_scores(con, "R1", p, "dev", "A", [("a", -4, 2), ("h1", -3, 1), ("h2", -1, 1),
+                                          ("e1", -9, 3), ("e2", -2, 1)])
+    # B, two prompts: x mean(-1, -3) = -2, y mean(-5, -1) = -3: x wins.
+    add_scores(con, "R1", p, "dev", "B", [("x", -1, 1, 0), ("y", -5, 1, 0), ("x", -3, 1, 1),
+                                          ("y", -1, 1, 1)])
+    add_scores(con, "R1", p, "test", "C", [("p", -1, 1), ("q", -2, 1)])
+    return con
+
+
+def test_csj_accuracy_and_mrr(csj: duckdb.DuckDBPyConnection) -> None:
+    # A wrong (h2 -1 > a -2), B right; C is hidden: dev accuracy 1/2, no test row.
+    assert metric(csj, "copen_accuracy") == [
+        {"run_id": "R1", "probe": "copen/csj", "split": "dev", "value": 0.5, "n": 2}]
+    # A: rank 1 + |{h2 -1, e2 -2 (tie)}| = 3; B: rank 1. MRR = (1/3 + 1) / 2 = 2/3.
+    (row,) = metric(csj, "copen_csj_mrr")
+    assert row["value"] == pytest.approx(2 / 3) and row["n"] == 2
+
+
+def test_csj_mrr_against_hard_and_easy_distractors(csj: duckdb.DuckDBPyConnection) -> None:
+    rows = {r["distractors"]: (r["value"], r["n"]) for r in metric(csj,
+                                                                   "copen_csj_mrr_distractors")}
+    # hard: A among {a, h1, h2}: rank 2 -> 0.5; B among {x, y}: rank 1 -> 1. Mean 0.75.
+    # easy: A among {a, e1, e2}: e2 ties a -> rank 2 -> 0.5; B has no easy distractors.
+    assert rows == {"hard": (pytest.approx(0.75), 2), "easy": (pytest.approx(0.5), 1)}
+    kinds = {r["kind"]: r["value"] for r in metric(csj, "copen_csj_mrr_by_kind")}
+    assert kinds == {"hard": pytest.approx(1 / 3), "easy": pytest.approx(1.0)}
+
+
+def test_random_baseline_and_hidden_labels(csj: duckdb.DuckDBPyConnection) -> None:
+    (row,) = metric(csj, "copen_random_baseline")
+    # dev: A 1/5, B 1/2 -> 0.35; MRR: A (1 + 1/2 + 1/3 + 1/4 + 1/5)/5, B (1 + 1/2)/2.
+    assert row["value"] == pytest.approx(0.35)
+    assert row["mrr"] == pytest.approx(((137 / 60) / 5 + 0.75) / 2)
+    hidden = {r["split"]: (r["value"], r["n"]) for r in metric(csj, "copen_hidden_labels")}
+    assert hidden == {"dev": (0, 2), "test": (1, 1)}
+
+
+@pytest.fixture
+def cpj() -> duckdb.DuckDBPyConnection:
+    con = connect(":memory:")
+    p = "copen/cpj"
+    add_run(con, "R2", p, "binary", part="answer", context=True)
+    cases = {  # id: (gold, chain, {candidate: score}); all n_tokens 1
+        "S1": ("true", "c1", {"true": -1, "false": -2}),     # right
+        "S2": ("false", "c1", {"true": -1, "false": -3}),    # wrong: false positive
+        "S3": ("true", "c2", {"true": -2, "false": -1, "correct": -1.5}),  # wrong (best true
+                                                              # word -1.5 < -1): false negative
+        "S4": ("false", "c2", {"true": -0.5, "false": -0.5}),  # tie: wrong, false positive
+        "S5": ("true", "c3", {"true": -1, "false": -2}),     # right
+        "S6": ("false", None, {"true": -2, "false": -1}),    # right, no chain
+        "S7": ("false", "c3", {"true": -3, "false": -1}),    # right
+    }
+    for iid, (gold, chain, scores) in cases.items():
+        add_instance(con, p, "dev", iid, [gold], ["true", "false"], chain_id=chain)
+        add_scores(con, "R2", p, "dev", iid, [(c, s, 1) for c, s in scores.items()],
+                   label_of={"correct": "true"})
+    add_instance(con, p, "test", "S8", [], ["true", "false"], chain_id="c1")
+    add_scores(con, "R2", p, "test", "S8", [("true", -1, 1), ("false", -2, 1)])
+    return con
+
+
+def test_cpj_accuracy_chains_and_false_positives(cpj: duckdb.DuckDBPyConnection) -> None:
+    (acc,) = metric(cpj, "copen_accuracy")
+    assert (acc["value"], acc["n"]) == (pytest.approx(4 / 7), 7)  # S1, S5, S6, S7
+    (chain,) = metric(cpj, "copen_cpj_chain_accuracy")
+    # c1 = {S1 ok, S2 wrong}, c2 = {S3, S4 wrong}, c3 = {S5, S7 ok}; S8 hidden; S6 no chain.
+    assert (chain["value"], chain["n"]) == (pytest.approx(1 / 3), 3)
+    (fp,) = metric(cpj, "copen_cpj_false_positive_share")
+    assert (fp["value"], fp["n"]) == (pytest.approx(2 / 3), 3)  # S2, S4 of S2, S3, S4
+
+
+@pytest.fixture
+def cic() -> duckdb.DuckDBPyConnection:
+    con = connect(":memory:")
+    p = "copen/cic"
+    chains = {
+        "D": [["magazine", "periodical literature", "written work", "work"],
+              ["document", "work"]],
+        "E": [["school", "educational institution", "organisation"], ["group", "organisation"]],
+        "F": [["american football player", "gridiron football player", "athlete", "person"]],
+        "G": [["historian", "writer", "person"], ["business person", "person"]],
+        "H": [["p", "q"]],
+    }
+    gold = {"D": "magazine", "E": "school", "F": "athlete", "G": "writer", "H": None}
+    for iid, ch in chains.items():
+        cands = list(dict.fromkeys(c for chain in ch for c in chain))
+        add_instance(con, p, "test" if iid == "H" else "dev", iid,
+                     [gold[iid]] if gold[iid] else [], cands, chain_words=ch)
+    add_run(con, "IN", p, "choice", part="concept", context=True)
+    add_run(con, "OUT", p, "choice", part="concept", context=False)
+    add_run(con, "LONE", p, "choice", model="other", part="concept", context=True)
+    inside = {  # best candidate per instance (others score -5)
+        "D": {"work": -1, "magazine": -2},           # wrong, 'work' shares D's first chain
+        "E": {"group": -1, "school": -2},            # wrong, 'group' is on the other chain
+        "F": {"athlete": -1},                        # right
+        "G": {"writer": -1, "person": -1},           # tie: wrong, prediction 'person'
+        "H": {"q": -1},
+    }
+    outside = {"D": {"work": -1}, "E": {"school": -1}, "F": {"athlete": -1},
+               "G": {"writer": -1}, "H": {"q": -1}}
+    for rid, best in (("IN", inside), ("OUT", outside), ("LONE", inside)):
+        for iid, ch in chains.items():
+            cands = list(dict.fromkeys(c for chain in ch for c in chain))
+            split = "test" if iid == "H" else "dev"
+            add_scores(con, rid, p, split, iid, [(c, best[iid].get(c, -5), 1) for c in cands])
+    return con
+
+
+def test_cic_accuracy_and_error_types(cic: duckdb.DuckDBPyConnection) -> None:
+    acc = {r["run_id"]: (r["value"], r["n"]) for r in metric(cic, "copen_accuracy")}
+    assert acc["IN"] == (0.25, 4)           # F only
+    assert acc["OUT"] == (pytest.approx(0.75), 4)  # D wrong ('work'); E, F, G right
+    types = {(r["run_id"], r["error_type"]): (r["value"], r["n"])
+             for r in metric(cic, "copen_cic_error_types")}
+    # IN errors: D wrong level, E disambiguation, G wrong level ('person' is on G's chain).
+    assert types[("IN", "wrong_level")] == (pytest.approx(2 / 3), 3)
+    assert types[("IN", "disambiguation")] == (pytest.approx(1 / 3), 3)
+    assert types[("OUT", "wrong_level")] == (1.0, 1)
+
+
+def test_cic_out_of_context_agreement(cic: duckdb.DuckDBPyConnection) -> None:
+    rows = {(r["run_id"], r["split"]): (r["value"], r["n"])
+            for r in metric(cic, "copen_cic_out_of_context")}
+    # in-context predictions D work, E group, F athlete, G person (tie broken by the words);
+    # without context: work, school, athlete, writer -> 2 of 4 agree. H (hidden label) agrees.
+    # The other model has no out-of-context run: no row.
+    assert rows == {("IN", "dev"): (0.5, 4), ("IN", "test"): (1.0, 1)}
+
+
+def test_report_lays_out_table2(cic: duckdb.DuckDBPyConnection) -> None:
+    for seed, value in ((42, -1.0), (43, -3.0)):
+        rid = f"LP{seed}"
+        cfg = {"runtime": {"copen": {"method": "linear", "seed": seed}}}
+        cic.execute("""INSERT INTO runs (run_id, model, probe, task, config, status)
+                       VALUES (?, 'm', 'copen/cic', 'choice', ?::JSON, 'done')""",
+                    [rid, json.dumps(cfg)])
+        # seed 42 gets D right (magazine best), seed 43 gets nothing right
+        add_scores(cic, rid, "copen/cic", "dev", "D", [("magazine", value, 1), ("work", -2, 1)])
+    res = build(cic)
+    assert res.splits["cic"] == "dev" and res.split_reason["cic"] == "test labels hidden"
+    text = render(res)
+    table = text.split("## Table 2")[1].split("##")[0]
+    row_m = next(line for line in table.splitlines() if line.startswith("| m |"))
+    cells = [c.strip() for c in row_m.strip("|").split("|")]
+    # columns: model, CSJ ZS LP FT, CPJ ZS LP FT, CiC ZS LP FT
+    assert cells[7] == "25.0"            # CiC zero-shot (run IN, part concept)
+    assert cells[8] == "50.0 ± 70.7"     # LP accuracy over D only: seed 42 1.0, seed 43 0.0
+    random_row = next(line for line in table.splitlines() if line.startswith("| Random |"))
+    # CiC dev: D has 5 candidates, E, F, G 4 each -> (1/5 + 3/4) / 4 = 0.2375
+    assert "| 23.8 | 23.8 | 23.8 |" in random_row
