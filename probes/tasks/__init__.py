@@ -46,7 +46,7 @@ Helpers for task modules: ``span_request`` (the request that scores one part of 
 template for a model kind), ``param`` / ``check_params`` / ``check_score_part``.
 
 >>> sorted(TASKS)
-['binary', 'choice', 'records', 'relatum']
+['binary', 'choice', 'records', 'relatum', 'subsumption']
 >>> get_task("choice").name
 'choice'
 """
@@ -70,6 +70,7 @@ TASKS: dict[str, str] = {
     "binary": "probes.tasks.binary",
     "relatum": "probes.tasks.relatum",
     "records": "probes.tasks.records",
+    "subsumption": "probes.tasks.subsumption",
 }
 
 
@@ -179,10 +180,10 @@ class Task:
 def get_task(name: str) -> Task:
     """The task object for a task name; an unknown name is a ProbeError with the known ones.
 
-    >>> get_task("subsumption")
+    >>> get_task("ranking")
     Traceback (most recent call last):
     ...
-    probes.errors.ProbeError: task 'subsumption' has no scoring module yet; tasks that can be ...
+    probes.errors.ProbeError: task 'ranking' has no scoring module yet; tasks that can be ...
     """
     module = TASKS.get(name)
     if module is None:

@@ -1,0 +1,452 @@
+"""K-shot prompt-based fine-tuning on OntoLAMA: ``python -m probes.kshot -m MODEL -p PROBE``.
+
+OntoLAMA's K-shot setting (He et al. 2023, section 5): the language model itself is fine-tuned
+on the prompt, with the label words as the classifier, on K examples per class.
+
+- **Data**: the probe's exported instances (``python -m probes.export``). K examples per class
+  (gold ``"1"`` / ``"0"``) are drawn from ``train``, and as many from ``dev`` for model
+  selection, with ``random.Random(seed)`` over the instances sorted by id; the best dev epoch
+  is evaluated on all of ``test`` (or its first ``--test-limit`` instances).
+- **Prompt**: one template of the probe's ``prompts`` and one set of ``params.label_words``
+  (``--template 1 --label-set L1`` by default), rendered as in the zero-shot task
+  (probes.tasks.subsumption).
+- **Class scores**, one per class, the mean over its label words of the word's score:
+  masked LMs: log-softmax at the mask of the word's first token (OpenPrompt's verbaliser
+  default for words of several tokens); causal LMs: the log-likelihood of the continuation from
+  the slot (the word and the rest of the template), as in zero-shot scoring. The loss is the
+  cross-entropy of the softmax over the two class scores.
+- **Training** (:class:`KshotConfig`, the values of OntoLAMA's released configuration): AdamW,
+  learning rate 1e-5, weight decay 1e-2, a linear schedule with 50 warm-up steps (with few
+  examples there are fewer steps than that, so the rate never reaches its peak, as in the
+  original), 10 epochs, batch size 4, at most 256 tokens, gradient norm clipped at 1; dev
+  accuracy after every epoch, the weights of the best epoch (the first of ties) kept.
+- **K** in {4, 8, 16, 32, 64, 128}, seeds 6666, 7777, 8888.
+
+Each (K, seed) writes one run: ``runs.config`` holds the probe's ``prompts`` and ``params`` and
+``kshot`` (K, seed, template, label set, hyper-parameters, best epoch, dev accuracy per epoch,
+train loss per epoch); ``scores`` holds, per test instance, one row per label word of the chosen
+set (``prompt_id`` encoded as in the zero-shot task), so eval/ontolama/ontolama_accuracy.sql
+scores K-shot runs too and ontolama_kshot.sql averages them over seeds.
+
+>>> picked = sample_k([Instance("p", "train", str(i), None, [str(i % 2)], [], {})
+...                    for i in range(10)], 2, 6666)
+>>> sorted(i.gold[0] for i in picked)
+['0', '0', '1', '1']
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import torch
+
+from kg.errors import KgError
+from probes.errors import ProbeError
+from probes.render import render
+from probes.results import connect
+from probes.spec import Probe, discover
+from probes.tasks import Instance
+from probes.tasks.subsumption import CLASSES, label_sets, prompt_id
+
+KS = (4, 8, 16, 32, 64, 128)
+SEEDS = (6666, 7777, 8888)
+
+
+@dataclass(frozen=True)
+class KshotConfig:
+    """Hyper-parameters of one K-shot fine-tuning run."""
+
+    lr: float = 1e-5
+    weight_decay: float = 1e-2
+    warmup_steps: int = 50
+    epochs: int = 10
+    batch_size: int = 4
+    eval_batch_size: int = 32
+    max_length: int = 256
+    max_grad_norm: float = 1.0
+
+
+@dataclass
+class KshotResult:
+    """What one (K, seed) run did."""
+
+    run_id: str
+    k: int
+    seed: int
+    best_epoch: int
+    dev_accuracy: list[float]
+    train_loss: list[float]
+    test_accuracy: float
+    test_n: int
+    wall_s: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def sample_k(instances: Sequence[Instance], k: int, seed: int) -> list[Instance]:
+    """K instances per class (``"1"``, ``"0"``), drawn with ``seed`` from the instances sorted
+    by id, in a seeded shuffled order. Too few of a class is a ProbeError."""
+    rng = random.Random(seed)
+    out: list[Instance] = []
+    for cls in CLASSES:
+        pool = sorted((i for i in instances if i.gold[:1] == [cls]), key=lambda i: i.instance_id)
+        if len(pool) < k:
+            split = instances[0].split if instances else "?"
+            raise ProbeError(f"split {split} has {len(pool)} instances of class {cls}, fewer "
+                             f"than K = {k}; use a smaller K")
+        out += rng.sample(pool, k)
+    rng.shuffle(out)
+    return out
+
+
+class PromptClassifier:
+    """A language model with one template and one label-word set as a two-class classifier."""
+
+    def __init__(self, model: Any, tokenizer: Any, kind: str, template: str,
+                 words: dict[str, list[str]], max_length: int = 256) -> None:
+        if kind not in ("masked", "causal"):
+            raise ProbeError(f"K-shot fine-tuning supports masked and causal LMs, not {kind}")
+        self.model, self.tokenizer, self.kind = model, tokenizer, kind
+        self.template, self.words, self.max_length = template, words, max_length
+        self.device = next(model.parameters()).device
+        if kind == "masked":
+            if tokenizer.mask_token is None:
+                raise ProbeError("the masked LM's tokenizer has no mask token")
+            self.first_ids = {cls: [self._first_token(w) for w in ws] for cls, ws in words.items()}
+        else:
+            from probes.backends.causal import leading_special_ids
+
+            self.start = leading_special_ids(tokenizer) or [
+                t for t in (tokenizer.bos_token_id, tokenizer.eos_token_id) if t is not None][:1]
+
+    def _first_token(self, word: str) -> int:
+        ids = self.tokenizer(" " + word, add_special_tokens=False)["input_ids"]
+        probe = self.tokenizer(f"x {word}", add_special_tokens=False)["input_ids"]
+        x = self.tokenizer("x", add_special_tokens=False)["input_ids"]
+        # the word's tokens as they follow other text (space-prefixed BPE or WordPiece)
+        ids = probe[len(x):] if probe[:len(x)] == x and len(probe) > len(x) else ids
+        return int(ids[0])
+
+    def _pad(self, seqs: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+        pad = self.tokenizer.pad_token_id
+        pad = int(pad if pad is not None else (self.tokenizer.eos_token_id or 0))
+        width = max(len(s) for s in seqs)
+        ids = torch.full((len(seqs), width), pad, dtype=torch.long)
+        att = torch.zeros((len(seqs), width), dtype=torch.long)
+        for r, s in enumerate(seqs):
+            ids[r, :len(s)] = torch.tensor(s)
+            att[r, :len(s)] = 1
+        return ids.to(self.device), att.to(self.device)
+
+    def _check(self, n: int, text: str) -> None:
+        if n > self.max_length:
+            raise ProbeError(f"prompt {text[:80]!r} has {n} tokens, more than max_length "
+                             f"{self.max_length}")
+
+    def word_scores(self, batch: Sequence[Instance]) -> dict[str, torch.Tensor]:
+        """Per class, a [batch, n_words] tensor of the class's label-word scores."""
+        if self.kind == "masked":
+            return self._masked(batch)
+        return self._causal(batch)
+
+    def class_scores(self, batch: Sequence[Instance]) -> torch.Tensor:
+        """[batch, 2]: column j is the mean word score of class j (``"0"``, ``"1"``), so the
+        argmax is the predicted label."""
+        scores = self.word_scores(batch)
+        return torch.stack([scores["0"].mean(dim=1), scores["1"].mean(dim=1)], dim=1)
+
+    def _masked(self, batch: Sequence[Instance]) -> dict[str, torch.Tensor]:
+        mask = self.tokenizer.mask_token
+        seqs, where = [], []
+        for inst in batch:
+            text = render(self.template, inst.fields, target=inst.target, slot=mask).text
+            ids = self.tokenizer(text, add_special_tokens=True)["input_ids"]
+            self._check(len(ids), text)
+            seqs.append(ids)
+            where.append(ids.index(self.tokenizer.mask_token_id))
+        ids, att = self._pad(seqs)
+        logits = self.model(input_ids=ids, attention_mask=att).logits
+        rows = logits[torch.arange(len(batch), device=self.device),
+                      torch.tensor(where, device=self.device)]
+        logp = torch.log_softmax(rows.float(), dim=-1)
+        return {cls: logp[:, torch.tensor(tok, device=self.device)]
+                for cls, tok in self.first_ids.items()}
+
+    def _causal(self, batch: Sequence[Instance]) -> dict[str, torch.Tensor]:
+        seqs: list[list[int]] = []
+        spans: list[tuple[int, int]] = []
+        order: list[tuple[str, int]] = []
+        for inst in batch:
+            for cls, ws in self.words.items():
+                for j, w in enumerate(ws):
+                    r = render(self.template, inst.fields, target=inst.target, slot=w)
+                    assert r.slot is not None
+                    context = r.text[:r.slot[0]].rstrip()
+                    ctx_ids = self.tokenizer(context, add_special_tokens=False)["input_ids"]
+                    all_ids = self.tokenizer(r.text, add_special_tokens=False)["input_ids"]
+                    n_ctx = len(ctx_ids) if all_ids[:len(ctx_ids)] == ctx_ids else len(ctx_ids) - 1
+                    seq = self.start + all_ids
+                    self._check(len(seq), r.text)
+                    seqs.append(seq)
+                    spans.append((len(self.start) + n_ctx, len(seq)))
+                    order.append((cls, j))
+        ids, att = self._pad(seqs)
+        rows_i = [r for r, (a, b) in enumerate(spans) for _ in range(a - 1, b - 1)]
+        pos_i = [t for a, b in spans for t in range(a - 1, b - 1)]  # t predicts token t + 1
+        rows = torch.tensor(rows_i, device=self.device)
+        pos = torch.tensor(pos_i, device=self.device)
+        logits = self.model(input_ids=ids, attention_mask=att).logits[rows, pos].float()
+        token_lp = torch.log_softmax(logits, dim=-1).gather(1, ids[rows, pos + 1][:, None])
+        totals = torch.zeros(len(seqs), device=self.device).index_add(0, rows, token_lp[:, 0])
+        out = {cls: torch.empty((len(batch), len(ws)), device=self.device)
+               for cls, ws in self.words.items()}
+        per = sum(len(ws) for ws in self.words.values())
+        for n, (cls, j) in enumerate(order):
+            out[cls][n // per, j] = totals[n]
+        return out
+
+
+def _labels(batch: Sequence[Instance], device: torch.device) -> torch.Tensor:
+    return torch.tensor([int(i.gold[0]) for i in batch], device=device)
+
+
+def evaluate(clf: PromptClassifier, instances: Sequence[Instance], batch_size: int
+             ) -> tuple[float, list[dict[str, list[float]]]]:
+    """(accuracy, per instance the word scores per class); a tie counts as wrong."""
+    clf.model.eval()
+    right = 0
+    words: list[dict[str, list[float]]] = []
+    with torch.no_grad():
+        for s in range(0, len(instances), batch_size):
+            batch = instances[s:s + batch_size]
+            ws = clf.word_scores(batch)
+            cs = torch.stack([ws["0"].mean(dim=1), ws["1"].mean(dim=1)], dim=1)
+            gold = _labels(batch, clf.device)
+            right += int((cs.gather(1, gold[:, None]).squeeze(1)
+                          > cs.gather(1, (1 - gold)[:, None]).squeeze(1)).sum())
+            for r in range(len(batch)):
+                words.append({cls: ws[cls][r].tolist() for cls in ws})
+    return (right / len(instances) if instances else 0.0), words
+
+
+def train(clf: PromptClassifier, train_set: Sequence[Instance], dev_set: Sequence[Instance],
+          cfg: KshotConfig, seed: int) -> tuple[int, list[float], list[float]]:
+    """Fine-tune in place; returns (best epoch, dev accuracy per epoch, train loss per epoch)
+    and leaves the best epoch's weights in the model."""
+    from transformers import get_linear_schedule_with_warmup
+
+    torch.manual_seed(seed)
+    rng = random.Random(seed)
+    model = clf.model
+    decay = [p for n, p in model.named_parameters() if p.requires_grad
+             and not any(x in n.lower() for x in ("bias", "norm"))]
+    rest = [p for n, p in model.named_parameters() if p.requires_grad
+            and any(x in n.lower() for x in ("bias", "norm"))]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
+                             {"params": rest, "weight_decay": 0.0}], lr=cfg.lr)
+    steps = cfg.epochs * -(-len(train_set) // cfg.batch_size)
+    sched = get_linear_schedule_with_warmup(opt, cfg.warmup_steps, max(steps, 1))
+    best_epoch, best_acc, best_state = 0, -1.0, None
+    dev_acc: list[float] = []
+    losses: list[float] = []
+    for epoch in range(1, cfg.epochs + 1):
+        model.train()
+        order = list(train_set)
+        rng.shuffle(order)
+        total = 0.0
+        for s in range(0, len(order), cfg.batch_size):
+            batch = order[s:s + cfg.batch_size]
+            loss = torch.nn.functional.cross_entropy(clf.class_scores(batch),
+                                                     _labels(batch, clf.device))
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
+            opt.step()
+            sched.step()
+            total += float(loss.detach()) * len(batch)
+        losses.append(total / max(1, len(order)))
+        acc, _ = evaluate(clf, dev_set, cfg.eval_batch_size)
+        dev_acc.append(acc)
+        if acc > best_acc:
+            best_epoch, best_acc = epoch, acc
+            best_state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    model.eval()
+    return best_epoch, dev_acc, losses
+
+
+def load_split(con: duckdb.DuckDBPyConnection, probe: str, split: str) -> list[Instance]:
+    """The probe's instances of one split that have gold, sorted by id."""
+    cur = con.execute("SELECT * FROM instances WHERE probe = ? AND split = ? AND len(gold) > 0 "
+                      "ORDER BY instance_id", [probe, split])
+    cols = [d[0] for d in cur.description]
+    return [Instance.from_row(dict(zip(cols, r, strict=True))) for r in cur.fetchall()]
+
+
+def _run_id(model: str, revision: str, probe: str, identity: dict[str, Any]) -> str:
+    raw = json.dumps([model, revision, probe, "kshot", identity], sort_keys=True, default=str)
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:16]
+
+
+def write_run(con: duckdb.DuckDBPyConnection, *, model: str, revision: str, kind: str,
+              probe: Probe, template_index: int, label_set: str, result: KshotResult,
+              identity: dict[str, Any], test: Sequence[Instance],
+              words: Sequence[dict[str, list[float]]]) -> None:
+    """One run row and its test scores (replacing an earlier run of the same setting)."""
+    spec = probe.spec
+    names = [n for n, _ in label_sets(spec)]
+    pid = prompt_id(template_index, names.index(label_set), len(names))
+    word_lists = dict(label_sets(spec))[label_set]
+    config = {"task": spec.task, "prompts": spec.prompts, "params": spec.params,
+              "probe_file": str(probe.path),
+              "kshot": {**identity, "best_epoch": result.best_epoch,
+                        "dev_accuracy": result.dev_accuracy, "train_loss": result.train_loss}}
+    rows = []
+    for inst, ws in zip(test, words, strict=True):
+        for cls, scores in ws.items():
+            for w, sc in zip(word_lists[cls], scores, strict=True):
+                text = render(spec.prompts[template_index], inst.fields, target=inst.target,
+                              slot=w).text
+                rows.append((result.run_id, spec.name, inst.split, inst.instance_id, pid, w, cls,
+                             text, float(sc), 1))
+    now = datetime.now(UTC).replace(tzinfo=None)
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute("DELETE FROM scores WHERE run_id = ?", [result.run_id])
+        con.execute("DELETE FROM runs WHERE run_id = ?", [result.run_id])
+        con.execute("""INSERT INTO runs (run_id, model, revision, backend, task, probe, config,
+                       started_at, finished_at, wall_s, status)
+                       VALUES (?, ?, ?, ?, ?, ?, ?::JSON, ?, ?, ?, 'done')""",
+                    [result.run_id, model, revision, kind, spec.task, spec.name,
+                     json.dumps(config, default=str), now, now, result.wall_s])
+        if rows:
+            con.executemany("""INSERT INTO scores (run_id, probe, split, instance_id, prompt_id,
+                               candidate, label, prompt, score, n_tokens)
+                               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""", rows)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+
+
+def run_kshot(con: duckdb.DuckDBPyConnection, model_name: str, probe: Probe, k: int, seed: int,
+              *, template: int = 1, label_set: str = "L1", cfg: KshotConfig | None = None,
+              test_limit: int | None = None, device: str | None = None) -> KshotResult:
+    """Fine-tune a fresh copy of ``model_name`` on K examples per class and write the run."""
+    from probes.backends.registry import load_scorer
+
+    cfg = cfg or KshotConfig()
+    spec = probe.spec
+    if spec.task != "subsumption":
+        raise ProbeError(f"{probe.path}: K-shot fine-tuning is for subsumption probes, not "
+                         f"{spec.task}")
+    if not 1 <= template <= len(spec.prompts):
+        raise ProbeError(f"{probe.path}: --template {template}: the probe has "
+                         f"{len(spec.prompts)} templates (1..{len(spec.prompts)})")
+    sets = dict(label_sets(spec))
+    if label_set not in sets:
+        raise ProbeError(f"{probe.path}: --label-set {label_set!r} is not one of "
+                         f"{', '.join(sets)}")
+    t0 = time.perf_counter()
+    train_set = sample_k(load_split(con, spec.name, "train"), k, seed)
+    dev_set = sample_k(load_split(con, spec.name, "dev"), k, seed)
+    test = load_split(con, spec.name, "test")[:test_limit]
+    if not test:
+        raise ProbeError(f"no test instances of {spec.name}: export the probe first")
+    scorer = load_scorer(model_name, device=device, dtype="float32")
+    clf = PromptClassifier(scorer.model, scorer.tokenizer, scorer.kind,
+                           spec.prompts[template - 1], sets[label_set], cfg.max_length)
+    best, dev_acc, losses = train(clf, train_set, dev_set, cfg, seed)
+    acc, words = evaluate(clf, test, cfg.eval_batch_size)
+    identity = {"k": k, "seed": seed, "template": f"T{template}", "label_set": label_set,
+                "test_limit": test_limit, **asdict(cfg)}
+    rid = _run_id(scorer.name, scorer.revision, spec.name, identity)
+    result = KshotResult(rid, k, seed, best, dev_acc, losses, acc, len(test),
+                         time.perf_counter() - t0)
+    write_run(con, model=scorer.name, revision=scorer.revision, kind=scorer.kind, probe=probe,
+              template_index=template - 1, label_set=label_set, result=result,
+              identity=identity, test=test, words=words)
+    return result
+
+
+def format_results(results: Sequence[KshotResult]) -> str:
+    """A markdown table of the runs."""
+    lines = ["| K | seed | run | best epoch | dev acc | test acc | test n | seconds |",
+             "|---:|---:|---|---:|---:|---:|---:|---:|"]
+    lines += [f"| {r.k} | {r.seed} | {r.run_id} | {r.best_epoch} | "
+              f"{r.dev_accuracy[r.best_epoch - 1] if r.best_epoch else float('nan'):.3f} | "
+              f"{r.test_accuracy:.3f} | {r.test_n} | {r.wall_s:.1f} |" for r in results]
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m probes.kshot", description=(
+        "OntoLAMA K-shot prompt-based fine-tuning: K examples per class from train (and dev "
+        "for model selection), the best dev epoch evaluated on test; one run per (K, seed) "
+        "written to the results DuckDB file."))
+    p.add_argument("--model", "-m", required=True, help="model name or alias, as for probes.run")
+    p.add_argument("--probe", "-p", action="append", required=True, metavar="PATTERN",
+                   help="subsumption probe name or glob pattern; repeatable")
+    p.add_argument("--k", type=int, action="append", default=None,
+                   help=f"examples per class; repeatable (default: {' '.join(map(str, KS))})")
+    p.add_argument("--seed", type=int, action="append", default=None,
+                   help=f"repeatable (default: {' '.join(map(str, SEEDS))})")
+    p.add_argument("--template", type=int, default=1, help="1-based template index (default 1)")
+    p.add_argument("--label-set", default="L1", help="params.label_words set (default L1)")
+    p.add_argument("--results", type=Path, default=None, help="results DuckDB file")
+    p.add_argument("--queries", "-q", action="append", type=Path, default=[], metavar="DIR",
+                   help="extra folder of probe files")
+    p.add_argument("--device", default=None, help="torch device (default: a GPU if any)")
+    p.add_argument("--test-limit", type=int, default=None, metavar="N",
+                   help="evaluate on the first N test instances only (smoke runs)")
+    p.add_argument("--epochs", type=int, default=KshotConfig.epochs)
+    p.add_argument("--lr", type=float, default=KshotConfig.lr)
+    p.add_argument("--batch-size", type=int, default=KshotConfig.batch_size)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line."""
+    args = build_parser().parse_args(argv)
+    cfg = KshotConfig(lr=args.lr, epochs=args.epochs, batch_size=args.batch_size)
+    con = None
+    results: list[KshotResult] = []
+    try:
+        for flag, v in (("--epochs", args.epochs), ("--batch-size", args.batch_size),
+                        ("--test-limit", args.test_limit), *(("--k", k) for k in args.k or [])):
+            if v is not None and v < 1:
+                raise ProbeError(f"{flag} must be a positive number (got {v})")
+        probes = [p for p in discover(args.queries, args.probe) if p.spec.task == "subsumption"]
+        if not probes:
+            raise ProbeError(f"no subsumption probe matches {' '.join(args.probe)}")
+        con = connect(args.results)
+        for probe in probes:
+            for k in args.k or KS:
+                for seed in args.seed or SEEDS:
+                    results.append(run_kshot(con, args.model, probe, k, seed,
+                                             template=args.template, label_set=args.label_set,
+                                             cfg=cfg, test_limit=args.test_limit,
+                                             device=args.device))
+    except (ProbeError, KgError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    finally:
+        if con is not None:
+            con.close()
+    print(format_results(results))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

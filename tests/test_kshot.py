@@ -1,0 +1,112 @@
+"""K-shot prompt-based fine-tuning (probes.kshot) end to end on a tiny random Llama.
+
+The model is built from a config with SmolLM2's offline tokenizer (as in test_backends.py), the
+instances are made-up pizza pairs under the real OntoLAMA probe header
+(queries/ontolama/pizza-atomic.rq), and everything runs on the CPU in a few seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import duckdb
+import pytest
+import torch
+
+from eval.sqlfile import discover_metrics, run_metric
+from probes import kshot
+from probes.errors import ProbeError
+from probes.models import load_tokenizer
+from probes.results import connect
+from probes.spec import load_probe
+from probes.tasks import Instance
+
+ROOT = Path(__file__).parents[1]
+PIZZA = load_probe(ROOT / "queries" / "ontolama" / "pizza-atomic.rq")
+METRICS = {m.name: m for m in discover_metrics([ROOT / "eval" / "ontolama"])}
+SUBS = ["margherita", "american", "napoletana", "soho", "rosa", "caprina", "fiorentina",
+        "giardiniera", "mushroom", "parmense", "polo", "siciliana"]
+
+
+@pytest.fixture(scope="module")
+def tiny_llama(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    tok = load_tokenizer("smollm2-135m")
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64,
+                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                         max_position_embeddings=64, bos_token_id=tok.bos_token_id,
+                         eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id,
+                         tie_word_embeddings=False)
+    path = tmp_path_factory.mktemp("models") / "tiny-llama"
+    LlamaForCausalLM(config).save_pretrained(path)
+    tok.save_pretrained(path)
+    return path
+
+
+def results(path: Path) -> duckdb.DuckDBPyConnection:
+    """Per split, every SUBS pizza twice: "... it is a pizza" (1) and "... a country" (0)."""
+    con = connect(path)
+    for split in ("train", "dev", "test"):
+        for sub in SUBS:
+            for sup, gold in (("pizza", "1"), ("country", "0")):
+                fields = {"sub": sub, "a_sub": "a ", "super": sup, "a_super": "a "}
+                con.execute("INSERT INTO instances VALUES (?, ?, ?, ?, [?], [], ?::JSON, now())",
+                            [PIZZA.spec.name, split, f"{sub}-{sup}", sub, gold,
+                             json.dumps(fields)])
+    return con
+
+
+def test_sample_k_is_seeded_balanced_and_checked() -> None:
+    pool = [Instance("p", "train", f"i{n:02d}", None, [str(n % 2)], [], {}) for n in range(20)]
+    a = kshot.sample_k(pool, 4, 6666)
+    assert sorted(i.gold[0] for i in a) == ["0"] * 4 + ["1"] * 4
+    assert len({i.instance_id for i in a}) == 8
+    assert [i.instance_id for i in a] == [i.instance_id for i in kshot.sample_k(pool, 4, 6666)]
+    assert {i.instance_id for i in a} != {i.instance_id for i in kshot.sample_k(pool, 4, 7777)}
+    with pytest.raises(ProbeError, match="10 instances of class 1, fewer than K = 11"):
+        kshot.sample_k(pool, 11, 6666)
+
+
+@pytest.mark.slow
+def test_kshot_end_to_end_on_a_tiny_model(tiny_llama: Path, tmp_path: Path) -> None:
+    db = tmp_path / "r.duckdb"
+    results(db).close()
+    # A high learning rate so that 6 epochs visibly fit 8 examples.
+    argv = ["-m", str(tiny_llama), "-p", PIZZA.spec.name, "--results", str(db), "--k", "4",
+            "--seed", "6666", "--seed", "7777", "--epochs", "6", "--lr", "3e-3",
+            "--label-set", "L3", "--template", "2", "--device", "cpu"]
+    assert kshot.main(argv) == 0
+    con = connect(db)
+    runs = con.execute("SELECT run_id, config, status FROM runs ORDER BY run_id").fetchall()
+    assert len(runs) == 2 and all(r[2] == "done" for r in runs)
+    cfg: dict[str, Any] = json.loads(runs[0][1])["kshot"]
+    assert (cfg["k"], cfg["template"], cfg["label_set"], cfg["epochs"]) == (4, "T2", "L3", 6)
+    assert 1 <= cfg["best_epoch"] <= 6 and len(cfg["dev_accuracy"]) == 6
+    assert cfg["train_loss"][-1] < cfg["train_loss"][0]  # training moved the weights
+    # every test instance (24) gets one row per L3 word (4), at prompt id T2 x L3 = 1 * 3 + 2.
+    n, pids = con.execute("SELECT count(*), list(DISTINCT prompt_id) FROM scores "
+                          "WHERE run_id = ?", [runs[0][0]]).fetchone()
+    assert (n, pids) == (24 * 4, [5])
+    cols, rows = run_metric(con, METRICS["ontolama_kshot"])
+    got = [dict(zip(cols, r, strict=True)) for r in rows]
+    assert [(g["k"], g["template"], g["label_set"], g["seeds"]) for g in got] == [
+        (4, "T2", "L3", 2)]
+    cols, rows = run_metric(con, METRICS["ontolama_zero_shot"])
+    assert rows == []  # K-shot runs are not zero-shot runs
+
+
+def test_bad_settings_are_clear_errors(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    db = tmp_path / "r.duckdb"
+    results(db).close()
+    assert kshot.main(["-m", "x", "-p", PIZZA.spec.name, "--results", str(db), "--k", "13"]) == 2
+    assert "fewer than K = 13" in capsys.readouterr().err
+    assert kshot.main(["-m", "x", "-p", PIZZA.spec.name, "--results", str(db),
+                       "--label-set", "L9"]) == 2
+    assert "'L9' is not one of L1, L2, L3" in capsys.readouterr().err

@@ -1,0 +1,234 @@
+"""The subsumption task (OntoLAMA zero-shot) and the eval/ontolama metrics.
+
+The task is checked on the real OntoLAMA probe header (queries/ontolama/pizza-atomic.rq: two
+templates, label-word sets L1 {Yes/No}, L2 {Right/Wrong}, L3 {Yes, Right/No, Wrong}); the
+metrics on hand-worked score tables whose expected values are worked out in the comments.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import duckdb
+import pytest
+
+from eval.sqlfile import discover_metrics, run_metric
+from probes.errors import ProbeError
+from probes.results import connect
+from probes.run import RunOptions, run_probe
+from probes.spec import ProbeSpec, load_probe
+from probes.tasks import Instance, TaskContext, get_task
+from probes.tasks.subsumption import decode_prompt_id
+
+ROOT = Path(__file__).parents[1]
+PIZZA = load_probe(ROOT / "queries" / "ontolama" / "pizza-atomic.rq")
+METRICS = {m.name: m for m in discover_metrics([ROOT / "eval" / "ontolama"])}
+TASK = get_task("subsumption")
+FIELDS = {"sub": "margherita", "a_sub": "a ", "super": "pizza", "a_super": "a "}
+
+
+def instance(gold: str = "1", **fields: str) -> Instance:
+    return Instance(PIZZA.spec.name, "test", "i1", "margherita", [gold], [],
+                    {**FIELDS, **fields})
+
+
+# --- the task ------------------------------------------------------------------------------
+
+
+def test_items_cover_every_template_label_set_and_word() -> None:
+    TASK.check(PIZZA.spec, TaskContext("causal"))
+    items = TASK.items(instance(), PIZZA.spec, TaskContext("causal"))
+    # 2 templates x (L1: 2 words, L2: 2, L3: 4) = 16 items, prompt ids 0..5.
+    assert len(items) == 16
+    got = {(decode_prompt_id(it.prompt_id, ["L1", "L2", "L3"]), it.candidate, it.label)
+           for it in items}
+    expected = set()
+    for t in ("T1", "T2"):
+        expected |= {((t, "L1"), "Yes", "1"), ((t, "L1"), "No", "0"),
+                     ((t, "L2"), "Right", "1"), ((t, "L2"), "Wrong", "0"),
+                     ((t, "L3"), "Yes", "1"), ((t, "L3"), "Right", "1"),
+                     ((t, "L3"), "No", "0"), ((t, "L3"), "Wrong", "0")}
+    assert got == expected
+
+
+def test_causal_requests_score_the_filled_template_from_the_slot() -> None:
+    items = TASK.items(instance(), PIZZA.spec, TaskContext("causal"))
+    t1_yes = next(it for it in items if it.prompt_id == 0 and it.candidate == "Yes")
+    assert t1_yes.prompt == "It is a margherita? Yes, it is a pizza."
+    assert t1_yes.requests[0].op == "loglik"
+    assert t1_yes.requests[0].args == ("It is a margherita?", " Yes, it is a pizza.")
+    t2_no = next(it for it in items if it.prompt_id == 3 and it.candidate == "No")
+    assert t2_no.requests[0].args == ('"It is a margherita"?', ' No, "it is a pizza".')
+
+
+def test_masked_requests_score_the_label_word_at_the_slot() -> None:
+    items = TASK.items(instance(a_super="", super="something that has topping some cheese"),
+                       PIZZA.spec, TaskContext("masked", slot_token="<mask>"))
+    right = next(it for it in items if it.prompt_id == 1 and it.candidate == "Right")
+    text, (start, end) = right.requests[0].args
+    assert right.requests[0].op == "pll"
+    assert text == "It is a margherita? Right, it is something that has topping some cheese."
+    assert text[start:end] == "Right"
+
+
+def test_bad_gold_label_words_and_templates_are_clear_errors() -> None:
+    with pytest.raises(ProbeError, match=r"gold 'yes'.*1 or 0"):
+        TASK.items(instance(gold="yes"), PIZZA.spec, TaskContext("causal"))
+    ctx = TaskContext("causal")
+
+    def spec(**kw: Any) -> ProbeSpec:
+        base = {"name": "o/x", "task": "subsumption", "split": "test",
+                "prompts": ["[SUB]? [V], [SUPER]."],
+                "params": {"label_words": {"L1": {"1": ["Yes"], "0": ["No"]}}}}
+        return ProbeSpec(**{**base, **kw})
+
+    TASK.check(spec(), ctx)
+    with pytest.raises(ProbeError, match="needs params label_words"):
+        TASK.check(spec(params={}), ctx)
+    with pytest.raises(ProbeError, match='classes "1" and "0"'):
+        TASK.check(spec(params={"label_words": {"L1": {"yes": ["Yes"], "no": ["No"]}}}), ctx)
+    with pytest.raises(ProbeError, match="for both classes"):
+        TASK.check(spec(params={"label_words": {"L1": {"1": ["Yes"], "0": ["Yes"]}}}), ctx)
+    with pytest.raises(ProbeError, match="exactly one slot"):
+        TASK.check(spec(prompts=["[SUB] is [SUPER]."]), ctx)
+    with pytest.raises(ProbeError, match="unknown params key 'label_word'"):
+        TASK.check(spec(params={"label_word": {}}), ctx)
+
+
+# --- the metrics, by hand --------------------------------------------------------------------
+
+
+def add_instance(con: duckdb.DuckDBPyConnection, iid: str, gold: str) -> None:
+    con.execute("INSERT INTO instances VALUES ('o/p', 'test', ?, NULL, ?, [], ?::JSON, now())",
+                [iid, [gold], json.dumps(FIELDS)])
+
+
+def add_run(con: duckdb.DuckDBPyConnection, rid: str, status: str = "done") -> None:
+    # label_words deliberately not in name order: the set index counts the *sorted* names.
+    cfg = {"prompts": ["T1 [V]", "T2 [V]"], "params": {"label_words": {
+        "L2": {"1": ["Right"], "0": ["Wrong"]}, "L3": {"1": ["Yes", "Right"],
+                                                       "0": ["No", "Wrong"]},
+        "L1": {"1": ["Yes"], "0": ["No"]}}}}
+    con.execute("""INSERT INTO runs (run_id, model, probe, task, config, status)
+                   VALUES (?, 'm', 'o/p', 'subsumption', ?::JSON, ?)""",
+                [rid, json.dumps(cfg), status])
+
+
+CLASS_OF = {"Yes": "1", "Right": "1", "No": "0", "Wrong": "0"}
+
+
+def add_scores(con: duckdb.DuckDBPyConnection, rid: str, iid: str, pid: int,
+               words: dict[str, float]) -> None:
+    for word, score in words.items():
+        con.execute("""INSERT INTO scores (run_id, probe, split, instance_id, prompt_id,
+                       candidate, label, prompt, score, n_tokens)
+                       VALUES (?, 'o/p', 'test', ?, ?, ?, ?, '', ?, 1)""",
+                    [rid, iid, pid, word, CLASS_OF[word], score])
+
+
+@pytest.fixture
+def hand() -> duckdb.DuckDBPyConnection:
+    """prompt_id = template * 3 + set (L1 0, L2 1, L3 2): 0-2 are T1, 3-5 are T2."""
+    con = connect(":memory:")
+    add_instance(con, "A", "1")
+    add_instance(con, "B", "0")
+    add_instance(con, "C", "1")
+    add_run(con, "R")
+    add_run(con, "F", status="failed")
+    a = {0: {"Yes": -1, "No": -2},                               # 1 wins: right
+         1: {"Right": -3, "Wrong": -2},                          # 0 wins: wrong
+         2: {"Yes": -1, "Right": -5, "No": -2, "Wrong": -3},     # mean 1: -3 < 0: -2.5: wrong
+         3: {"Yes": -2, "No": -2},                               # tie: wrong
+         4: {"Right": -1, "Wrong": -4},                          # right
+         5: {"Yes": -2, "Right": -2, "No": -1, "Wrong": -4}}     # mean -2 > -2.5: right
+    # (A's pid 2 and 5 are decided the other way by the best single word: only the mean fits.)
+    for pid, words in a.items():
+        add_scores(con, "R", "A", pid, words)
+        add_scores(con, "R", "B", pid, words)  # gold 0: right where A is wrong, but not the tie
+        add_scores(con, "F", "A", pid, {w: 0.0 for w in words})  # failed run: left out
+    for pid in range(6):  # C (gold 1): right under T1 (pid 0-2), wrong under T2 (pid 3-5)
+        good, bad = (-1, -2) if pid < 3 else (-2, -1)
+        add_scores(con, "R", "C", pid, {"Yes": good, "Right": good, "No": bad, "Wrong": bad})
+    return con
+
+
+def metric(con: duckdb.DuckDBPyConnection, name: str) -> list[dict[str, Any]]:
+    cols, rows = run_metric(con, METRICS[name])
+    return [dict(zip(cols, r, strict=True)) for r in rows]
+
+
+def test_accuracy_per_template_and_label_set(hand: duckdb.DuckDBPyConnection) -> None:
+    got = {(r["template"], r["label_set"]): (r["value"], r["n"])
+           for r in metric(hand, "ontolama_accuracy")}
+    # right: T1 L1 A, C; T1 L2 B, C; T1 L3 B, C; T2 L1 none (A and B tie, C wrong);
+    # T2 L2 A; T2 L3 A.
+    third, two = pytest.approx(1 / 3), pytest.approx(2 / 3)
+    assert got == {("T1", "L1"): (two, 3), ("T1", "L2"): (two, 3),
+                   ("T1", "L3"): (two, 3), ("T2", "L1"): (0.0, 3),
+                   ("T2", "L2"): (third, 3), ("T2", "L3"): (third, 3)}
+
+
+def test_zero_shot_mean_and_std(hand: duckdb.DuckDBPyConnection) -> None:
+    # six accuracies 2/3, 2/3, 2/3, 0, 1/3, 1/3: mean 8/18 = 4/9; deviations 2/9 (x3), -4/9,
+    # -1/9 (x2): squares (12 + 16 + 2)/81 = 30/81, / 6 = 5/81: population std sqrt(5)/9.
+    [row] = metric(hand, "ontolama_zero_shot")
+    assert (row["run_id"], row["probe"], row["split"]) == ("R", "o/p", "test")
+    assert row["value"] == pytest.approx(4 / 9)
+    assert row["std"] == pytest.approx(5 ** 0.5 / 9)
+    assert row["combinations"] == 6
+
+
+# --- end to end through probes.run ----------------------------------------------------------
+
+
+class FakeScore(NamedTuple):
+    logprob: float
+    n_tokens: int
+    greedy: bool | None = None
+
+
+class OracleScorer:
+    """A causal "model" that knows pizzas are food: the positive words score -1 and the
+    negative ones -2 when the hypothesis is "food", the other way round otherwise."""
+
+    kind = "causal"
+    name = "fake/oracle"
+    revision = "r"
+    device = "cpu"
+    dtype = "float32"
+    max_length = 512
+    batch_size = None
+    mask_token = None
+
+    def cache_key_options(self) -> dict[str, Any]:
+        return {}
+
+    def loglik(self, requests: Sequence[tuple[str, str]]) -> list[FakeScore]:
+        out = []
+        for _context, continuation in requests:
+            positive = continuation.split(",")[0].strip() in ("Yes", "Right")
+            holds = "food" in continuation
+            out.append(FakeScore(-1.0 if positive == holds else -2.0, 3))
+        return out
+
+
+def test_probes_run_writes_rows_the_metrics_read() -> None:
+    con = connect(":memory:")
+    for iid, sup, gold in (("i1", "food", "1"), ("i2", "country", "0"), ("i3", "food", "1")):
+        con.execute("""INSERT INTO instances VALUES (?, 'test', ?, 'margherita', [?], [],
+                       ?::JSON, now())""",
+                    [PIZZA.spec.name, iid, gold, json.dumps({**FIELDS, "super": sup})])
+    report = run_probe(con, OracleScorer(), PIZZA, RunOptions(progress=False))
+    assert report.items == 3 * 16
+    # L3's words repeat L1's and L2's prompts, and i1 and i3 render the same texts:
+    # 2 distinct instances x 2 templates x 4 words to score.
+    assert report.requests == 16
+    rows = metric(con, "ontolama_accuracy")
+    assert {(r["template"], r["label_set"]) for r in rows} == {
+        (t, s) for t in ("T1", "T2") for s in ("L1", "L2", "L3")}
+    assert all(r["value"] == 1.0 and r["n"] == 3 for r in rows)
+    [summary] = metric(con, "ontolama_zero_shot")
+    assert summary["value"] == 1.0 and summary["std"] == 0.0
