@@ -10,9 +10,9 @@
 | model cache     | ``KGPROBE_MODEL_CACHE`` | ``~/.cache/kgprobe/models``                  |
 
 >>> import os
->>> os.environ["KGPROBE_HOME"] = "/tmp/kgp-doc"
+>>> os.environ["KGPROBE_HOME"] = "kgp-doc"
 >>> str(store_path())
-'/tmp/kgp-doc/store'
+'kgp-doc/store'
 >>> del os.environ["KGPROBE_HOME"]
 """
 

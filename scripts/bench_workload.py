@@ -17,7 +17,7 @@ floor without loading the model. The same seed, WordNet files and tokenizer give
 Usage::
 
     .venv/bin/python scripts/bench_workload.py --model ~/.cache/kgprobe/models/smollm2-135m \\
-        --out /tmp/workload.json
+        --out workload.json
 """
 
 from __future__ import annotations

@@ -11,13 +11,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -41,6 +34,7 @@ from probes.copen.construct import (
 from probes.copen.released import load
 from probes.errors import ProbeError
 from probes.export import instances_for
+from tests.sparql_server import free_port, serve
 
 FIXTURE = Path(__file__).parent / "fixtures" / "copen"
 spec = importlib.util.spec_from_file_location("copen_make_fixture", FIXTURE / "make_fixture.py")
@@ -108,49 +102,11 @@ def test_sparql_terms_and_values_blocks() -> None:
 # --- the endpoint -----------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def wikidata(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``oxigraph serve`` on 127.0.0.1 over the Wikidata-shaped fixture; yields the query URL."""
-    cli = shutil.which("oxigraph", path=str(Path(sys.executable).parent)) or shutil.which(
-        "oxigraph")
-    if cli is None:
-        pytest.skip("the oxigraph CLI (PyPI package oxigraph) is not installed")
-    tmp = tmp_path_factory.mktemp("wikidata")
-    location = tmp / "served"
-    subprocess.run([cli, "load", "--location", str(location), "--file",
-                    str(FIXTURE / "wikidata.ttl")], check=True, capture_output=True)
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/query"
-    log = (tmp / "serve.log").open("wb")
-    server = subprocess.Popen([cli, "serve", "--location", str(location), "--bind",
-                               f"127.0.0.1:{port}"], stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            if server.poll() is not None:
-                pytest.fail("oxigraph serve exited: " + (tmp / "serve.log").read_text())
-            try:
-                urllib.request.urlopen(url + "?query=ASK%7B%7D", timeout=1).close()
-                break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                if time.monotonic() > deadline:
-                    pytest.fail(f"oxigraph serve did not answer on {url} within 20 s")
-                time.sleep(0.1)
+    with serve(FIXTURE / "wikidata.ttl", tmp_path_factory.mktemp("wikidata")) as url:
         yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        log.close()
 
 
 @pytest.fixture(scope="module")

@@ -7,13 +7,7 @@ The endpoint tests start ``oxigraph serve`` (PyPI package ``oxigraph``) on 127.0
 from __future__ import annotations
 
 import fcntl
-import shutil
-import socket
-import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +24,7 @@ from kg.store import LocalStore, RemoteStore, open_store
 from kg.vocab import graph, inferred_graph
 from probes.export import export, instances_for
 from probes.spec import discover
+from tests.sparql_server import free_port, serve
 
 GOOD = Path(__file__).parent / "fixtures" / "probes" / "good"
 EX = "http://example.org/"
@@ -222,56 +217,13 @@ def test_unknown_source_name_suggests_the_right_one(tmp_path: Path) -> None:
 # --- a SPARQL endpoint -----------------------------------------------------------------------
 
 
-def oxigraph_cli() -> str:
-    exe = Path(sys.executable).with_name("oxigraph")
-    found = str(exe) if exe.is_file() else shutil.which("oxigraph")
-    if not found:
-        pytest.fail("the `oxigraph` command is missing; install it with `pip install oxigraph` "
-                    "(it is in kgprobe's dev extra: pip install -e '.[dev]')")
-    return found
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def endpoint(tmp_path: Path, tiny_quads: list[ox.Quad]) -> Iterator[str]:
     """``oxigraph serve`` on 127.0.0.1 over the tiny store; yields the query URL."""
-    cli = oxigraph_cli()
-    data, location = tmp_path / "tiny.nq", tmp_path / "served"
+    data = tmp_path / "tiny.nq"
     data.write_bytes(ox.serialize(tiny_quads, format=ox.RdfFormat.N_QUADS))
-    subprocess.run([cli, "load", "--location", str(location), "--file", str(data)],
-                   check=True, capture_output=True, timeout=60)
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/query"
-    log = (tmp_path / "serve.log").open("wb")
-    # Like the embedded store, the endpoint must read the union of the graphs by default.
-    server = subprocess.Popen([cli, "serve", "--location", str(location), "--union-default-graph",
-                               "--bind", f"127.0.0.1:{port}"], stdout=log, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            if server.poll() is not None:
-                pytest.fail("oxigraph serve exited: " + (tmp_path / "serve.log").read_text())
-            try:
-                with urllib.request.urlopen(url + "?query=ASK%7B%7D", timeout=1):
-                    break
-            except (urllib.error.URLError, ConnectionError):
-                if time.monotonic() > deadline:
-                    pytest.fail(f"oxigraph serve did not answer on {url} within 20 s")
-                time.sleep(0.05)
+    with serve(data, tmp_path, union_default_graph=True) as url:
         yield url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
-        log.close()
 
 
 QUERIES = {
