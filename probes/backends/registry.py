@@ -126,8 +126,12 @@ def load_scorer(
     ``float32`` / ``bfloat16`` / ``float16`` (default bf16 on GPU, fp32 on CPU); ``batch_size``:
     fixed rows per batch (default: automatic, by a token budget, halved on out-of-memory);
     ``require``: operations that must be supported (e.g. ``("topk",)``), checked before any
-    work; ``threads``: torch CPU threads; ``allow_pickle`` / ``trust_remote_code``: opt in to
-    pickle weights / repository code.
+    work; ``threads``: torch CPU threads; ``max_batch_tokens``: the automatic batches' padded-
+    token budget; ``allow_pickle`` / ``trust_remote_code``: opt in to pickle weights /
+    repository code; ``revision``: a hub branch, tag or commit. Backend options: ``verify``
+    (causal, masked: check the fast paths against a plain forward at load, default True) and
+    ``prefix_mode`` (causal: ``"packed"`` default, ``"cache"`` or None, see
+    :mod:`probes.backends.causal`).
     """
     if threads is not None:
         import torch
@@ -135,21 +139,26 @@ def load_scorer(
         torch.set_num_threads(int(threads))
     if batch_size is not None and int(batch_size) < 1:
         raise ModelError(f"batch_size must be >= 1, got {batch_size}")
+    if kind is not None and kind not in KINDS:
+        raise ModelError(f"unknown model kind {kind!r}; use one of {', '.join(KINDS)}")
+    torch_device = resolve_device(device)
+    torch_dtype = resolve_dtype(dtype, torch_device)
     source = resolve(
         name, allow_pickle=allow_pickle, trust_remote_code=trust_remote_code, revision=revision
     )
     config = load_config(source)
-    detected, has_head = detect_kind(config)
-    if kind is not None and kind not in KINDS:
-        raise ModelError(f"unknown model kind {kind!r}; use one of {', '.join(KINDS)}")
+    try:
+        detected, has_head = detect_kind(config)
+    except ModelError:
+        if kind is None:
+            raise
+        detected, has_head = kind, True  # the caller says what it is
     if kind is not None and kind != detected:
         arch = ", ".join(getattr(config, "architectures", None) or [config.model_type])
         raise ModelError(
             f"model {str(name)!r} ({arch}) is a {detected} LM, not {kind}; "
             f"a {kind} scorer needs a {_HEAD_NEEDED[kind]}"
         )
-    torch_device = resolve_device(device)
-    torch_dtype = resolve_dtype(dtype, torch_device)
     scorer = backend(detected).from_source(
         source,
         config,
