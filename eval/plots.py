@@ -5,14 +5,25 @@
 >>> bar_chart([("gpt2", "demo/a", 0.5), ("gpt2", "demo/b", 0.75), ("bert", "demo/a", 0.25)],
 ...           "accuracy", out).read_bytes()[:4] == b"\\x89PNG"
 True
+>>> line_chart({"pizza": [(0, 0.5, None), (4, 0.6, 0.05)], "go": [(0, 0.4, None)]},
+...            "K-shot", out, xlabel="K", ylabel="accuracy").read_bytes()[:4] == b"\\x89PNG"
+True
+>>> line_panels({"HYP": {"HPO": [(1, 0.5), (2, 0.75)]}, "SYN": {}}, "D_k", out
+...             ).read_bytes()[:4] == b"\\x89PNG"
+True
+>>> heat_map(["a", "b"], ["a", "b"], [[None, 0.5], [0.25, None]], "AuDC", out
+...          ).read_bytes()[:4] == b"\\x89PNG"
+True
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
 import matplotlib
+import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
@@ -47,6 +58,113 @@ def bar_chart(points: Sequence[tuple[str, str, float | None]], title: str, path:
         ax.grid(axis="y", alpha=0.3)
         if len(series) > 1:
             ax.legend(fontsize=8, frameon=False)
+        fig.tight_layout()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=120)
+    finally:
+        plt.close(fig)
+    return path
+
+
+def line_chart(series: dict[str, Sequence[tuple[float, float, float | None]]], title: str,
+               path: Path, xlabel: str = "x", ylabel: str = "value") -> Path:
+    """One line per series through ``(x, y, error)`` points; ``error`` draws a ± bar (None:
+    none). The x values present are spaced evenly and labelled (K = 0, 4, 8, ... reads better so
+    than on a linear or logarithmic axis)."""
+    xs = sorted({x for points in series.values() for x, _, _ in points})
+    where = {x: i for i, x in enumerate(xs)}
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.5 + 0.8 * len(xs)), 3.6))
+    try:
+        for name, points in series.items():
+            pts = sorted(points)
+            ax.errorbar([where[x] for x, _, _ in pts], [y for _, y, _ in pts],
+                        yerr=[e or 0.0 for _, _, e in pts], marker="o", capsize=3, label=name)
+        ax.set_xticks(range(len(xs)))
+        ax.set_xticklabels([f"{x:g}" for x in xs])
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ys = [y for points in series.values() for _, y, _ in points]
+        if ys and min(ys) >= 0 and max(ys) <= 1:
+            ax.set_ylim(0, 1)
+        ax.grid(alpha=0.3)
+        if series:
+            ax.legend(fontsize=8, frameon=False)
+        fig.tight_layout()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=120)
+    finally:
+        plt.close(fig)
+    return path
+
+
+def line_panels(panels: dict[str, dict[str, Sequence[tuple[float, float]]]], title: str,
+                path: Path, xlabel: str = "x", ylabel: str = "value", ncols: int = 3,
+                ylim: tuple[float, float] | None = (0.0, 1.0)) -> Path:
+    """A grid of line charts sharing their axes: one panel per key of ``panels``, one line per
+    series through its ``(x, y)`` points; a panel without series says so."""
+    nrows = max(1, -(-len(panels) // ncols))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.4 * ncols, 2.8 * nrows + 0.5),
+                             sharex=True, sharey=True, squeeze=False)
+    try:
+        flat = list(axes.flat)
+        for ax, (name, series) in zip(flat, panels.items(), strict=False):
+            for label, points in series.items():
+                pts = sorted(points)
+                ax.plot([x for x, _ in pts], [y for _, y in pts], marker="o", markersize=3,
+                        label=label)
+            if series:
+                ax.legend(fontsize=7, frameon=False)
+            else:
+                ax.text(0.5, 0.5, "no data", ha="center", va="center", transform=ax.transAxes,
+                        color="grey")
+            ax.set_title(name, fontsize=10)
+            if ylim is not None:
+                ax.set_ylim(*ylim)
+            ax.grid(alpha=0.3)
+        for ax in flat[len(panels):]:
+            ax.set_visible(False)
+        for ax in axes[-1]:
+            ax.set_xlabel(xlabel)
+        for ax in axes[:, 0]:
+            ax.set_ylabel(ylabel)
+        fig.suptitle(title)
+        fig.tight_layout()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=120)
+    finally:
+        plt.close(fig)
+    return path
+
+
+def heat_map(rows: Sequence[str], cols: Sequence[str], values: Sequence[Sequence[float | None]],
+             title: str, path: Path, vmin: float = 0.0, vmax: float = 1.0,
+             xlabel: str = "", ylabel: str = "") -> Path:
+    """A heat map of ``values[i][j]`` (row ``rows[i]``, column ``cols[j]``), each cell labelled
+    with its value; ``None`` cells stay blank, NaN cells (no data) are grey and marked "–"."""
+    data = np.ma.masked_invalid(np.array(
+        [[np.nan if v is None else float(v) for v in row] for row in values], dtype=float))
+    fig, ax = plt.subplots(figsize=(1.0 + 0.75 * len(cols), 1.0 + 0.65 * len(rows)))
+    try:
+        cmap = plt.get_cmap("viridis").with_extremes(bad="white")
+        im = ax.imshow(data, cmap=cmap, vmin=vmin, vmax=vmax)
+        for i, row in enumerate(values):
+            for j, v in enumerate(row):
+                if v is not None and math.isnan(float(v)):
+                    ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, color="0.88"))
+                    ax.text(j, i, "–", ha="center", va="center", fontsize=8, color="0.4")
+                elif v is not None:
+                    shade = (float(v) - vmin) / ((vmax - vmin) or 1.0)
+                    ax.text(j, i, f"{float(v):.2f}", ha="center", va="center", fontsize=8,
+                            color="black" if shade > 0.6 else "white")
+        ax.set_xticks(range(len(cols)))
+        ax.set_xticklabels(cols)
+        ax.set_yticks(range(len(rows)))
+        ax.set_yticklabels(rows)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title, fontsize=10)
+        fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
         fig.tight_layout()
         path.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(path, dpi=120)

@@ -33,7 +33,8 @@ from probes.results import connect
 
 @dataclass
 class MetricResult:
-    """One metric's rows, as dicts, with ``model`` added when the grain has ``run_id``."""
+    """One metric's rows, as dicts, with ``model`` added when the grain has ``run_id``
+    (grains such as ``[model, probe]`` carry it themselves)."""
 
     metric: MetricFile
     rows: list[dict[str, Any]]
@@ -52,7 +53,9 @@ def _matches(value: Any, patterns: Sequence[str] | None) -> bool:
 def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | None = None,
                  probes: Sequence[str] | None = None, models: Sequence[str] | None = None
                  ) -> Report:
-    """Run the metrics, keep the rows of the chosen probes and models (glob patterns)."""
+    """Run the metrics, keep the rows of the chosen probes and models (glob patterns). A row's
+    model is its run's (grain with ``run_id``) or its own ``model`` column; rows with neither
+    are dropped when models are chosen."""
     metrics = discover_metrics() if metrics is None else metrics
     try:
         runs = {r[0]: r[1:] for r in con.execute(
@@ -73,6 +76,7 @@ def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | Non
             d = dict(zip(cols, row, strict=True))
             if "run_id" in d:
                 d["model"] = runs.get(d["run_id"], (None,))[0]
+            if "model" in d:
                 if not _matches(d["model"], models):
                     continue
             elif models:

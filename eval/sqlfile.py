@@ -1,7 +1,7 @@
 """Metric files: a DuckDB SQL query over the results tables with a header of ``--`` comments.
 
-A metric file is plain SQL (it runs unchanged in the DuckDB CLI); its leading comment block is a
-YAML header::
+A metric file is plain SQL (it runs unchanged in the DuckDB CLI, after its ``requires`` files);
+its leading comment block is a YAML header::
 
     -- name: choice_accuracy
     -- description: Share of instances whose gold candidate scores best.
@@ -19,6 +19,16 @@ Header fields:
 - ``grain`` (required): the columns that identify one result row, e.g. ``[run_id, probe,
   split]``. With ``run_id`` the report shows the run's model next to it.
 - ``plot`` (optional, default true): draw a bar chart of the metric in the report.
+- ``requires`` (optional): support files, named relative to the metric file's folder, that
+  :func:`run_metric` executes (in order) before the query, e.g. ``[_views.sql]`` holding
+  ``CREATE OR REPLACE TEMP VIEW`` statements that several metrics share. Temporary views work
+  on a read-only connection too. A support file is plain SQL without a header; its name starts
+  with ``_`` so that :func:`discover_metrics` does not take it for a metric. In the DuckDB CLI,
+  ``.read`` the required files first.
+
+Before a metric runs, :func:`run_metric` also registers the Python functions of
+:mod:`eval.udf` (e.g. ``list_edit_distance``) on the connection; a metric calling one of them
+does not run in the plain DuckDB CLI.
 
 The query returns one row per grain with the grain columns, a ``value`` column (the metric)
 and optionally ``n`` (how many items the value is computed from); other columns are ignored.
@@ -35,6 +45,15 @@ and optionally ``n`` (how many items the value is computed from); other columns 
 Traceback (most recent call last):
 ...
 eval.sqlfile.MetricFileError: x.sql:2: unknown header field 'descripton' (did you mean ...
+>>> parse_metric('''-- name: x
+... -- description: y
+... -- tasks: [relatum]
+... -- grain: [probe]
+... -- requires: [_no_such_views.sql]
+... SELECT 1''', "metrics/x.sql")
+Traceback (most recent call last):
+...
+eval.sqlfile.MetricFileError: metrics/x.sql:5: required file metrics/_no_such_views.sql ...
 """
 
 from __future__ import annotations
@@ -48,9 +67,10 @@ from typing import Any
 import duckdb
 import yaml
 
+from eval import udf
 from probes.spec import TASKS
 
-FIELDS = ("name", "description", "tasks", "grain", "plot")
+FIELDS = ("name", "description", "tasks", "grain", "plot", "requires")
 REQUIRED = ("name", "description", "tasks", "grain")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -82,6 +102,7 @@ class MetricFile:
     plot: bool
     sql: str
     header_lines: dict[str, int]
+    requires: tuple[Path, ...] = ()
 
 
 def _header(text: str) -> list[tuple[int, str]]:
@@ -156,11 +177,20 @@ def parse_metric(text: str, path: str | Path = "<string>") -> MetricFile:
     plot = raw.get("plot", True)
     if not isinstance(plot, bool):
         raise MetricFileError(path, lines.get("plot", first), "plot must be true or false")
+    requires: list[Path] = []
+    if raw.get("requires") is not None:
+        line = lines.get("requires", first)
+        for name_ in _str_list(path, line, "requires", raw["requires"]):
+            req = path.parent / name_
+            if not req.is_file():
+                raise MetricFileError(path, line, f"required file {req} does not exist")
+            requires.append(req)
     sql = "\n".join(text.splitlines()[header[-1][0]:]).strip()
     if not sql:
         raise MetricFileError(path, header[-1][0] + 1, "no query after the header")
     return MetricFile(path=path, name=name, description=str(raw["description"]).strip(),
-                      tasks=tasks, grain=grain, plot=plot, sql=text, header_lines=lines)
+                      tasks=tasks, grain=grain, plot=plot, sql=text, header_lines=lines,
+                      requires=tuple(requires))
 
 
 def load_metric(path: Path) -> MetricFile:
@@ -178,12 +208,15 @@ def default_metric_dir() -> Path:
 
 def discover_metrics(dirs: list[Path] | None = None) -> list[MetricFile]:
     """Every ``*.sql`` metric file in ``dirs`` (default: eval/metrics), sorted by name; a name
-    used twice is an error naming both files."""
+    used twice is an error naming both files. Files whose name starts with ``_`` are support
+    files (see ``requires``), not metrics."""
     found: dict[str, MetricFile] = {}
     for d in dirs or [default_metric_dir()]:
         if not d.is_dir():
             raise MetricFileError(d, None, "metric folder does not exist")
         for path in sorted(d.rglob("*.sql")):
+            if path.name.startswith("_"):
+                continue
             metric = load_metric(path)
             other = found.get(metric.name)
             if other is not None:
@@ -221,9 +254,28 @@ def _error_text(message: str) -> str:
     return " ".join(keep)
 
 
+def run_support(con: duckdb.DuckDBPyConnection, files: tuple[Path, ...] | list[Path] = ()
+                ) -> None:
+    """Register the :mod:`eval.udf` functions on ``con``, then execute each support file (plain
+    SQL, e.g. ``CREATE OR REPLACE TEMP VIEW``); an error names the file and line."""
+    udf.register(con)
+    for path in files:
+        try:
+            sql = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise MetricFileError(path, None, f"cannot read the support file: {e}") from e
+        try:
+            con.execute(sql)
+        except duckdb.Error as e:
+            raise MetricFileError(path, _error_line(str(e), sql),
+                                  f"the support file fails: {_error_text(str(e))}") from e
+
+
 def run_metric(con: duckdb.DuckDBPyConnection, metric: MetricFile
                ) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """Run a metric's query; returns (columns, rows). Checks the grain and ``value`` columns."""
+    """Run a metric's query, after its support files (:func:`run_support`); returns (columns,
+    rows). Checks the grain and ``value`` columns."""
+    run_support(con, metric.requires)
     try:
         cur = con.execute(metric.sql)
         cols = [d[0] for d in cur.description or []]

@@ -2,7 +2,7 @@
 
 >>> con = connect(":memory:")
 >>> sorted(r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall())
-['human_responses', 'instances', 'responses', 'runs', 'score_cache', 'scores']
+['human_responses', 'instances', 'model_vocab', 'responses', 'runs', 'score_cache', 'scores']
 """
 
 from __future__ import annotations

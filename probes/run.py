@@ -25,7 +25,7 @@ import hashlib
 import json
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -148,9 +148,14 @@ def _score(scorer: Any, reqs: Sequence[Request]) -> list[Any]:
         elif op == "topk":
             opts = dict(options)
             vocab = _vocab(scorer, opts.get("vocab", "words"))
-            prompts = [reqs[i].args[0] for i in idx]
-            res = (scorer.topk(prompts, opts["k"], vocab) if vocab is not None
-                   else scorer.topk(prompts, opts["k"]))
+            mix = opts.get("mix")
+            if mix:  # each request holds one prompt per weight; one mixed list per request
+                prompts = [p for i in idx for p in reqs[i].args]
+                res = scorer.topk(prompts, opts["k"], vocab, mix=list(mix))
+            else:
+                prompts = [reqs[i].args[0] for i in idx]
+                res = (scorer.topk(prompts, opts["k"], vocab) if vocab is not None
+                       else scorer.topk(prompts, opts["k"]))
         else:
             raise ProbeError(f"unknown scoring operation {op!r} (a task module bug)")
         res = list(res)
@@ -354,6 +359,7 @@ def run_probe(con: duckdb.DuckDBPyConnection, scorer: Any, probe: Probe,
     if hasattr(scorer, "require"):  # fail before any work when the model lacks a head
         scorer.require(*sorted({r.op for r in work.requests.values()}))
     rid, base_wall, existed = _start_run(con, scorer, probe, work, opts)
+    record_vocab(con, scorer, work.requests.values())
 
     def wall() -> float:
         return base_wall + time.perf_counter() - t0
@@ -394,6 +400,27 @@ def run_probe(con: duckdb.DuckDBPyConnection, scorer: Any, probe: Probe,
         raise
     return RunReport(rid, spec.name, len(work.instances), len(work.items), len(work.requests),
                      len(hits), len(misses), time.perf_counter() - t0)
+
+
+def record_vocab(con: duckdb.DuckDBPyConnection, scorer: Any,
+                 requests: Iterable[Request]) -> None:
+    """Write the whole-word vocabularies that ``topk`` requests use into ``model_vocab`` (once
+    per model and vocabulary), so metrics can limit answers to the words every compared model
+    can produce."""
+    names = {dict(r.options).get("vocab", "words") for r in requests if r.op == "topk"}
+    for name in sorted(names):
+        if con.execute("SELECT 1 FROM model_vocab WHERE model = ? AND vocab = ? LIMIT 1",
+                       [scorer.name, name]).fetchone():
+            continue
+        vocab = scorer.word_vocab(lowercase=name == "lowercase")
+        table = pa.table({"model": [scorer.name] * len(vocab.words), "vocab": [name] * len(
+            vocab.words), "word": list(vocab.words)})
+        con.register("kgp_vocab", table)
+        try:
+            con.execute("INSERT OR IGNORE INTO model_vocab SELECT model, vocab, word "
+                        "FROM kgp_vocab")
+        finally:
+            con.unregister("kgp_vocab")
 
 
 def select_probes(con: duckdb.DuckDBPyConnection, patterns: list[str], queries: list[Path],

@@ -92,3 +92,13 @@ ALTER TABLE runs ADD COLUMN IF NOT EXISTS cache_hits INTEGER;
 ALTER TABLE scores ADD COLUMN IF NOT EXISTS label VARCHAR;
 ALTER TABLE score_cache ADD COLUMN IF NOT EXISTS model VARCHAR;
 ALTER TABLE score_cache ADD COLUMN IF NOT EXISTS op VARCHAR;
+
+-- Whole-word vocabulary of a model (written by probes.run for relatum runs), so metrics can
+-- limit relatum sets and ranked lists to the words that every compared model can produce.
+-- vocab: lowercase | words (probes.wordvocab).
+CREATE TABLE IF NOT EXISTS model_vocab (
+    model        VARCHAR NOT NULL,
+    vocab        VARCHAR NOT NULL,
+    word         VARCHAR NOT NULL,
+    PRIMARY KEY (model, vocab, word)
+);

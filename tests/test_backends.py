@@ -330,6 +330,29 @@ def test_causal_topk_matches_softmax(llama: Any, smol_tokenizer: Any) -> None:
         assert all(not w.startswith(("Ġ", " ")) and w.isalpha() for w, _ in got)
 
 
+def test_causal_topk_mix_is_the_weighted_mixture(llama: Any, smol_tokenizer: Any) -> None:
+    vocab = llama.word_vocab()
+    groups = [("An owl is a", "An owl is an"), ("Dogs are a", "Dogs are an"),
+              ("It is a", "It is an")]
+    weights = (0.8631, 0.1369)
+    got = llama.topk([p for g in groups for p in g], 6, mix=weights)
+    assert len(got) == len(groups)
+    for group, answers in zip(groups, got, strict=True):
+        mixed = torch.zeros(len(vocab.ids), dtype=torch.float64)
+        for text, w in zip(group, weights, strict=True):
+            with torch.no_grad():
+                logits = llama.model(torch.tensor([smol_tokenizer(text).input_ids])).logits[0, -1]
+            mixed += w * torch.softmax(logits.double(), dim=-1)[list(vocab.ids)]
+        order = mixed.argsort(descending=True)[:6].tolist()
+        assert [w for w, _ in answers] == [vocab.words[i] for i in order]
+        for (_, p), i in zip(answers, order, strict=True):
+            assert abs(p - float(mixed[i])) <= TOL
+    with pytest.raises(ModelError, match="groups of 2"):
+        llama.topk(["An owl is a"], 3, mix=weights)
+    with pytest.raises(ModelError, match="sum to 1"):
+        llama.topk(["a", "b"], 3, mix=(0.5, 0.6))
+
+
 def test_causal_features_match_hidden_states(llama: Any, smol_tokenizer: Any) -> None:
     texts = ["A robin is a bird.", "Emus run", "Dogs bark at the moon every night."]
     for pooling in ("last", "mean"):

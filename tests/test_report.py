@@ -177,6 +177,21 @@ def test_report_filters_models_and_probes(choice_db: duckdb.DuckDBPyConnection) 
     assert all(not r.rows for r in build_report(choice_db, probes=["other/*"]).results)
 
 
+def test_report_filters_models_of_a_model_grain(choice_db: duckdb.DuckDBPyConnection) -> None:
+    # A grain with `model` and no `run_id` (like the semrel metrics): the rows' own model is
+    # filtered. Runs: m1, m2 (done), m3 (running); all three are counted here.
+    m = parse_metric("-- name: runs_per_model\n-- description: Runs.\n-- tasks: [choice]\n"
+                     "-- grain: [model, probe]\n"
+                     "SELECT model, probe, count(*) AS value FROM runs GROUP BY ALL\n",
+                     "runs_per_model.sql")
+    (result,) = build_report(choice_db, [m], models=["m2", "m3"]).results
+    assert sorted((r["model"], r["value"]) for r in result.rows) == [("m2", 1), ("m3", 1)]
+    (result,) = build_report(choice_db, [m]).results
+    assert {r["model"] for r in result.rows} == {"m1", "m2", "m3"}
+    (_, text), = tables(build_report(choice_db, [m], models=["m1"]))
+    assert text.splitlines()[2:] == ["| m1 | t/c | – | 1 |"]
+
+
 def test_report_cli_writes_markdown_and_plots(choice_db: duckdb.DuckDBPyConnection,
                                               tmp_path: Path, capsys: Any) -> None:
     results = tmp_path / "r.duckdb"

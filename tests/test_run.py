@@ -24,7 +24,6 @@ import pytest
 
 from kg.store import LocalStore
 from probes.export import export
-from probes.render import indefinite_article
 from probes.results import connect
 from probes.run import build_parser, main
 from probes.spec import discover
@@ -86,16 +85,38 @@ class FakeScorer:
         return [FakeScore(-fake_value(f"{t}|{s}|{e}"), len(t[s:e].split()))
                 for t, (s, e) in requests]
 
-    def word_vocab(self, *, lowercase: bool = False) -> tuple[str, bool]:
-        return ("fake-vocab", lowercase)
+    def word_vocab(self, *, lowercase: bool = False) -> FakeVocab:
+        return FakeVocab(lowercase)
 
-    def topk(self, prompts: Sequence[str], k: int, vocab: Any = None) -> list[list[tuple]]:
+    def topk(self, prompts: Sequence[str], k: int, vocab: Any = None,
+             mix: Sequence[float] | None = None) -> list[list[tuple]]:
         self._called("topk", len(prompts))
-        lower = vocab == ("fake-vocab", True)
-        return [fake_topk(p, k, lower) for p in prompts]
+        lower = vocab is not None and vocab.lowercase
+        if not mix:
+            return [fake_topk(p, k, lower) for p in prompts]
+        g = len(mix)
+        return [fake_mixed_topk(prompts[i:i + g], mix, k, lower)
+                for i in range(0, len(prompts), g)]
 
     def features(self, texts: Sequence[str], pooling: str = "mean") -> Any:
         raise NotImplementedError
+
+
+class FakeVocab(NamedTuple):
+    lowercase: bool
+
+    @property
+    def words(self) -> list[str]:
+        return [w for w in WORDS if w.islower() or not self.lowercase]
+
+
+def fake_mixed_topk(prompts: Sequence[str], weights: Sequence[float], k: int,
+                    lowercase: bool = True) -> list[tuple[str, float]]:
+    """The fake model's answers for prompts whose distributions are mixed by ``weights``."""
+    probs = {w: sum(f * fake_value(p + "#" + w) / 100 for p, f in zip(prompts, weights,
+                                                                        strict=True))
+             for w in FakeVocab(lowercase).words}
+    return sorted(probs.items(), key=lambda kv: -kv[1])[:k]
 
 
 def fake_topk(prompt: str, k: int, lowercase: bool = True) -> list[tuple[str, float]]:
@@ -276,12 +297,16 @@ def test_relatum_top_k_rows_and_article_merge(tmp_path: Path) -> None:
                 "ORDER BY prompt_id, rank")
     first = fake_topk("An owl is a kind of [MASK].", 3)
     assert [(0, i + 1, w, p) for i, (w, p) in enumerate(first)] == [r for r in got if r[0] == 0]
-    # prompt 1 has [DET] before the slot: "a" answers come from the "a" prompt, "an" ones from
-    # the "an" prompt
-    a = {w: p for w, p in fake_topk("An owl is a [MASK].", 3) if w[0] not in "aeiou"}
-    an = {w: p for w, p in fake_topk("An owl is an [MASK].", 3) if w[0] in "aeiou"}
-    merged = sorted({**a, **an}.items(), key=lambda kv: -kv[1])[:3]
-    assert [(1, i + 1, w, p) for i, (w, p) in enumerate(merged)] == [r for r in got if r[0] == 1]
+    # prompt 1 has [DET] before the slot: the "a" and "an" distributions, mixed by the BNC
+    # frequencies of the two articles
+    f_a = round(21626 / (21626 + 3430), 4)
+    a = dict(fake_topk("An owl is a [MASK].", 99))
+    an = dict(fake_topk("An owl is an [MASK].", 99))
+    merged = sorted(((w, f_a * a[w] + (1 - f_a) * an[w]) for w in a),
+                    key=lambda kv: -kv[1])[:3]
+    rows = [r for r in got if r[0] == 1]
+    assert [r[:3] for r in rows] == [(1, i + 1, w) for i, (w, _) in enumerate(merged)]
+    assert [r[3] for r in rows] == pytest.approx([p for _, p in merged], abs=1e-12)
 
 
 def test_relatum_vocab_param_reaches_the_backend(tmp_path: Path) -> None:
@@ -683,11 +708,12 @@ def test_real_tiny_masked_model_end_to_end(tmp_path: Path) -> None:
     for text, span in {"owl is a bird.": (9, 13), "cat is an object.": (10, 16),
                        "An emu is a kind of apple": (20, 25)}.items():
         assert got[text] == pytest.approx(direct_pll(folder, text, span), abs=1e-4)
-    # [DET] before the slot: "a" words read from the "a" prompt, "an" words from the "an" one
+    # [DET] before the slot: the "a" and "an" distributions mixed by the BNC frequencies
     a = direct_mask_probs(folder, "owl is a [MASK].")
     an = direct_mask_probs(folder, "owl is an [MASK].")
     words = {w for w in WORDS if w.islower()} | {"is", "a", "an", "kind", "of", "x"}
-    merged = {w: (an if indefinite_article(w) == "an" else a)[w] for w in words}
+    f_a = round(21626 / (21626 + 3430), 4)  # probes.tasks.relatum.det_mix rounds to 4 digits
+    merged = {w: f_a * a[w] + (1 - f_a) * an[w] for w in words}
     expected = sorted(merged.items(), key=lambda kv: -kv[1])[:3]
     ranks = query(results, "SELECT token, probability FROM responses ORDER BY rank")
     assert [t for t, _ in ranks] == [w for w, _ in expected]

@@ -253,9 +253,15 @@ class Scorer(ABC):
         raise self._unsupported("pll")
 
     def topk(
-        self, prompts: Sequence[str], k: int, vocab: WholeWordVocab | None = None
+        self, prompts: Sequence[str], k: int, vocab: WholeWordVocab | None = None,
+        mix: Sequence[float] | None = None,
     ) -> list[list[tuple[str, float]]]:
-        """The k most probable whole-word fillers of each prompt's slot, with probabilities."""
+        """The k most probable whole-word fillers of each prompt's slot, with probabilities.
+
+        With ``mix`` (weights w_1..w_g), the prompts come in consecutive groups of g and each
+        group gives one list: the top-k of the mixture sum_j w_j * P_j(word), computed on the
+        device over the whole vocabulary (used to merge "a" and "an" before the slot).
+        """
         raise self._unsupported("topk")
 
     def features(self, texts: Sequence[str], pooling: Pooling = "mean") -> torch.Tensor:
@@ -386,8 +392,12 @@ class Scorer(ABC):
         k: int,
         vocab: WholeWordVocab,
         project: Callable[[torch.Tensor], torch.Tensor] | None,
+        mix: Sequence[float] | None = None,
     ) -> list[list[tuple[str, float]]]:
-        """Softmax over the full vocabulary, top-k among ``vocab``'s items; [b, k] to the CPU."""
+        """Softmax over the full vocabulary, top-k among ``vocab``'s items; [b, k] to the CPU.
+
+        With ``mix`` (g weights), consecutive groups of g rows are mixed into one distribution
+        before the top-k (one list per group)."""
         if k < 1:
             raise ModelError(f"top-k needs k >= 1, got {k}")
         ids = vocab.ids_on(rows.device)
@@ -397,19 +407,34 @@ class Scorer(ABC):
                 f"({vocab.tokenizer_size} tokens, model {self.name!r} has {len(self.tokenizer)}); "
                 "build it with scorer.word_vocab() and narrow it with .restrict(words)"
             )
+        g = len(mix) if mix else 1
+        weights = (torch.tensor(list(mix), dtype=torch.float32, device=rows.device).view(1, g, 1)
+                   if mix else None)
         if len(ids) == 0:
-            return [[] for _ in range(rows.shape[0])]
+            return [[] for _ in range(rows.shape[0] // g)]
         kk = min(k, len(ids))
         out: list[list[tuple[str, float]]] = []
-        step = max(1, self._logit_budget // max(1, _vocab_size(self.model)))
+        step = g * max(1, self._logit_budget // max(1, _vocab_size(self.model)) // g)
         for start in range(0, rows.shape[0], step):
             chunk = rows[start : start + step]
             logits = (project(chunk) if project is not None else chunk).float()
             probs = torch.softmax(logits, dim=-1).index_select(1, ids)
+            if weights is not None:
+                probs = (probs.view(-1, g, probs.shape[1]) * weights).sum(1)
             top_p, top_i = probs.topk(kk, dim=-1)
             for p_row, i_row in zip(top_p.cpu().tolist(), top_i.cpu().tolist(), strict=True):
                 out.append([(vocab.words[i], p) for i, p in zip(i_row, p_row, strict=True)])
         return out
+
+    @staticmethod
+    def _check_mix(prompts: Sequence[str], mix: Sequence[float] | None) -> None:
+        if mix is None:
+            return
+        if len(mix) < 1 or any(not (w >= 0) for w in mix) or abs(sum(mix) - 1.0) > 1e-6:
+            raise ModelError(f"topk mix weights must be non-negative and sum to 1, got {mix}")
+        if len(prompts) % len(mix):
+            raise ModelError(f"topk with {len(mix)} mix weights needs prompts in groups of "
+                             f"{len(mix)}, got {len(prompts)} prompts")
 
     def _resolve_vocab(self, vocab: WholeWordVocab | None) -> WholeWordVocab:
         return self.word_vocab() if vocab is None else vocab

@@ -405,10 +405,12 @@ class CausalScorer(Scorer):
 
     @torch.inference_mode()
     def topk(
-        self, prompts: Sequence[str], k: int, vocab: WholeWordVocab | None = None
+        self, prompts: Sequence[str], k: int, vocab: WholeWordVocab | None = None,
+        mix: Sequence[float] | None = None,
     ) -> list[list[tuple[str, float]]]:
         """Next-token distribution after each prompt (cut at ``[MASK]`` if it has one, trailing
-        whitespace dropped), as top-k whole words."""
+        whitespace dropped), as top-k whole words (``mix``: see Scorer.topk)."""
+        self._check_mix(prompts, mix)
         words = self._resolve_vocab(vocab)
         sequences = [self._prompt_ids(p) for p in prompts]
         for index, seq in enumerate(sequences):
@@ -419,11 +421,19 @@ class CausalScorer(Scorer):
             ids, mask = self._padded([sequences[b] for b in batch])
             states, _ = self._run(ids, mask)
             last = states[torch.arange(len(batch), device=self.device), mask.sum(1) - 1]
-            for b, row in zip(batch, self._topk_rows(last, k, words, self._head), strict=True):
-                results[b] = row
+            if mix:
+                for b, row in zip(batch, last, strict=True):
+                    stash[b] = row
+            else:
+                for b, row in zip(batch, self._topk_rows(last, k, words, self._head),
+                                  strict=True):
+                    results[b] = row
             self._report(len(batch))
 
+        stash: list[torch.Tensor] = [None] * len(prompts) if mix else []  # type: ignore[list-item]
         self.batcher("topk").run([len(s) for s in sequences], work)
+        if mix:
+            return self._topk_rows(torch.stack(stash), k, words, self._head, mix)
         return results
 
     def _prompt_ids(self, prompt: str) -> list[int]:

@@ -179,10 +179,13 @@ class MaskedScorer(Scorer):
 
     @torch.inference_mode()
     def topk(
-        self, prompts: Sequence[str], k: int, vocab: WholeWordVocab | None = None
+        self, prompts: Sequence[str], k: int, vocab: WholeWordVocab | None = None,
+        mix: Sequence[float] | None = None,
     ) -> list[list[tuple[str, float]]]:
-        """Distribution at the single ``[MASK]`` of each prompt, as top-k whole words."""
+        """Distribution at the single ``[MASK]`` of each prompt, as top-k whole words (``mix``:
+        see Scorer.topk)."""
         self.require("topk")
+        self._check_mix(prompts, mix)
         words = self._resolve_vocab(vocab)
         mask_token = self.tokenizer.mask_token
         texts = []
@@ -213,11 +216,18 @@ class MaskedScorer(Scorer):
             hidden = self._hidden(ids, attention)
             rows = torch.arange(len(batch), device=self.device)
             at = hidden[rows, torch.tensor([slots[b] for b in batch], device=self.device)]
-            for b, row in zip(batch, self._topk_rows(at, k, words, self._head), strict=True):
-                results[b] = row
+            if mix:
+                for b, row in zip(batch, at, strict=True):
+                    stash[b] = row
+            else:
+                for b, row in zip(batch, self._topk_rows(at, k, words, self._head), strict=True):
+                    results[b] = row
             self._report(len(batch))
 
+        stash: list[torch.Tensor] = [None] * len(prompts) if mix else []  # type: ignore[list-item]
         self.batcher("topk").run([len(e["input_ids"]) for e in encoded], work)
+        if mix:
+            return self._topk_rows(torch.stack(stash), k, words, self._head, mix)
         return results
 
     @torch.inference_mode()

@@ -194,9 +194,12 @@ class Seq2SeqScorer(Scorer):
 
     @torch.inference_mode()
     def topk(
-        self, prompts: Sequence[str], k: int, vocab: WholeWordVocab | None = None
+        self, prompts: Sequence[str], k: int, vocab: WholeWordVocab | None = None,
+        mix: Sequence[float] | None = None,
     ) -> list[list[tuple[str, float]]]:
-        """The first token of the slot's filler, as top-k whole words."""
+        """The first token of the slot's filler, as top-k whole words (``mix``: see
+        Scorer.topk)."""
+        self._check_mix(prompts, mix)
         words = self._resolve_vocab(vocab)
         encoder_inputs, decoder_inputs = [], []
         for index, prompt in enumerate(prompts):
@@ -213,11 +216,18 @@ class Seq2SeqScorer(Scorer):
             logits = self._decode(hidden.last_hidden_state, attention, dec_ids, dec_mask)
             rows = torch.arange(len(batch), device=self.device)
             last = logits[rows, dec_mask.sum(1) - 1]
-            for b, row in zip(batch, self._topk_rows(last, k, words, None), strict=True):
-                results[b] = row
+            if mix:
+                for b, row in zip(batch, last, strict=True):
+                    stash[b] = row
+            else:
+                for b, row in zip(batch, self._topk_rows(last, k, words, None), strict=True):
+                    results[b] = row
             self._report(len(batch))
 
+        stash: list[torch.Tensor] = [None] * len(prompts) if mix else []  # type: ignore[list-item]
         self.batcher("topk").run([len(e) for e in encoder_inputs], work)
+        if mix:
+            return self._topk_rows(torch.stack(stash), k, words, None, mix)
         return results
 
     def _slot_inputs(self, index: int, prompt: str) -> tuple[list[int], list[int]]:

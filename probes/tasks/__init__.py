@@ -33,7 +33,8 @@ Data types:
   - ``("pll", (text, (start, end)))``: pseudo-log-likelihood of a character span (masked);
   - ``("topk", (prompt,), (("k", k), ("vocab", "lowercase" | "words")))``: the k most probable
     whole-word slot fillers with probabilities; a masked/seq2seq prompt holds ``[MASK]``, a
-    causal prompt ends at the slot.
+    causal prompt ends at the slot. With the option ``("mix", (w1, ..., wg))`` the request holds
+    g prompts and gets one list: the top-k of the mixture of their distributions.
 
   ``op``, ``args`` and ``options`` all go into the cache key: requests that can give different
   results must differ there.

@@ -10,10 +10,13 @@ Params:
 - ``top_k``: how many answers to keep (default: ``--top-k`` of probes.run, 10).
 - ``slot_det``: the article written for a ``[DET]`` right before the slot, whose word is
   unknown: ``"a"``, ``"an"``, any fixed text such as ``"a(n)"``, or ``"both"`` (default): the
-  prompt is scored twice, with "a" and with "an", and each answer's probability is read from the
-  prompt whose article agrees with it (probes.render.indefinite_article); answers that disagree
-  are dropped, the rest merged and re-ranked. Templates without a ``[DET]`` before the slot are
-  scored once.
+  prompt is scored twice, with "a" and with "an", and the two slot distributions are mixed,
+  P(w) = f_a * P(w | "a") + f_an * P(w | "an"), on the device before the top-k. Templates
+  without a ``[DET]`` before the slot are scored once.
+- ``det_weights``: the mixing weights ``{"a": f_a, "an": f_an}``, normalised to sum 1. Default
+  DET_WEIGHTS: the relative frequencies of "a" (21,626 per million words) and "an" (3,430)
+  in the British National Corpus, as listed by Leech, Rayson and Wilson, *Word Frequencies in
+  Written and Spoken English* (2001): 0.863 / 0.137.
 - ``capitalize``: upper-case the first character of the prompt.
 - ``vocab``: which answers count: ``lowercase`` (default; lower-case whole words of the
   model's vocabulary, like WordNet lemmas) or ``words`` (every whole word). Sub-word pieces
@@ -23,30 +26,27 @@ Params:
 >>> spec = ProbeSpec(name="d/r", task="relatum", split="test", prompts=["[DET] [W] is [DET] [V]."])
 >>> inst = Instance("d/r", "test", "i1", "owl", ["bird"], [], {})
 >>> [r.args for r in TASK.items(inst, spec, TaskContext("masked", "[MASK]", 5))[0].requests]
-[('An owl is a [MASK].',), ('An owl is an [MASK].',)]
+[('An owl is a [MASK].', 'An owl is an [MASK].')]
 >>> item = TASK.items(inst, spec, TaskContext("causal", None, 2))[0]
->>> [r.args for r in item.requests]
-[('An owl is a',), ('An owl is an',)]
->>> rows = TASK.rows(item, [[("eagle", .3), ("bird", .2)], [("animal", .25), ("bird", .1)]])
+>>> [(r.args, dict(r.options)["mix"]) for r in item.requests]
+[(('An owl is a', 'An owl is an'), (0.8631, 0.1369))]
+>>> rows = TASK.rows(item, [[("bird", .3), ("eagle", .2)]])
 >>> [(r.rank, r.token, r.probability) for r in rows.responses]
-[(1, 'animal', 0.25), (2, 'bird', 0.2)]
+[(1, 'bird', 0.3), (2, 'eagle', 0.2)]
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
 from typing import Any
 
 from probes.errors import ProbeError
-from probes.render import causal_prompt, indefinite_article, placeholders, render
+from probes.render import causal_prompt, placeholders, render
 from probes.spec import ProbeSpec
 from probes.tasks import (
     Instance,
     Item,
     Request,
-    ResponseRow,
-    Rows,
     Task,
     TaskContext,
     check_params,
@@ -54,6 +54,28 @@ from probes.tasks import (
 )
 
 VOCABS = ("lowercase", "words")
+DET_WEIGHTS = {"a": 21626, "an": 3430}
+"""Per-million frequencies of "a" and "an" in the BNC (Leech, Rayson and Wilson 2001)."""
+
+
+def det_mix(weights: Any) -> tuple[float, float]:
+    """The normalised (f_a, f_an) mixing weights, rounded to 4 digits (they enter cache keys).
+
+    >>> det_mix({"a": 3, "an": 1})
+    (0.75, 0.25)
+    >>> det_mix({"a": 1})
+    Traceback (most recent call last):
+    ...
+    probes.errors.ProbeError: params det_weights must map both "a" and "an" to non-negative ...
+    """
+    ok = isinstance(weights, dict) and set(weights) == {"a", "an"} and all(
+        isinstance(v, int | float) and v >= 0 for v in weights.values())
+    total = sum(weights.values()) if ok else 0
+    if not ok or total <= 0:
+        raise ProbeError('params det_weights must map both "a" and "an" to non-negative '
+                         f'numbers that are not both 0, e.g. {{"a": 0.86, "an": 0.14}}; got '
+                         f'{weights!r}')
+    return round(weights["a"] / total, 4), round(weights["an"] / total, 4)
 
 
 def _det_before_slot(template: str) -> bool:
@@ -63,7 +85,7 @@ def _det_before_slot(template: str) -> bool:
 
 class RelatumTask(Task):
     name = "relatum"
-    params = frozenset({"top_k", "slot_det", "capitalize", "vocab"})
+    params = frozenset({"top_k", "slot_det", "det_weights", "capitalize", "vocab"})
 
     def check(self, spec: ProbeSpec, ctx: TaskContext) -> None:
         check_params(spec, self.params)
@@ -71,6 +93,7 @@ class RelatumTask(Task):
         if not isinstance(k, int) or k < 1:
             raise ProbeError(f"probe {spec.name}: params top_k must be a positive integer")
         param(spec, "vocab", "lowercase", VOCABS)
+        det_mix(param(spec, "det_weights", DET_WEIGHTS))
         if not spec.prompts:
             raise ProbeError(f"probe {spec.name}: a relatum probe needs 'prompts:' templates "
                              "with one slot [V]")
@@ -94,28 +117,18 @@ class RelatumTask(Task):
         slot_det = str(param(spec, "slot_det", "both"))
         capitalize = bool(param(spec, "capitalize", False))
         options = (("k", k), ("vocab", param(spec, "vocab", "lowercase", VOCABS)))
+        mix = det_mix(param(spec, "det_weights", DET_WEIGHTS))
         out = []
         for pid, template in enumerate(spec.prompts):
-            dets = ["a", "an"] if slot_det == "both" and _det_before_slot(template) else [
-                "a" if slot_det == "both" else slot_det]
-            prompts = [self._prompt(template, inst, ctx, d, capitalize) for d in dets]
-            reqs = tuple(Request("topk", (p,), options) for p in prompts)
-            out.append(Item(inst.split, inst.instance_id, pid, "", None, prompts[0], reqs))
+            if slot_det == "both" and _det_before_slot(template):
+                prompts = [self._prompt(template, inst, ctx, d, capitalize) for d in ("a", "an")]
+                req = Request("topk", tuple(prompts), (*options, ("mix", mix)))
+            else:
+                det = "a" if slot_det == "both" else slot_det
+                prompts = [self._prompt(template, inst, ctx, det, capitalize)]
+                req = Request("topk", tuple(prompts), options)
+            out.append(Item(inst.split, inst.instance_id, pid, "", None, prompts[0], (req,)))
         return out
-
-    def rows(self, item: Item, results: Sequence[Any]) -> Rows:
-        if len(results) == 1:
-            return super().rows(item, results)
-        k = dict(item.requests[0].options)["k"]
-        merged: dict[str, float] = {}
-        for det, answers in zip(("a", "an"), results, strict=True):
-            for tok, p in answers:
-                if indefinite_article(str(tok)) == det and float(p) > merged.get(tok, -1.0):
-                    merged[str(tok)] = float(p)
-        ranked = sorted(merged.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
-        return Rows(responses=[
-            ResponseRow(item.split, item.instance_id, item.prompt_id, rank, tok, p)
-            for rank, (tok, p) in enumerate(ranked, start=1)])
 
 
 TASK = RelatumTask()

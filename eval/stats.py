@@ -1,0 +1,195 @@
+"""Significance tests for the semantic-relation benchmark (Cao et al.): models against humans.
+
+Three tests on plain Python sequences, and :func:`compare_with_humans`, which runs them over the
+per-probe values of the semrel views (``eval/semrel/_views.sql``, ``_prototypicality.sql``):
+
+- :func:`mcnemar_exact`: paired booleans (the same probes right / wrong for two agents); an exact
+  binomial test on the discordant pairs.
+- :func:`wilcoxon_signed_rank`: paired floats; zero differences are dropped (Wilcoxon's
+  method) and a sample of only zero differences gives p = 1.
+- :func:`levene`: equality of variances over groups (Brown-Forsythe: deviations from the
+  median).
+
+>>> r = mcnemar_exact([True] * 6 + [False], [False] * 6 + [False])
+>>> r.statistic, r.n, math.isclose(r.pvalue, 2 * 0.5 ** 6)
+(6.0, 6, True)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import permutations
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import polars as pl
+from scipy import stats
+
+from eval.sqlfile import run_support
+
+SEMREL_DIR = Path(__file__).with_name("semrel")
+SUPPORT = (SEMREL_DIR / "_views.sql", SEMREL_DIR / "_prototypicality.sql")
+
+
+@dataclass(frozen=True)
+class StatResult:
+    """A test's statistic, two-sided p-value and the number of items it used."""
+
+    statistic: float
+    pvalue: float
+    n: int
+
+
+def _paired(a: Sequence, b: Sequence) -> None:
+    if len(a) != len(b):
+        raise ValueError(f"paired samples differ in length ({len(a)} vs {len(b)})")
+
+
+def mcnemar_exact(a: Sequence[bool], b: Sequence[bool]) -> StatResult:
+    """McNemar's exact test: statistic = pairs where only ``a`` is true, n = discordant pairs,
+    p = the two-sided binomial test (p = 1/2) of that count among them; p = 1 without
+    discordant pairs.
+
+    >>> mcnemar_exact([True, True, False], [True, False, False])
+    StatResult(statistic=1.0, pvalue=1.0, n=1)
+    >>> mcnemar_exact([], []).pvalue
+    1.0
+    """
+    _paired(a, b)
+    only_a = sum(1 for x, y in zip(a, b, strict=True) if x and not y)
+    only_b = sum(1 for x, y in zip(a, b, strict=True) if y and not x)
+    n = only_a + only_b
+    p = stats.binomtest(only_a, n, 0.5).pvalue if n else 1.0
+    return StatResult(float(only_a), float(p), n)
+
+
+def wilcoxon_signed_rank(x: Sequence[float], y: Sequence[float]) -> StatResult:
+    """Wilcoxon's signed-rank test on paired floats (scipy.stats.wilcoxon, two-sided). Zero
+    differences are dropped first; n = the non-zero differences; with none, statistic nan and
+    p = 1 (nothing differs).
+
+    >>> r = wilcoxon_signed_rank([1, 2, 3, 4, 5, 0], [0, 0, 0, 0, 0, 0])
+    >>> r.n, math.isclose(r.pvalue, 2 / 2 ** 5)
+    (5, True)
+    >>> wilcoxon_signed_rank([1.0, 2.0], [1.0, 2.0])
+    StatResult(statistic=nan, pvalue=1.0, n=0)
+    """
+    _paired(x, y)
+    d = [float(a) - float(b) for a, b in zip(x, y, strict=True)]
+    d = [v for v in d if v != 0]
+    if not d:
+        return StatResult(math.nan, 1.0, 0)
+    res = stats.wilcoxon(d)
+    return StatResult(float(res.statistic), float(res.pvalue), len(d))
+
+
+def levene(*groups: Sequence[float]) -> StatResult:
+    """Levene's test of equal variances (scipy.stats.levene, centred on the median); n = the
+    values in all groups. Fewer than two non-empty groups give nan; so do groups whose absolute
+    deviations from their median are all equal within each group (W = 0/0; inf, p = 0, when
+    the groups' deviations differ).
+
+    >>> round(levene([1, 2, 3], [1, 3, 5]).statistic, 6)
+    0.8
+    """
+    groups = tuple(g for g in groups if len(g))
+    n = sum(len(g) for g in groups)
+    if len(groups) < 2:
+        return StatResult(math.nan, math.nan, n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        res = stats.levene(*[[float(v) for v in g] for g in groups])
+    return StatResult(float(res.statistic), float(res.pvalue), n)
+
+
+COLUMNS = {"model": pl.String, "other": pl.String, "relation": pl.String,
+           "measure": pl.String, "test": pl.String, "n": pl.Int64, "statistic": pl.Float64,
+           "pvalue": pl.Float64, "model_value": pl.Float64, "other_value": pl.Float64}
+
+
+def _row(model: str, other: str, relation: str, measure: str, test: str, res: StatResult,
+         mine: Sequence[float], theirs: Sequence[float]) -> dict:
+    def mean(v: Sequence[float]) -> float | None:
+        return sum(float(x) for x in v) / len(v) if len(v) else None
+    return {"model": model, "other": other, "relation": relation, "measure": measure,
+            "test": test, "n": res.n, "statistic": res.statistic, "pvalue": res.pvalue,
+            "model_value": mean(mine), "other_value": mean(theirs)}
+
+
+def _pairs(df: pl.DataFrame, keys: list[str], value: str, a: str, b: str) -> pl.DataFrame:
+    """Rows of model ``a`` joined with those of ``b`` on ``keys``: columns x (a) and y (b)."""
+    left = df.filter(pl.col("model") == a).select([*keys, pl.col(value).alias("x")])
+    right = df.filter(pl.col("model") == b).select([*keys, pl.col(value).alias("y")])
+    return left.join(right, on=keys, how="inner")
+
+
+def compare_with_humans(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Per relation, each model agent against the humans (other = 'human'):
+
+    - measure S, mcnemar: per-probe soundness hits on the probes both answered;
+    - measure M10 (ANT, SYN) / A10 (the others), mcnemar: symmetry / asymmetry hits at k = 10
+      on the (tuple, prompt) trick probes both have;
+    - measure C, wilcoxon: per-probe completeness on the probes both answered;
+    - measure S_prompts, levene: the model's per-prompt soundness (one value per prompt_id, the
+      mean over its probes) against the humans';
+    - measure P, wilcoxon: prototypicality is already model-vs-human, so here each ordered pair
+      of models is compared (other = the second model) on the probes both have.
+
+    model_value / other_value are the means of the compared values (for the McNemar rows over
+    the paired items only). Columns: see :data:`COLUMNS`.
+    """
+    run_support(con, SUPPORT)
+    sc = con.sql("""SELECT model, is_human, relation, split, instance_id, prompt_id,
+                               s_hit::DOUBLE AS s, c FROM semrel_probe_sc""").pl()
+    trick = con.sql("""SELECT model, relation, kind, word, relatum, prompt_id,
+                                  CASE WHEN kind = 'symmetric' THEN hit ELSE NOT hit END
+                                      ::DOUBLE AS hit
+                           FROM semrel_trick WHERE k = 10""").pl()
+    proto = con.sql("""SELECT model, relation, split, instance_id, prompt_id, p
+                           FROM semrel_probe_p""").pl()
+    humans = con.execute("SELECT DISTINCT model FROM semrel_runs WHERE is_human").fetchall()
+    models = [r[0] for r in con.execute("""SELECT DISTINCT model FROM semrel_runs
+                                           WHERE NOT is_human ORDER BY model""").fetchall()]
+    relations = [r[0] for r in con.execute(
+        "SELECT relation FROM semrel_relations ORDER BY relation").fetchall()]
+    probe_keys = ["split", "instance_id", "prompt_id"]
+    rows = []
+    for human in sorted(h[0] for h in humans):
+        for model in models:
+            for rel in relations:
+                sc_rel = sc.filter(pl.col("relation") == rel)
+                pair = _pairs(sc_rel, probe_keys, "s", model, human)
+                if pair.height:
+                    x, y = pair["x"].to_list(), pair["y"].to_list()
+                    rows.append(_row(model, human, rel, "S", "mcnemar",
+                                     mcnemar_exact([v > 0 for v in x], [v > 0 for v in y]),
+                                     x, y))
+                    pair = _pairs(sc_rel, probe_keys, "c", model, human)
+                    x, y = pair["x"].to_list(), pair["y"].to_list()
+                    rows.append(_row(model, human, rel, "C", "wilcoxon",
+                                     wilcoxon_signed_rank(x, y), x, y))
+                t_rel = trick.filter(pl.col("relation") == rel)
+                pair = _pairs(t_rel, ["word", "relatum", "prompt_id"], "hit", model, human)
+                if pair.height:
+                    kind = t_rel["kind"][0]
+                    x, y = pair["x"].to_list(), pair["y"].to_list()
+                    rows.append(_row(model, human, rel,
+                                     "M10" if kind == "symmetric" else "A10", "mcnemar",
+                                     mcnemar_exact([v > 0 for v in x], [v > 0 for v in y]),
+                                     x, y))
+                per_prompt = (sc_rel.group_by(["model", "prompt_id"]).agg(pl.col("s").mean())
+                              .sort("prompt_id"))
+                mine = per_prompt.filter(pl.col("model") == model)["s"].to_list()
+                theirs = per_prompt.filter(pl.col("model") == human)["s"].to_list()
+                if mine and theirs:
+                    rows.append(_row(model, human, rel, "S_prompts", "levene",
+                                     levene(mine, theirs), mine, theirs))
+    for a, b in permutations(models, 2):
+        for rel in relations:
+            pair = _pairs(proto.filter(pl.col("relation") == rel), probe_keys, "p", a, b)
+            if pair.height:
+                x, y = pair["x"].to_list(), pair["y"].to_list()
+                rows.append(_row(a, b, rel, "P", "wilcoxon", wilcoxon_signed_rank(x, y), x, y))
+    return pl.DataFrame(rows, schema=COLUMNS)

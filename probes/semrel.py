@@ -1,0 +1,280 @@
+"""The semantic-relation benchmark of Cao, Yamada, Teufel and Tokunaga: the human agent.
+
+The human responses (``kgp:HumanProbe`` / ``kgp:HumanAnswer`` in the ``responses`` graph, from
+``cao-probe-responses``) become one "run" per relation probe (``semrel/hyp`` ... ``semrel/syn``)
+with ``model = 'human'`` and ``backend = 'human'``: per probe (target word x prompt) a ranked
+list of answers by pooled normalised frequency, written to ``responses`` exactly like a model's
+top-k, so the metric SQL in ``eval/semrel/`` treats people and models alike. The raw answers go
+to ``human_responses``.
+
+Pooled normalised frequency: each annotator's distinct answers share a weight of 1 (1/n each
+for n answers), the weights are summed over annotators and divided by their number. Ties are
+broken by the number of annotators who gave the answer, then alphabetically.
+
+>>> human_distribution([["pet", "animal"], ["animal"], ["pet"], ["canine", "animal", "pet"]])
+[('animal', 0.458...), ('pet', 0.458...), ('canine', 0.083...)]
+
+Answers are normalised (stripped, lower-cased, inner spaces collapsed, a leading article "a",
+"an" or "the" dropped); answers that are several words, or not a single-word WordNet lemma
+(typos such as "obidient"), are kept in the list (a model can never match them) and counted.
+
+Usage::
+
+    python -m probes.export -p 'semrel/*'
+    python -m probes.semrel humans            # the human agent into the results file
+    python -m probes.run -m smollm2-135m -p 'semrel/*'
+    python -m eval.semrel_report
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from kg import config
+from kg.store import KnowledgeStore, open_store
+from kg.vocab import KGP, graph
+from probes.errors import ProbeError
+from probes.results import connect
+from probes.spec import Probe, discover
+
+RELATIONS = ("HYP", "HPO", "HOL", "MER", "ANT", "SYN")
+"""The paper's relation codes; the probe of relation R is ``semrel/<r lower-case>``."""
+HUMAN = "human"
+ARTICLE = re.compile(r"^(?:a|an|the)\s+")
+SINGLE_WORD = re.compile(r"^[a-z]+$")
+
+
+def probe_name(relation: str) -> str:
+    """The probe that holds relation ``relation``'s instances.
+
+    >>> probe_name("HPO")
+    'semrel/hpo'
+    """
+    return f"semrel/{relation.lower()}"
+
+
+def normalise_answer(text: str) -> str:
+    """One answer as compared with model words.
+
+    >>> normalise_answer("  The  Golden Retriever ")
+    'golden retriever'
+    >>> normalise_answer("an")
+    'an'
+    """
+    t = " ".join(text.strip().lower().split())
+    stripped = ARTICLE.sub("", t)
+    return stripped or t
+
+
+def human_distribution(annotators: Sequence[Sequence[str]]) -> list[tuple[str, float]]:
+    """Pooled normalised frequencies of the annotators' answers, best first (see the module)."""
+    weight: dict[str, float] = defaultdict(float)
+    people: Counter[str] = Counter()
+    n = sum(1 for a in annotators if a)
+    for answers in annotators:
+        distinct = list(dict.fromkeys(a for a in answers if a))
+        for a in distinct:
+            weight[a] += 1.0 / (len(distinct) * n)
+            people[a] += 1
+    return sorted(weight.items(), key=lambda kv: (-round(kv[1], 12), -people[kv[0]], kv[0]))
+
+
+@dataclass
+class HumanLoad:
+    """What ``load_humans`` wrote and what it had to count."""
+
+    runs: int = 0
+    probes: int = 0
+    answers: int = 0
+    unmatched_targets: Counter[str] = field(default_factory=Counter)
+    unmatched_prompts: Counter[str] = field(default_factory=Counter)
+    multi_word: int = 0
+    not_a_lemma: int = 0
+    empty: int = 0
+
+    def summary(self) -> str:
+        lines = [f"human agent: {self.runs} runs, {self.probes} probes, {self.answers} answers",
+                 f"  answers of several words: {self.multi_word}",
+                 f"  single words that are not WordNet lemmas (typos?): {self.not_a_lemma}",
+                 f"  empty answers dropped: {self.empty}"]
+        if self.unmatched_targets:
+            per = ", ".join(f"{k}: {v}" for k, v in sorted(self.unmatched_targets.items()))
+            lines.append("  probes whose target word is not an instance of the relation probe "
+                         f"(left out): {sum(self.unmatched_targets.values())} ({per})")
+        if self.unmatched_prompts:
+            lines.append(f"  prompts not in the probe files (left out): "
+                         f"{sum(self.unmatched_prompts.values())}")
+        return "\n".join(lines)
+
+
+HUMAN_QUERY = f"""PREFIX kgp: <{KGP}>
+SELECT ?word ?relation ?prompt ?annotator ?position ?text WHERE {{
+  GRAPH {graph("responses")} {{
+    ?p a kgp:HumanProbe ; kgp:targetWord ?word ; kgp:relationCode ?relation ; kgp:prompt ?prompt .
+    ?a kgp:answerOf ?p ; kgp:annotator ?annotator ; kgp:position ?position ;
+       kgp:normalisedText ?text .
+  }}
+}}"""
+
+LEMMA_QUERY = f"""PREFIX wn: <http://www.w3.org/2006/03/wn/wn20/schema/>
+SELECT DISTINCT ?form WHERE {{ GRAPH {graph("wordnet")} {{ ?w wn:lexicalForm ?form }} }}"""
+
+
+def relation_probes(queries: Iterable[Path] = (), include_default: bool = True) -> dict[str, Probe]:
+    """The six relation probes by relation code; a ProbeError names any that is missing."""
+    found = {p.spec.name: p for p in discover(list(queries), ["semrel/*"],
+                                               include_default=include_default)}
+    missing = [probe_name(r) for r in RELATIONS if probe_name(r) not in found]
+    if missing:
+        raise ProbeError(f"probe files {', '.join(missing)} not found in queries/ (or --queries)")
+    return {r: found[probe_name(r)] for r in RELATIONS}
+
+
+def _targets(con: duckdb.DuckDBPyConnection, probe: str) -> dict[str, tuple[str, str]]:
+    rows = con.execute("SELECT target, split, instance_id FROM instances WHERE probe = ?",
+                       [probe]).fetchall()
+    if not rows:
+        raise ProbeError(f"no instances of {probe} in the results file: run `python -m "
+                         f"probes.export -p 'semrel/*'` first")
+    return {t: (s, i) for t, s, i in rows}
+
+
+def load_humans(con: duckdb.DuckDBPyConnection, store: KnowledgeStore,
+                probes: dict[str, Probe]) -> HumanLoad:
+    """Write the human agent's runs, ranked responses and raw answers (one transaction per
+    relation; re-loading replaces the human rows of that probe and nothing else)."""
+    rows = store.query(HUMAN_QUERY)
+    if not rows:
+        raise ProbeError("the store has no human responses (graph 'responses'): build it with "
+                         "`python -m kg.build --source responses`")
+    lemmas = {r["form"] for r in store.query(LEMMA_QUERY)}
+    answers: dict[tuple[str, str, str], dict[int, list[tuple[int, str]]]] = defaultdict(
+        lambda: defaultdict(list))
+    for r in rows:
+        key = (r["relation"], r["word"], r["prompt"])
+        answers[key][int(r["annotator"])].append((int(r["position"]), str(r["text"])))
+    report = HumanLoad()
+    now = datetime.now(UTC).replace(tzinfo=None)
+    for relation, probe in probes.items():
+        name = probe.spec.name
+        targets = _targets(con, name)
+        prompt_ids = {t: i for i, t in enumerate(probe.spec.prompts)}
+        raw: list[tuple[Any, ...]] = []
+        ranked: list[tuple[Any, ...]] = []
+        run_id = f"human-{name}"
+        for (rel, word, prompt), by_annotator in sorted(answers.items()):
+            if rel != relation:
+                continue
+            if word not in targets:
+                report.unmatched_targets[relation] += 1
+                continue
+            if prompt not in prompt_ids:
+                report.unmatched_prompts[relation] += 1
+                continue
+            split, iid = targets[word]
+            pid = prompt_ids[prompt]
+            lists = []
+            for annotator in sorted(by_annotator):
+                words = []
+                for position, text in sorted(by_annotator[annotator]):
+                    a = normalise_answer(text)
+                    if not a:
+                        report.empty += 1
+                        continue
+                    report.answers += 1
+                    if " " in a:
+                        report.multi_word += 1
+                    elif a not in lemmas:
+                        report.not_a_lemma += 1
+                    raw.append((name, iid, pid, annotator, position, a))
+                    words.append(a)
+                lists.append(words)
+            report.probes += 1
+            for rank, (a, p) in enumerate(human_distribution(lists), start=1):
+                ranked.append((run_id, name, split, iid, pid, rank, a, p))
+        _write(con, name, run_id, relation, raw, ranked, now)
+        report.runs += 1
+    return report
+
+
+def _write(con: duckdb.DuckDBPyConnection, probe: str, run_id: str, relation: str,
+           raw: list[tuple[Any, ...]], ranked: list[tuple[Any, ...]], now: datetime) -> None:
+    raw_t = pa.table(list(zip(*raw, strict=True)) if raw else [[]] * 6,
+                     names=["probe", "instance_id", "prompt_id", "annotator", "position",
+                            "response"])
+    ranked_t = pa.table(list(zip(*ranked, strict=True)) if ranked else [[]] * 8,
+                        names=["run_id", "probe", "split", "instance_id", "prompt_id", "rank",
+                               "token", "probability"])
+    cfg = json.dumps({"source": "cao-probe-responses", "relation": relation,
+                      "ranking": "pooled normalised frequency"})
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute("DELETE FROM human_responses WHERE probe = ?", [probe])
+        con.execute("DELETE FROM responses WHERE run_id = ?", [run_id])
+        con.execute("DELETE FROM runs WHERE run_id = ?", [run_id])
+        con.register("kgp_raw", raw_t)
+        con.execute("INSERT INTO human_responses SELECT * FROM kgp_raw")
+        con.unregister("kgp_raw")
+        con.register("kgp_ranked", ranked_t)
+        con.execute("INSERT INTO responses SELECT * FROM kgp_ranked")
+        con.unregister("kgp_ranked")
+        con.execute("""INSERT INTO runs (run_id, model, revision, backend, task, probe, config,
+                       dtype, device, started_at, finished_at, wall_s, status, requests)
+                       VALUES (?, ?, NULL, 'human', 'relatum', ?, ?::JSON, NULL, NULL, ?, ?,
+                               0, 'done', ?)""",
+                    [run_id, HUMAN, probe, cfg, now, now,
+                     len({(r[3], r[4]) for r in ranked})])
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m probes.semrel",
+        description="Semantic-relation benchmark (Cao et al.): load the human agent (the "
+                    "cao-probe-responses answers) into the results file as runs of model "
+                    "'human', ranked by pooled normalised frequency.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    h = sub.add_parser("humans", help="write the human runs, responses and raw answers")
+    h.add_argument("--results", default=None, help="results DuckDB file (default: "
+                   "$KGPROBE_RESULTS or .kgprobe/results.duckdb)")
+    h.add_argument("--store", type=Path, default=None, help="store folder (default: "
+                   "$KGPROBE_STORE or .kgprobe/store)")
+    h.add_argument("--endpoint", default=None, help="SPARQL endpoint instead of the store")
+    h.add_argument("--queries", "-q", type=Path, action="append", default=[],
+                   help="extra folder of probe files besides queries/")
+    args = parser.parse_args(argv)
+    t0 = time.perf_counter()
+    try:
+        probes = relation_probes(args.queries)
+        store = open_store(args.endpoint, args.store)
+        con = connect(args.results or config.results_path())
+        try:
+            report = load_humans(con, store, probes)
+        finally:
+            con.close()
+    except ProbeError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(report.summary())
+    print(f"done in {time.perf_counter() - t0:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

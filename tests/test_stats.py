@@ -1,0 +1,102 @@
+"""eval.stats: the three tests against closed forms, and compare_with_humans on the semrel file
+of tests/semrel_fixtures.py."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from eval.stats import COLUMNS, compare_with_humans, levene, mcnemar_exact, wilcoxon_signed_rank
+from probes.results import connect
+from tests.semrel_fixtures import build
+
+
+def test_mcnemar_exact() -> None:
+    # b = 0 (only a right), c = 6 (only b right), plus 3 concordant pairs:
+    # p = 2 * P(X <= 0 | n = 6, 1/2) = 2 * 0.5^6.
+    a = [False] * 6 + [True, True, False]
+    b = [True] * 6 + [True, True, False]
+    r = mcnemar_exact(a, b)
+    assert (r.statistic, r.n) == (0.0, 6) and r.pvalue == pytest.approx(2 * 0.5 ** 6)
+    # b = 2, c = 8: p = 2 * (C(10,0) + C(10,1) + C(10,2)) / 2^10 = 2 * 56 / 1024.
+    r = mcnemar_exact([True] * 2 + [False] * 8, [False] * 2 + [True] * 8)
+    assert (r.statistic, r.n) == (2.0, 10) and r.pvalue == pytest.approx(112 / 1024)
+    # b = c: p = 1; no discordant pair: p = 1.
+    assert mcnemar_exact([True, False], [False, True]).pvalue == pytest.approx(1.0)
+    assert mcnemar_exact([True, False], [True, False]).pvalue == 1.0
+    with pytest.raises(ValueError, match="length"):
+        mcnemar_exact([True], [True, False])
+
+
+def test_wilcoxon_signed_rank() -> None:
+    # Differences 1, -2, 3, 4, 5 (ranks 1..5): W+ = 13, W- = 2, statistic min = 2. Exact
+    # two-sided p = 2 * #{subsets of 1..5 with sum <= 2} / 2^5 = 2 * 3 / 32 ({}, {1}, {2}).
+    r = wilcoxon_signed_rank([1, 0, 3, 4, 5], [0, 2, 0, 0, 0])
+    assert (r.statistic, r.n) == (2.0, 5) and r.pvalue == pytest.approx(6 / 32)
+    # Zero differences are dropped: the same test.
+    r0 = wilcoxon_signed_rank([1, 0, 3, 4, 5, 7, 7], [0, 2, 0, 0, 0, 7, 7])
+    assert (r0.statistic, r0.n) == (2.0, 5) and r0.pvalue == pytest.approx(6 / 32)
+    # All positive: p = 2 / 2^5.
+    assert wilcoxon_signed_rank([1, 2, 3, 4, 5], [0] * 5).pvalue == pytest.approx(2 / 32)
+    # Only zero differences: nothing differs.
+    r = wilcoxon_signed_rank([0.5, 0.25], [0.5, 0.25])
+    assert math.isnan(r.statistic) and (r.pvalue, r.n) == (1.0, 0)
+
+
+def test_levene() -> None:
+    # [1, 2, 3] and [1, 3, 5]: medians 2, 3; |deviations| z = [1, 0, 1], [2, 0, 2]; means 2/3,
+    # 4/3, grand mean 1. SSB = 3 (1/3)^2 * 2 = 2/3, SSW = 6/9 + 24/9 = 10/3;
+    # W = (2/3 / 1) / (10/3 / 4) = 0.8 with (1, 4) df. P(F(1, 4) > w) = P(|T_4| > sqrt w)
+    # = 1 - t (t^2 + 6) / (t^2 + 4)^(3/2), t = sqrt(0.8).
+    r = levene([1, 2, 3], [1, 3, 5])
+    t = math.sqrt(0.8)
+    assert r.statistic == pytest.approx(0.8) and r.n == 6
+    assert r.pvalue == pytest.approx(1 - t * (t * t + 6) / (t * t + 4) ** 1.5)
+    assert math.isnan(levene([1, 2, 3], []).pvalue)
+
+
+def test_compare_with_humans(tmp_path: Path) -> None:
+    build(tmp_path / "r.duckdb")
+    con = connect(tmp_path / "r.duckdb", read_only=True)
+    df = compare_with_humans(con)
+    assert df.schema == COLUMNS
+    rows = {(r["model"], r["other"], r["relation"], r["measure"]): r
+            for r in df.iter_rows(named=True)}
+    # Models mA, mB (mD answered nothing) x relations HYP, SYN x S, C, S_prompts, M10 / A10;
+    # P for the ordered model pairs.
+    assert set(rows) == {
+        *((m, "human", rel, meas) for m in ("mA", "mB") for rel in ("HYP", "SYN")
+          for meas in ("S", "C", "S_prompts")),
+        *((m, "human", "HYP", "A10") for m in ("mA", "mB")),
+        *((m, "human", "SYN", "M10") for m in ("mA", "mB")),
+        *((a, b, rel, "P") for a, b in (("mA", "mB"), ("mB", "mA")) for rel in ("HYP", "SYN"))}
+    # S, mB vs humans on hyp: dog p0 both right, dog p1 mB right ([pet]) and humans wrong
+    # (mammal): b = 1, c = 0 -> p = 1.
+    r = rows[("mB", "human", "HYP", "S")]
+    assert (r["n"], r["statistic"], r["pvalue"], r["model_value"], r["other_value"]) == (
+        1, 1.0, pytest.approx(1.0), 1.0, 0.5)
+    # A10, mA vs humans: dog is in mA's top 10 of target animal at both prompts (asymmetry
+    # fails), never in the humans': b = 0, c = 2 -> p = 2 * 0.5^2.
+    r = rows[("mA", "human", "HYP", "A10")]
+    assert (r["n"], r["statistic"], r["pvalue"], r["model_value"], r["other_value"]) == (
+        2, 0.0, pytest.approx(0.5), 0.0, 1.0)
+    # C, mA vs humans on hyp: 1/2, 1/2 against 1/2, 1/2: no difference, p = 1.
+    r = rows[("mA", "human", "HYP", "C")]
+    assert (r["n"], r["pvalue"]) == (0, 1.0)
+    # S per prompt on syn: mA [p0 1, p1 0], humans [1, 1/2].
+    r = rows[("mA", "human", "SYN", "S_prompts")]
+    assert (r["n"], r["model_value"], r["other_value"]) == (4, 0.5, 0.75)
+    # P, mA vs mB on hyp: dog p0 .75 vs 5/6, animal p0 .25 vs .25: one non-zero difference,
+    # exact p = 1.
+    r = rows[("mA", "mB", "HYP", "P")]
+    assert (r["n"], r["pvalue"]) == (1, pytest.approx(1.0))
+    assert r["model_value"] == pytest.approx(0.5)
+    assert r["other_value"] == pytest.approx((0.5 + 0.5 * (1 - 2 / 6) + 0.25) / 2)
+    con.close()
+
+
+def test_compare_with_humans_on_an_empty_file() -> None:
+    df = compare_with_humans(connect(":memory:"))
+    assert df.height == 0 and df.schema == COLUMNS
