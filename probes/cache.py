@@ -79,6 +79,20 @@ def lookup(con: duckdb.DuckDBPyConnection, keys: Sequence[str]) -> dict[str, Any
     return {key: _decode(op, score, n, payload) for key, op, score, n, payload in rows}
 
 
+def present(con: duckdb.DuckDBPyConnection, keys: Sequence[str]) -> set[str]:
+    """The keys among ``keys`` that the cache holds (nothing decoded)."""
+    if not keys:
+        return set()
+    table = pa.table({"key": pa.array(list(dict.fromkeys(keys)), pa.string())})
+    con.register("kgp_present_keys", table)
+    try:
+        rows = con.execute("""SELECT c.key FROM kgp_present_keys k
+                              JOIN score_cache c ON c.key = k.key""").fetchall()
+    finally:
+        con.unregister("kgp_present_keys")
+    return {r[0] for r in rows}
+
+
 def _encode(op: str, result: Any) -> tuple[float | None, int | None, str | None]:
     if op == "topk":
         return None, None, json.dumps([[str(t), float(p)] for t, p in result],

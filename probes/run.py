@@ -257,22 +257,42 @@ def plan(task: Task, probe: Probe, ctx: TaskContext, instances: list[Instance],
     return Plan(instances, items, requests, item_keys, owner)
 
 
+def run_identity(scorer: Any, probe: Probe, work: Plan,
+                 opts: RunOptions) -> tuple[str, dict[str, Any]]:
+    """The run id and what it hashes: model, revision, probe, templates, params, request
+    options, splits, limit and the scorer's cache options."""
+    spec = probe.spec
+    identity = {
+        "task": spec.task, "prompts": spec.prompts, "params": spec.params,
+        "request_options": sorted({json.dumps(r.options) for r in work.requests.values()}),
+        "splits": sorted(opts.splits) if opts.splits else None, "limit": opts.limit,
+        "scorer": dict(scorer.cache_key_options()),
+    }
+    return run_id(scorer.name, scorer.revision, spec.name, identity), identity
+
+
+def unchanged_and_cached(con: duckdb.DuckDBPyConnection, rid: str, probe: str,
+                         work: Plan) -> bool:
+    """True when run ``rid`` finished (status done) after the probe's instances were last
+    exported and every request is in the cache: its rows are complete and current, so a
+    re-run has nothing to score and nothing to write."""
+    row = con.execute("SELECT status, finished_at FROM runs WHERE run_id = ?", [rid]).fetchall()
+    if not row or row[0][0] != "done" or row[0][1] is None:
+        return False
+    newer = con.execute("SELECT count(*) FROM instances WHERE probe = ? AND exported_at > ?",
+                        [probe, row[0][1]]).fetchall()[0][0]
+    return newer == 0 and len(cache.present(con, list(work.requests))) == len(work.requests)
+
+
 def _start_run(con: duckdb.DuckDBPyConnection, scorer: Any, probe: Probe, work: Plan,
                opts: RunOptions) -> tuple[str, float, bool]:
     """Insert or restart the run row; returns (run id, seconds spent by earlier unfinished
     attempts, whether the row existed)."""
     spec = probe.spec
-    scorer_opts = dict(scorer.cache_key_options())
-    identity = {
-        "task": spec.task, "prompts": spec.prompts, "params": spec.params,
-        "request_options": sorted({json.dumps(r.options) for r in work.requests.values()}),
-        "splits": sorted(opts.splits) if opts.splits else None, "limit": opts.limit,
-        "scorer": scorer_opts,
-    }
-    rid = run_id(scorer.name, scorer.revision, spec.name, identity)
+    rid, identity = run_identity(scorer, probe, work, opts)
     describe = scorer.describe() if hasattr(scorer, "describe") else {}
     config = {**identity, "probe_file": str(probe.path), "runtime": opts.runtime,
-              "backend": describe}
+              "backend": describe, "slot_token": slot_token(scorer)}
     prior = con.execute("SELECT status, wall_s FROM runs WHERE run_id = ?", [rid]).fetchone()
     base_wall = float(prior[1] or 0.0) if prior and prior[0] != "done" else 0.0
     con.execute("""
@@ -343,8 +363,10 @@ def _scored_with_progress(scorer: Any, reqs: list[Request], bar: tqdm) -> list[A
 
 
 def run_probe(con: duckdb.DuckDBPyConnection, scorer: Any, probe: Probe,
-              options: RunOptions | None = None, results: str = "the results file") -> RunReport:
-    """Score one probe with ``scorer`` and write its run into ``con``; returns what it did."""
+              options: RunOptions | None = None, results: str = "the results file",
+              work: Plan | None = None) -> RunReport:
+    """Score one probe with ``scorer`` and write its run into ``con``; returns what it did
+    (``work``: the probe's plan when the caller made it already)."""
     opts = options or RunOptions()
     t0 = time.perf_counter()
     spec = probe.spec
@@ -354,10 +376,20 @@ def run_probe(con: duckdb.DuckDBPyConnection, scorer: Any, probe: Probe,
         task.check(spec, ctx)
     except ProbeError as e:
         raise ProbeError(f"{probe.path}: {e}") from e
-    work = plan(task, probe, ctx, load_instances(con, spec.name, opts.splits, opts.limit,
-                                                 results), scorer)
+    if work is None:
+        work = plan(task, probe, ctx, load_instances(con, spec.name, opts.splits, opts.limit,
+                                                     results), scorer)
     if hasattr(scorer, "require"):  # fail before any work when the model lacks a head
         scorer.require(*sorted({r.op for r in work.requests.values()}))
+    if opts.use_cache:
+        rid = run_identity(scorer, probe, work, opts)[0]
+        if unchanged_and_cached(con, rid, spec.name, work):
+            con.execute("UPDATE runs SET started_at = ?, finished_at = ?, wall_s = ?, "
+                        "cache_hits = ? WHERE run_id = ?",
+                        [_now(), _now(), time.perf_counter() - t0, len(work.requests), rid])
+            return RunReport(rid, spec.name, len(work.instances), len(work.items),
+                             len(work.requests), len(work.requests), 0,
+                             time.perf_counter() - t0)
     rid, base_wall, existed = _start_run(con, scorer, probe, work, opts)
     record_vocab(con, scorer, work.requests.values())
 
@@ -409,8 +441,8 @@ def record_vocab(con: duckdb.DuckDBPyConnection, scorer: Any,
     can produce."""
     names = {dict(r.options).get("vocab", "words") for r in requests if r.op == "topk"}
     for name in sorted(names):
-        if con.execute("SELECT 1 FROM model_vocab WHERE model = ? AND vocab = ? LIMIT 1",
-                       [scorer.name, name]).fetchone():
+        if con.execute("SELECT count(*) FROM model_vocab WHERE model = ? AND vocab = ?",
+                       [scorer.name, name]).fetchall()[0][0]:
             continue
         vocab = scorer.word_vocab(lowercase=name == "lowercase")
         table = pa.table({"model": [scorer.name] * len(vocab.words), "vocab": [name] * len(
@@ -508,6 +540,84 @@ def build_parser() -> argparse.ArgumentParser:
 ScorerFactory = Callable[..., Any]
 
 
+@dataclass
+class RecordedScorer:
+    """A stand-in for a model whose every request is already in the cache: its name, revision,
+    kind, dtype, device, slot token and cache options as a finished run recorded them. A re-run
+    with nothing new then does no model work at all, not even loading the weights; on the first
+    cache miss the real model is loaded instead (see :func:`fully_cached`)."""
+
+    name: str
+    revision: str
+    kind: str
+    dtype: str
+    device: str
+    mask_token: str | None
+    options: dict[str, Any]
+    described: dict[str, Any] = field(default_factory=dict)
+    batch_size: int | None = None
+
+    def cache_key_options(self) -> dict[str, Any]:
+        return dict(self.options)
+
+    def describe(self) -> dict[str, Any]:
+        return {**self.described, "loaded": False}
+
+
+def recorded_scorer(con: duckdb.DuckDBPyConnection, model: str, device: str | None,
+                    dtype: str | None) -> RecordedScorer | None:
+    """The stand-in for ``model`` from its latest finished run with the same revision, device
+    and dtype, or None (no such run, a hub model whose revision is only known once loaded)."""
+    try:
+        from probes.backends.base import dtype_name, resolve_device, resolve_dtype
+        from probes.models import resolve
+
+        revision = resolve(model).revision
+        want_device = resolve_device(device)
+        want_dtype = dtype_name(resolve_dtype(dtype, want_device))
+    except Exception:  # any doubt: load the model the normal way
+        return None
+    if revision is None:
+        return None
+    row = con.execute("""SELECT backend, config FROM runs WHERE model = ? AND revision = ?
+                         AND device = ? AND dtype = ? AND status = 'done'
+                         AND json_exists(config, '$.slot_token')
+                         ORDER BY finished_at DESC LIMIT 1""",
+                      [model, revision, str(want_device), want_dtype]).fetchall()
+    if not row:
+        return None
+    config = json.loads(row[0][1])
+    return RecordedScorer(model, revision, row[0][0], want_dtype, str(want_device),
+                          config.get("slot_token"), config.get("scorer") or {},
+                          config.get("backend") or {})
+
+
+def fully_cached(con: duckdb.DuckDBPyConnection, scorer: Any, probes: Sequence[Probe],
+                 opts: RunOptions, results: str) -> dict[str, Plan] | None:
+    """The probes' plans when every request of every probe is in the cache under ``scorer``'s
+    identity (and the vocabularies of topk requests are recorded), so no model is needed;
+    else None."""
+    ctx = TaskContext(kind=scorer.kind, slot_token=scorer.mask_token, top_k=opts.top_k)
+    plans: dict[str, Plan] = {}
+    for probe in probes:
+        task = get_task(probe.spec.task)
+        try:
+            task.check(probe.spec, ctx)
+            work = plan(task, probe, ctx, load_instances(con, probe.spec.name, opts.splits,
+                                                         opts.limit, results), scorer)
+        except ProbeError:
+            return None
+        if len(cache.present(con, list(work.requests))) < len(work.requests):
+            return None
+        for name in {dict(r.options).get("vocab", "words") for r in work.requests.values()
+                     if r.op == "topk"}:
+            if not con.execute("SELECT count(*) FROM model_vocab WHERE model = ? AND vocab = ?",
+                               [scorer.name, name]).fetchall()[0][0]:
+                return None
+        plans[probe.spec.name] = work
+    return plans
+
+
 def _default_factory(name: str, **kwargs: Any) -> Any:
     from probes.backends.registry import load_scorer
 
@@ -530,16 +640,24 @@ def main(argv: list[str] | None = None, scorer_factory: ScorerFactory | None = N
         con = connect(args.results)
         where = results or str(config.results_path())
         probes = select_probes(con, args.probe, args.queries, not args.only_extra, where)
-        scorer = factory(args.model, device=args.device, dtype=args.dtype,
-                         batch_size=args.batch_size, threads=args.threads)
         opts = RunOptions(top_k=args.top_k, splits=args.split, limit=args.limit,
                           chunk_size=args.chunk_size, use_cache=not args.no_cache,
                           progress=not args.quiet,
                           runtime={"threads": args.threads, "batch_size": args.batch_size,
                                    "chunk_size": args.chunk_size, "device": args.device,
                                    "dtype": args.dtype})
+        scorer, plans = None, None
+        if opts.use_cache:  # nothing new to score: no need to load the model
+            stand_in = recorded_scorer(con, args.model, args.device, args.dtype)
+            plans = (fully_cached(con, stand_in, probes, opts, where)
+                     if stand_in is not None else None)
+            scorer = stand_in if plans is not None else None
+        if scorer is None:
+            scorer = factory(args.model, device=args.device, dtype=args.dtype,
+                             batch_size=args.batch_size, threads=args.threads)
         t0 = time.perf_counter()
-        reports = [run_probe(con, scorer, p, opts, where) for p in probes]
+        reports = [run_probe(con, scorer, p, opts, where, (plans or {}).get(p.spec.name))
+                   for p in probes]
     except (ProbeError, KgError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, NamedTuple
 
 import duckdb
@@ -718,3 +719,43 @@ def test_real_tiny_masked_model_end_to_end(tmp_path: Path) -> None:
     ranks = query(results, "SELECT token, probability FROM responses ORDER BY rank")
     assert [t for t, _ in ranks] == [w for w, _ in expected]
     assert [p for _, p in ranks] == pytest.approx([p for _, p in expected], abs=1e-5)
+
+
+def test_relatum_runs_record_the_model_vocabulary_once(tmp_path: Path) -> None:
+    probes = [f"# name: t/r{i}\n# task: relatum\n# split: test\n# target: ?w\n"
+              '# prompts: ["[W] is near [V]."]\n'
+              'SELECT ?w WHERE { VALUES ?w { "Lyon" } }\n' for i in (1, 2)]
+    qdir, results = setup(tmp_path, *probes)
+    assert run(qdir, results, FakeScorer(kind="masked"), "-p", "t/*") == 0
+    got = query(results, "SELECT model, vocab, word FROM model_vocab ORDER BY word")
+    assert got == sorted(("fake/model", "lowercase", w) for w in FakeVocab(True).words)
+
+
+def test_cached_rerun_does_not_load_the_model(tmp_path: Path, monkeypatch: Any) -> None:
+    import probes.models
+
+    qdir, results = setup(tmp_path, choice_probe())
+    monkeypatch.setattr(probes.models, "resolve", lambda name, **kw: SimpleNamespace(
+        revision=FakeScorer.revision))
+    argv = ["--results", str(results), "--queries", str(qdir), "--only-extra", "--quiet",
+            "--model", "fake/model", "-p", "t/*"]
+    assert main(argv, scorer_factory=lambda *a, **k: FakeScorer()) == 0
+    before = query(results, "SELECT * FROM scores ORDER BY ALL")
+
+    def no_model(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the model was loaded although every request is cached")
+
+    assert main(argv, scorer_factory=no_model) == 0
+    assert query(results, "SELECT * FROM scores ORDER BY ALL") == before
+    assert query(results, "SELECT status, cache_hits = requests FROM runs") == [("done", True)]
+    # a new instance is a cache miss: now the model is needed
+    calls: list[str] = []
+
+    def counting(*args: Any, **kwargs: Any) -> FakeScorer:
+        calls.append("load")
+        return FakeScorer()
+
+    assert main([*argv, "--top-k", "3"], scorer_factory=counting) == 0  # same requests
+    assert calls == []
+    assert main([*argv, "--no-cache"], scorer_factory=counting) == 0
+    assert calls == ["load"]
