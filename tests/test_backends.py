@@ -658,3 +658,21 @@ def test_gemma3_by_alias_scores_offline() -> None:
         [("The capital of France is", " Paris"), ("The capital of France is", " banana")]
     )
     assert paris.logprob > banana.logprob
+
+
+@pytest.mark.parametrize("fixture, prompts", [
+    ("bert", ("An owl is a [MASK].", "An owl is an [MASK].")),
+    ("t5", ("An owl is a [MASK].", "An owl is an [MASK].")),
+])
+def test_topk_mix_equals_mixing_the_full_distributions(request: Any, fixture: str,
+                                                       prompts: tuple[str, str]) -> None:
+    scorer = request.getfixturevalue(fixture)
+    n = len(scorer.word_vocab())
+    full = [dict(answers) for answers in scorer.topk(list(prompts), n)]
+    weights = (0.7, 0.3)
+    expected = sorted(((w, weights[0] * full[0][w] + weights[1] * full[1][w]) for w in full[0]),
+                      key=lambda kv: -kv[1])[:5]
+    got = scorer.topk(list(prompts), 5, mix=weights)
+    assert len(got) == 1
+    assert [w for w, _ in got[0]] == [w for w, _ in expected]
+    assert [p for _, p in got[0]] == pytest.approx([p for _, p in expected], abs=1e-6)

@@ -426,6 +426,14 @@ class Scorer(ABC):
                 out.append([(vocab.words[i], p) for i, p in zip(i_row, p_row, strict=True)])
         return out
 
+    def _topk_collector(
+        self, prompts: Sequence[str], k: int, vocab: WholeWordVocab,
+        project: Callable[[torch.Tensor], torch.Tensor] | None, mix: Sequence[float] | None,
+    ) -> TopkCollector:
+        """Where a backend's topk batches put the rows at their slots (see TopkCollector)."""
+        self._check_mix(prompts, mix)
+        return TopkCollector(self, len(prompts), k, vocab, project, mix)
+
     @staticmethod
     def _check_mix(prompts: Sequence[str], mix: Sequence[float] | None) -> None:
         if mix is None:
@@ -438,6 +446,36 @@ class Scorer(ABC):
 
     def _resolve_vocab(self, vocab: WholeWordVocab | None) -> WholeWordVocab:
         return self.word_vocab() if vocab is None else vocab
+
+
+class TopkCollector:
+    """Collects the slot rows (hidden states or logits) of a topk call batch by batch.
+
+    Without mixing, each batch is turned into top-k lists at once; with ``mix`` the rows are
+    kept (on the device) until every prompt of a group is in, then mixed and ranked together.
+    """
+
+    def __init__(self, scorer: Scorer, n: int, k: int, vocab: WholeWordVocab,
+                 project: Callable[[torch.Tensor], torch.Tensor] | None,
+                 mix: Sequence[float] | None) -> None:
+        self.scorer, self.k, self.vocab, self.project, self.mix = scorer, k, vocab, project, mix
+        self.results: list[list[tuple[str, float]]] = [[] for _ in range(n)]
+        self.rows: list[torch.Tensor | None] = [None] * n if mix else []
+
+    def add(self, batch: Sequence[int], rows: torch.Tensor) -> None:
+        if self.mix:
+            for b, row in zip(batch, rows, strict=True):
+                self.rows[b] = row
+            return
+        ranked = self.scorer._topk_rows(rows, self.k, self.vocab, self.project)
+        for b, answers in zip(batch, ranked, strict=True):
+            self.results[b] = answers
+
+    def result(self) -> list[list[tuple[str, float]]]:
+        if not self.mix:
+            return self.results
+        stacked = torch.stack([r for r in self.rows if r is not None])
+        return self.scorer._topk_rows(stacked, self.k, self.vocab, self.project, self.mix)
 
 
 def pool(

@@ -410,31 +410,21 @@ class CausalScorer(Scorer):
     ) -> list[list[tuple[str, float]]]:
         """Next-token distribution after each prompt (cut at ``[MASK]`` if it has one, trailing
         whitespace dropped), as top-k whole words (``mix``: see Scorer.topk)."""
-        self._check_mix(prompts, mix)
         words = self._resolve_vocab(vocab)
         sequences = [self._prompt_ids(p) for p in prompts]
         for index, seq in enumerate(sequences):
             self._check_length(len(seq), index, prompts[index])
-        results: list[list[tuple[str, float]]] = [[] for _ in prompts]
+        sink = self._topk_collector(prompts, k, words, self._head, mix)
 
         def work(batch: list[int]) -> None:
             ids, mask = self._padded([sequences[b] for b in batch])
             states, _ = self._run(ids, mask)
             last = states[torch.arange(len(batch), device=self.device), mask.sum(1) - 1]
-            if mix:
-                for b, row in zip(batch, last, strict=True):
-                    stash[b] = row
-            else:
-                for b, row in zip(batch, self._topk_rows(last, k, words, self._head),
-                                  strict=True):
-                    results[b] = row
+            sink.add(batch, last)
             self._report(len(batch))
 
-        stash: list[torch.Tensor] = [None] * len(prompts) if mix else []  # type: ignore[list-item]
         self.batcher("topk").run([len(s) for s in sequences], work)
-        if mix:
-            return self._topk_rows(torch.stack(stash), k, words, self._head, mix)
-        return results
+        return sink.result()
 
     def _prompt_ids(self, prompt: str) -> list[int]:
         if prompt.count(MASK) > 1:

@@ -185,7 +185,6 @@ class MaskedScorer(Scorer):
         """Distribution at the single ``[MASK]`` of each prompt, as top-k whole words (``mix``:
         see Scorer.topk)."""
         self.require("topk")
-        self._check_mix(prompts, mix)
         words = self._resolve_vocab(vocab)
         mask_token = self.tokenizer.mask_token
         texts = []
@@ -209,26 +208,18 @@ class MaskedScorer(Scorer):
                     f"prompt #{index} ({prompts[index]!r}) tokenises to {len(found)} mask tokens"
                 )
             slots.append(found[0])
-        results: list[list[tuple[str, float]]] = [[] for _ in prompts]
+        sink = self._topk_collector(prompts, k, words, self._head, mix)
 
         def work(batch: list[int]) -> None:
             ids, attention = self._padded([encoded[b]["input_ids"] for b in batch])
             hidden = self._hidden(ids, attention)
             rows = torch.arange(len(batch), device=self.device)
             at = hidden[rows, torch.tensor([slots[b] for b in batch], device=self.device)]
-            if mix:
-                for b, row in zip(batch, at, strict=True):
-                    stash[b] = row
-            else:
-                for b, row in zip(batch, self._topk_rows(at, k, words, self._head), strict=True):
-                    results[b] = row
+            sink.add(batch, at)
             self._report(len(batch))
 
-        stash: list[torch.Tensor] = [None] * len(prompts) if mix else []  # type: ignore[list-item]
         self.batcher("topk").run([len(e["input_ids"]) for e in encoded], work)
-        if mix:
-            return self._topk_rows(torch.stack(stash), k, words, self._head, mix)
-        return results
+        return sink.result()
 
     @torch.inference_mode()
     def features(self, texts: Sequence[str], pooling: Pooling = "cls") -> torch.Tensor:

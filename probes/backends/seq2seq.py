@@ -199,7 +199,6 @@ class Seq2SeqScorer(Scorer):
     ) -> list[list[tuple[str, float]]]:
         """The first token of the slot's filler, as top-k whole words (``mix``: see
         Scorer.topk)."""
-        self._check_mix(prompts, mix)
         words = self._resolve_vocab(vocab)
         encoder_inputs, decoder_inputs = [], []
         for index, prompt in enumerate(prompts):
@@ -207,7 +206,7 @@ class Seq2SeqScorer(Scorer):
             self._check_length(len(enc), index, prompt)
             encoder_inputs.append(enc)
             decoder_inputs.append(dec)
-        results: list[list[tuple[str, float]]] = [[] for _ in prompts]
+        sink = self._topk_collector(prompts, k, words, None, mix)
 
         def work(batch: list[int]) -> None:
             ids, attention = self._padded([encoder_inputs[b] for b in batch])
@@ -216,19 +215,11 @@ class Seq2SeqScorer(Scorer):
             logits = self._decode(hidden.last_hidden_state, attention, dec_ids, dec_mask)
             rows = torch.arange(len(batch), device=self.device)
             last = logits[rows, dec_mask.sum(1) - 1]
-            if mix:
-                for b, row in zip(batch, last, strict=True):
-                    stash[b] = row
-            else:
-                for b, row in zip(batch, self._topk_rows(last, k, words, None), strict=True):
-                    results[b] = row
+            sink.add(batch, last)
             self._report(len(batch))
 
-        stash: list[torch.Tensor] = [None] * len(prompts) if mix else []  # type: ignore[list-item]
         self.batcher("topk").run([len(e) for e in encoder_inputs], work)
-        if mix:
-            return self._topk_rows(torch.stack(stash), k, words, None, mix)
-        return results
+        return sink.result()
 
     def _slot_inputs(self, index: int, prompt: str) -> tuple[list[int], list[int]]:
         markers = prompt.count(MASK)
