@@ -67,10 +67,12 @@ def bar_chart(points: Sequence[tuple[str, str, float | None]], title: str, path:
 
 
 def line_chart(series: dict[str, Sequence[tuple[float, float, float | None]]], title: str,
-               path: Path, xlabel: str = "x", ylabel: str = "value") -> Path:
+               path: Path, xlabel: str = "x", ylabel: str = "value",
+               baselines: dict[str, float] | None = None) -> Path:
     """One line per series through ``(x, y, error)`` points; ``error`` draws a ± bar (None:
-    none). The x values present are spaced evenly and labelled (K = 0, 4, 8, ... reads better so
-    than on a linear or logarithmic axis)."""
+    none); ``baselines`` are dashed horizontal lines (name -> y). The x values present are
+    spaced evenly and labelled (K = 0, 4, 8, ... reads better so than on a linear or
+    logarithmic axis)."""
     xs = sorted({x for points in series.values() for x, _, _ in points})
     where = {x: i for i, x in enumerate(xs)}
     fig, ax = plt.subplots(figsize=(max(4.0, 1.5 + 0.8 * len(xs)), 3.6))
@@ -79,12 +81,15 @@ def line_chart(series: dict[str, Sequence[tuple[float, float, float | None]]], t
             pts = sorted(points)
             ax.errorbar([where[x] for x, _, _ in pts], [y for _, y, _ in pts],
                         yerr=[e or 0.0 for _, _, e in pts], marker="o", capsize=3, label=name)
+        for name, y in (baselines or {}).items():
+            ax.axhline(y, linestyle="--", linewidth=1, color="grey", label=name)
         ax.set_xticks(range(len(xs)))
         ax.set_xticklabels([f"{x:g}" for x in xs])
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.set_title(title)
-        ys = [y for points in series.values() for _, y, _ in points]
+        ys = [y for points in series.values() for _, y, _ in points] + list(
+            (baselines or {}).values())
         if ys and min(ys) >= 0 and max(ys) <= 1:
             ax.set_ylim(0, 1)
         ax.grid(alpha=0.3)

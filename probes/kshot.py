@@ -342,8 +342,10 @@ def write_run(con: duckdb.DuckDBPyConnection, *, model: str, revision: str, kind
 
 def run_kshot(con: duckdb.DuckDBPyConnection, model_name: str, probe: Probe, k: int, seed: int,
               *, template: int = 1, label_set: str = "L1", cfg: KshotConfig | None = None,
-              test_limit: int | None = None, device: str | None = None) -> KshotResult:
-    """Fine-tune a fresh copy of ``model_name`` on K examples per class and write the run."""
+              test_limit: int | None = None, device: str | None = None,
+              threads: int | None = None) -> KshotResult:
+    """Fine-tune a fresh copy of ``model_name`` on K examples per class and write the run
+    (``threads``: torch CPU threads, as ``probes.run --threads``)."""
     from probes.backends.registry import load_scorer
 
     cfg = cfg or KshotConfig()
@@ -364,7 +366,7 @@ def run_kshot(con: duckdb.DuckDBPyConnection, model_name: str, probe: Probe, k: 
     test = load_split(con, spec.name, "test")[:test_limit]
     if not test:
         raise ProbeError(f"no test instances of {spec.name}: export the probe first")
-    scorer = load_scorer(model_name, device=device, dtype="float32")
+    scorer = load_scorer(model_name, device=device, dtype="float32", threads=threads)
     clf = PromptClassifier(scorer.model, scorer.tokenizer, scorer.kind,
                            spec.prompts[template - 1], sets[label_set], cfg.max_length)
     best, dev_acc, losses = train(clf, train_set, dev_set, cfg, seed)
@@ -408,6 +410,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--queries", "-q", action="append", type=Path, default=[], metavar="DIR",
                    help="extra folder of probe files")
     p.add_argument("--device", default=None, help="torch device (default: a GPU if any)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="CPU threads for torch (torch.set_num_threads; default: torch's)")
     p.add_argument("--test-limit", type=int, default=None, metavar="N",
                    help="evaluate on the first N test instances only (smoke runs)")
     p.add_argument("--epochs", type=int, default=KshotConfig.epochs)
@@ -424,7 +428,8 @@ def main(argv: list[str] | None = None) -> int:
     results: list[KshotResult] = []
     try:
         for flag, v in (("--epochs", args.epochs), ("--batch-size", args.batch_size),
-                        ("--test-limit", args.test_limit), *(("--k", k) for k in args.k or [])):
+                        ("--test-limit", args.test_limit), ("--threads", args.threads),
+                        *(("--k", k) for k in args.k or [])):
             if v is not None and v < 1:
                 raise ProbeError(f"{flag} must be a positive number (got {v})")
         probes = [p for p in discover(args.queries, args.probe) if p.spec.task == "subsumption"]
@@ -437,7 +442,7 @@ def main(argv: list[str] | None = None) -> int:
                     results.append(run_kshot(con, args.model, probe, k, seed,
                                              template=args.template, label_set=args.label_set,
                                              cfg=cfg, test_limit=args.test_limit,
-                                             device=args.device))
+                                             device=args.device, threads=args.threads))
     except (ProbeError, KgError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -1,0 +1,156 @@
+"""The OntoLAMA report (eval/ontolama_report.py) on a tiny hand-made results file.
+
+Every expected number is worked out by hand in the comments from the rows inserted.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from eval import ontolama_report as report
+from eval.sqlfile import discover_metrics, run_metric
+from probes.results import connect
+
+PIZZA, GO = "ontolama/pizza-atomic", "ontolama/go-complex"
+SETS = {"L1": {"1": ["Yes"], "0": ["No"]}, "L2": {"1": ["Right"], "0": ["Wrong"]},
+        "L3": {"1": ["Yes", "Right"], "0": ["No", "Wrong"]}}
+WORDS = [SETS[name] for name in ("L1", "L2", "L3")]  # set index = position of the sorted name
+
+
+def add_instance(con: duckdb.DuckDBPyConnection, probe: str, iid: str, gold: str) -> None:
+    con.execute("INSERT INTO instances VALUES (?, 'test', ?, NULL, [?], [], '{}', now())",
+                [probe, iid, gold])
+
+
+def add_run(con: duckdb.DuckDBPyConnection, rid: str, probe: str, *, kshot: dict | None = None,
+            wall: float | None = None, requests: int | None = None,
+            status: str = "done") -> None:
+    cfg: dict = {"params": {"label_words": SETS}, "limit": None}
+    if kshot:
+        cfg["kshot"] = kshot
+    con.execute("""INSERT INTO runs (run_id, model, probe, task, config, wall_s, requests, status)
+                   VALUES (?, 'm', ?, 'subsumption', ?::JSON, ?, ?, ?)""",
+                [rid, probe, json.dumps(cfg), wall, requests, status])
+
+
+def decide(con: duckdb.DuckDBPyConnection, rid: str, probe: str, iid: str, gold: str, pid: int,
+           right: bool) -> None:
+    """Scores under prompt ``pid`` (template pid // 3, set pid % 3) that make the gold class
+    win (-1 against -2) or lose."""
+    for cls, words in WORDS[pid % 3].items():
+        score = -1.0 if (cls == gold) == right else -2.0
+        for w in words:
+            con.execute("""INSERT INTO scores (run_id, probe, split, instance_id, prompt_id,
+                           candidate, label, score) VALUES (?, ?, 'test', ?, ?, ?, ?, ?)""",
+                        [rid, probe, iid, pid, w, cls, score])
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    path = tmp_path / "r.duckdb"
+    con = connect(path)
+    gold = {"A": "1", "B": "0", "C": "1", "D": "0", "E": "1", "F": "1", "G": "0"}
+    for iid in "ABCD":
+        add_instance(con, PIZZA, iid, gold[iid])
+    for iid in "EFG":
+        add_instance(con, GO, iid, gold[iid])
+    # Zero-shot on pizza: who is right under each prompt id (T1 L1, T1 L2, T1 L3, T2 L1, ...)
+    right = ["ABCD", "ABC", "AB", "A", "", "AB"]
+    add_run(con, "Z1", PIZZA, wall=8.0, requests=20)
+    for pid, who in enumerate(right):
+        for iid in "ABCD":
+            decide(con, "Z1", PIZZA, iid, gold[iid], pid, iid in who)
+    # Zero-shot on go complex: E and F right, G wrong, under every prompt
+    add_run(con, "Z2", GO, wall=3.0, requests=6)
+    for pid in range(6):
+        for iid in "EFG":
+            decide(con, "Z2", GO, iid, gold[iid], pid, iid != "G")
+    # a failed run: left out everywhere
+    add_run(con, "X", GO, status="failed")
+    for iid in "EFG":
+        decide(con, "X", GO, iid, gold[iid], 0, False)
+    # K-shot on pizza, T1 L1 (prompt id 0): K=4 seed 1 right on A, B; seed 2 on all; K=8 on A-C
+    for rid, k, seed, who in (("K4a", 4, 1, "AB"), ("K4b", 4, 2, "ABCD"), ("K8", 8, 1, "ABC")):
+        add_run(con, rid, PIZZA, kshot={"k": k, "seed": seed, "template": "T1",
+                                        "label_set": "L1"}, wall=60.0)
+        for iid in "ABCD":
+            decide(con, rid, PIZZA, iid, gold[iid], 0, iid in who)
+    con.close()
+    return path
+
+
+def built(path: Path) -> report.Results:
+    con = connect(path, read_only=True)
+    try:
+        return report.build(con)
+    finally:
+        con.close()
+
+
+def test_majority_baseline_metric(db: Path) -> None:
+    (metric,) = [m for m in discover_metrics([report.METRIC_DIR])
+                 if m.name == "ontolama_majority_baseline"]
+    con = connect(db, read_only=True)
+    cols, rows = run_metric(con, metric)
+    con.close()
+    got = {r[0]: dict(zip(cols, r, strict=True)) for r in rows}
+    assert set(got) == {"Z1", "Z2", "K4a", "K4b", "K8"}  # not the failed run
+    # pizza: 2 of 4 positive -> 0.5; go: 2 of 3 positive -> 2/3
+    assert got["Z1"]["value"] == 0.5 and got["Z1"]["positive_share"] == 0.5
+    assert got["Z2"]["value"] == pytest.approx(2 / 3) and got["Z2"]["n"] == 3
+
+
+def test_zero_shot_table(db: Path) -> None:
+    table = report.zero_shot_table(built(db)).splitlines()
+    assert table[0] == ("| dataset | n | T1 L1 | T1 L2 | T1 L3 | T2 L1 | T2 L2 | T2 L3 | "
+                        "mean ± std | majority | positives |")
+    # pizza: 4/4, 3/4, 2/4, 1/4, 0/4, 2/4; mean 3/6 = 0.5; deviations .5 .25 0 -.25 -.5 0,
+    # squares sum 0.625, / 6 = 0.10417, std 0.3227
+    assert table[2] == ("| pizza atomic | 4 | 100.0 | 75.0 | 50.0 | 25.0 | 0.0 | 50.0 | "
+                        "50.0 ± 32.3 | 50.0 | 50.0 |")
+    # go complex: 2/3 under every prompt, std 0; majority 2/3 (2 of 3 positive)
+    assert table[3] == ("| go complex | 3 | 66.7 | 66.7 | 66.7 | 66.7 | 66.7 | 66.7 | "
+                        "66.7 ± 0.0 | 66.7 | 66.7 |")
+    assert len(table) == 4  # K-shot runs are not zero-shot rows
+
+
+def test_kshot_table_and_curve(db: Path) -> None:
+    res = built(db)
+    table = report.kshot_table(res).splitlines()
+    assert table[0] == ("| dataset | K | prompt | accuracy | seeds | n | zero-shot (n) | "
+                        "majority |")
+    # K=4: seeds 2/4 and 4/4: mean 0.75, population std 0.25; zero-shot T1 L1 4/4
+    assert table[2] == "| pizza atomic | 4 | T1 L1 | 75.0 ± 25.0 | 2 | 4 | 100.0 (4) | 50.0 |"
+    # K=8: one seed, 3/4: no std
+    assert table[3] == "| pizza atomic | 8 | T1 L1 | 75.0 | 1 | 4 | 100.0 (4) | 50.0 |"
+    assert report.kshot_curves(res) == {
+        "pizza atomic (T1 L1)": [(0, 1.0, None), (4, 0.75, 0.25), (8, 0.75, None)]}
+    assert report.kshot_baselines(res) == {"pizza atomic: majority class": 0.5}
+
+
+def test_runs_table(db: Path) -> None:
+    table = report.runs_table(built(db)).splitlines()
+    # Z1: 20 requests / 8 s = 2.50, 4 instances / 8 s = 0.50; Z2: 6 / 3 = 2.00, 3 / 3 = 1.00
+    assert table[2] == "| m | pizza atomic | Z1 | 4 | 20 | 8.0 | 2.50 | 0.50 |"
+    assert table[3] == "| m | go complex | Z2 | 3 | 6 | 3.0 | 2.00 | 1.00 |"
+
+
+def test_main_writes_markdown_and_png(db: Path, tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "reports"
+    assert report.main(["--results", str(db), "--out", str(out)]) == 0
+    text = (out / "ontolama_report.md").read_text()
+    assert "## Zero-shot" in text and "## K-shot" in text and "![K-shot accuracy]" in text
+    assert (out / "ontolama_kshot.png").read_bytes()[:4] == b"\x89PNG"
+    assert "| pizza atomic | 4 | T1 L1 | 75.0 ± 25.0 |" in capsys.readouterr().out
+
+
+def test_missing_results_file_is_a_clear_error(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    assert report.main(["--results", str(tmp_path / "none.duckdb"),
+                        "--out", str(tmp_path)]) == 2
+    assert "no results file" in capsys.readouterr().err
