@@ -146,9 +146,6 @@ def relation_probes(queries: Iterable[Path] = (), include_default: bool = True) 
 def _targets(con: duckdb.DuckDBPyConnection, probe: str) -> dict[str, tuple[str, str]]:
     rows = con.execute("SELECT target, split, instance_id FROM instances WHERE probe = ?",
                        [probe]).fetchall()
-    if not rows:
-        raise ProbeError(f"no instances of {probe} in the results file: run `python -m "
-                         f"probes.export -p 'semrel/*'` first")
     return {t: (s, i) for t, s, i in rows}
 
 
@@ -156,6 +153,12 @@ def load_humans(con: duckdb.DuckDBPyConnection, store: KnowledgeStore,
                 probes: dict[str, Probe]) -> HumanLoad:
     """Write the human agent's runs, ranked responses and raw answers (one transaction per
     relation; re-loading replaces the human rows of that probe and nothing else)."""
+    names = [p.spec.name for p in probes.values()]
+    exported = con.execute(f"SELECT count(*) FROM instances WHERE probe IN "
+                           f"({', '.join('?' for _ in names)})", names).fetchall()[0][0]
+    if not exported:
+        raise ProbeError("no instances of the semrel probes in the results file: run `python "
+                         "-m probes.export -p 'semrel/*'` first")
     rows = store.query(HUMAN_QUERY)
     if not rows:
         raise ProbeError("the store has no human responses (graph 'responses'): build it with "

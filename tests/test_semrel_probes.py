@@ -181,3 +181,50 @@ def test_prompts_are_the_human_files_per_relation(probes) -> None:
         assert spec.params["slot_det"] == "both"
     assert {c: len(prompts[c]) for c in RELATION_FILES} == {
         "HYP": 7, "HPO": 7, "HOL": 7, "MER": 6, "ANT": 9, "SYN": 7}
+
+
+HUMANS = """
+@prefix kgp: <https://w3id.org/kgprobe/vocab#> .
+@prefix ex: <http://example.org/> .
+GRAPH <https://w3id.org/kgprobe/graph/responses> {
+  ex:h1 kgp:prompt "[DET] [W] is a kind of [V]" .
+  ex:a1 kgp:answerOf ex:h1 ; kgp:annotator 1 ; kgp:position 1 ; kgp:normalisedText "dog" .
+  ex:a2 kgp:answerOf ex:h1 ; kgp:annotator 1 ; kgp:position 2 ; kgp:normalisedText "a canine" .
+  ex:a3 kgp:answerOf ex:h1 ; kgp:annotator 2 ; kgp:position 1 ; kgp:normalisedText "dog" .
+  ex:a4 kgp:answerOf ex:h1 ; kgp:annotator 3 ; kgp:position 1 ;
+        kgp:normalisedText "young dog" .
+  ex:a5 kgp:answerOf ex:h1 ; kgp:annotator 4 ; kgp:position 1 ; kgp:normalisedText "doggo" .
+  ex:h2 a kgp:HumanProbe ; kgp:targetWord "kitten" ; kgp:relationCode "HYP" ;
+        kgp:prompt "[W] is a baby [V]" .
+  ex:a6 kgp:answerOf ex:h2 ; kgp:annotator 1 ; kgp:position 1 ; kgp:normalisedText "cat" .
+}
+"""
+
+
+def test_human_agent_ranks_counts_and_keeps_other_rows(probes, tmp_path: Path) -> None:
+    from probes.export import export
+    from probes.results import connect
+    from probes.semrel import load_humans, relation_probes
+
+    store = LocalStore.in_memory()
+    store.oxigraph.load((MINI + HUMANS).encode(), format=ox.RdfFormat.TRIG)
+    results = tmp_path / "r.duckdb"
+    export(list(probes.values()), store, results, progress=False)
+    con = connect(results)
+    con.execute("INSERT INTO runs (run_id, model, probe, status) VALUES "
+                "('m1', 'some-model', 'semrel/hyp', 'done')")
+    report = load_humans(con, store, relation_probes())
+    rows = con.execute("""SELECT i.target, r.prompt_id, r.rank, r.token, r.probability
+                          FROM responses r JOIN instances i USING (probe, split, instance_id)
+                          WHERE r.run_id = 'human-semrel/hyp' ORDER BY rank""").fetchall()
+    # annotator 1: dog, canine (1/2 each of 1/4); 2: dog; 3: "young dog"; 4: "doggo"
+    assert [(t, p, k, w) for t, p, k, w, _ in rows] == [
+        ("puppy", 0, 1, "dog"), ("puppy", 0, 2, "doggo"), ("puppy", 0, 3, "young dog"),
+        ("puppy", 0, 4, "canine")]
+    assert [p for *_, p in rows] == pytest.approx([0.375, 0.25, 0.25, 0.125])
+    assert report.multi_word == 1 and report.not_a_lemma == 1  # "young dog"; "doggo"
+    assert report.unmatched_prompts == {"HYP": 1}  # "[W] is a baby [V]" is no template
+    assert con.execute("SELECT count(*) FROM human_responses").fetchall()[0][0] == 5
+    load_humans(con, store, relation_probes())  # again: replaced, not duplicated
+    assert con.execute("SELECT count(*) FROM human_responses").fetchall()[0][0] == 5
+    assert con.execute("SELECT count(*) FROM runs").fetchall()[0][0] == 7  # 6 human + m1
