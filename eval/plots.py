@@ -19,14 +19,30 @@ True
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 import numpy as np
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+
+
+@contextmanager
+def _figure(path: Path, **subplots: Any) -> Iterator[tuple[Any, Any]]:
+    """``plt.subplots(**subplots)``; on leaving, the figure is laid out and saved as ``path``
+    (folders made), and always closed."""
+    fig, ax = plt.subplots(**subplots)
+    try:
+        yield fig, ax
+        fig.tight_layout()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=120)
+    finally:
+        plt.close(fig)
 
 
 def bar_chart(points: Sequence[tuple[str, str, float | None]], title: str, path: Path,
@@ -39,9 +55,8 @@ def bar_chart(points: Sequence[tuple[str, str, float | None]], title: str, path:
     labels = list(dict.fromkeys(x for _, x, _ in points))
     values = {(s, x): v for s, x, v in points}
     width = 0.8 / max(1, len(series))
-    fig, ax = plt.subplots(figsize=(max(4.0, 1.2 + 0.9 * len(labels) * max(1, len(series)) ** 0.5),
-                                    3.6))
-    try:
+    with _figure(path, figsize=(max(4.0, 1.2 + 0.9 * len(labels) * max(1, len(series)) ** 0.5),
+                                    3.6)) as (_fig, ax):
         for i, s in enumerate(series):
             xs = [j + (i - (len(series) - 1) / 2) * width for j in range(len(labels))]
             ys = [values.get((s, x)) for x in labels]
@@ -58,11 +73,6 @@ def bar_chart(points: Sequence[tuple[str, str, float | None]], title: str, path:
         ax.grid(axis="y", alpha=0.3)
         if len(series) > 1:
             ax.legend(fontsize=8, frameon=False)
-        fig.tight_layout()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=120)
-    finally:
-        plt.close(fig)
     return path
 
 
@@ -75,8 +85,7 @@ def line_chart(series: dict[str, Sequence[tuple[float, float, float | None]]], t
     logarithmic axis)."""
     xs = sorted({x for points in series.values() for x, _, _ in points})
     where = {x: i for i, x in enumerate(xs)}
-    fig, ax = plt.subplots(figsize=(max(4.0, 1.5 + 0.8 * len(xs)), 3.6))
-    try:
+    with _figure(path, figsize=(max(4.0, 1.5 + 0.8 * len(xs)), 3.6)) as (_fig, ax):
         for name, points in series.items():
             pts = sorted(points)
             ax.errorbar([where[x] for x, _, _ in pts], [y for _, y, _ in pts],
@@ -95,11 +104,6 @@ def line_chart(series: dict[str, Sequence[tuple[float, float, float | None]]], t
         ax.grid(alpha=0.3)
         if series:
             ax.legend(fontsize=8, frameon=False)
-        fig.tight_layout()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=120)
-    finally:
-        plt.close(fig)
     return path
 
 
@@ -109,9 +113,8 @@ def line_panels(panels: dict[str, dict[str, Sequence[tuple[float, float]]]], tit
     """A grid of line charts sharing their axes: one panel per key of ``panels``, one line per
     series through its ``(x, y)`` points; a panel without series says so."""
     nrows = max(1, -(-len(panels) // ncols))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(3.4 * ncols, 2.8 * nrows + 0.5),
-                             sharex=True, sharey=True, squeeze=False)
-    try:
+    with _figure(path, nrows=nrows, ncols=ncols, figsize=(3.4 * ncols, 2.8 * nrows + 0.5),
+                             sharex=True, sharey=True, squeeze=False) as (fig, axes):
         flat = list(axes.flat)
         for ax, (name, series) in zip(flat, panels.items(), strict=False):
             for label, points in series.items():
@@ -134,11 +137,6 @@ def line_panels(panels: dict[str, dict[str, Sequence[tuple[float, float]]]], tit
         for ax in axes[:, 0]:
             ax.set_ylabel(ylabel)
         fig.suptitle(title)
-        fig.tight_layout()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=120)
-    finally:
-        plt.close(fig)
     return path
 
 
@@ -149,8 +147,7 @@ def heat_map(rows: Sequence[str], cols: Sequence[str], values: Sequence[Sequence
     with its value; ``None`` cells stay blank, NaN cells (no data) are grey and marked "–"."""
     data = np.ma.masked_invalid(np.array(
         [[np.nan if v is None else float(v) for v in row] for row in values], dtype=float))
-    fig, ax = plt.subplots(figsize=(1.0 + 0.75 * len(cols), 1.0 + 0.65 * len(rows)))
-    try:
+    with _figure(path, figsize=(1.0 + 0.75 * len(cols), 1.0 + 0.65 * len(rows))) as (fig, ax):
         cmap = plt.get_cmap("viridis").with_extremes(bad="white")
         im = ax.imshow(data, cmap=cmap, vmin=vmin, vmax=vmax)
         for i, row in enumerate(values):
@@ -170,9 +167,4 @@ def heat_map(rows: Sequence[str], cols: Sequence[str], values: Sequence[Sequence
         ax.set_ylabel(ylabel)
         ax.set_title(title, fontsize=10)
         fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
-        fig.tight_layout()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=120)
-    finally:
-        plt.close(fig)
     return path
