@@ -20,11 +20,16 @@ as ``None``) and ``graphs()`` lists the named graphs.
 
 from __future__ import annotations
 
+import http.client
+import json
+import re
+import threading
+import time
+import urllib.parse
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
-import orjson
 import pyoxigraph as ox
 
 from kg import config
@@ -35,6 +40,75 @@ _INT = {str(XSD[t].value) for t in ("integer", "int", "long", "short", "nonNegat
                                        "positiveInteger", "negativeInteger", "nonPositiveInteger")}
 _FLOAT = {XSD.decimal.value, XSD.double.value, XSD.float.value}
 _BOOL = XSD.boolean.value
+_STRING = XSD.string.value
+_LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
+
+DEFAULT_TIMEOUT_S = 600.0
+"""Default limit on one query's total time (``--query-timeout``)."""
+DEFAULT_MAX_ROWS = 5_000_000
+"""Default limit on the rows one query may return (``--max-rows``)."""
+
+
+class QueryLimitError(StoreError):
+    """A query ran past its time limit or returned more rows than allowed."""
+
+
+class TaggedStr(str):
+    """A literal's text that keeps its language tag or datatype.
+
+    It prints, renders and serialises as the plain text, but two literals with the same text and
+    different tags are different values (``"bank"@en`` is not ``"bank"@de``), so rows that differ
+    only in a tag keep distinct instance ids. Compared with a plain ``str`` only the text counts.
+
+    >>> en, de = TaggedStr("bank", language="en"), TaggedStr("bank", language="de")
+    >>> en == de, en == "bank", str(en), len({en, de}), en
+    (False, True, 'bank', 2, 'bank'@en)
+    """
+
+    language: str | None
+    datatype: str | None
+
+    def __new__(cls, value: str, language: str | None = None,
+                datatype: str | None = None) -> TaggedStr:
+        obj = super().__new__(cls, value)
+        obj.language, obj.datatype = language, datatype
+        return obj
+
+    def tag(self) -> str:
+        return f"@{self.language}" if self.language else f"^^<{self.datatype}>"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, TaggedStr):
+            return (str(self), self.language, self.datatype) == (
+                str(other), other.language, other.datatype)
+        return str.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self.__eq__(other)
+
+    __hash__ = str.__hash__
+
+    def __repr__(self) -> str:
+        return f"{str.__repr__(self)}{self.tag()}"
+
+
+def _literal(value: str, language: str | None, datatype: str | None) -> Any:
+    """A plain value for a literal: numbers and booleans as such, plain strings as ``str``, and
+    language-tagged or other typed literals as :class:`TaggedStr`."""
+    if language:
+        return TaggedStr(value, language=language)
+    try:
+        if datatype in _INT:
+            return int(value)
+        if datatype in _FLOAT:
+            return float(value)
+        if datatype == _BOOL:
+            return value in ("true", "1")
+    except ValueError:
+        return TaggedStr(value, datatype=datatype)
+    if datatype is None or datatype in (_STRING, _LANG_STRING):
+        return value
+    return TaggedStr(value, datatype=datatype)
 
 
 class KnowledgeStore(Protocol):
@@ -50,17 +124,7 @@ def term_value(term: Any) -> Any:
     if term is None:
         return None
     if isinstance(term, ox.Literal):
-        dt = term.datatype.value
-        try:
-            if dt in _INT:
-                return int(term.value)
-            if dt in _FLOAT:
-                return float(term.value)
-            if dt == XSD.boolean.value:
-                return term.value in ("true", "1")
-        except ValueError:
-            return term.value
-        return term.value
+        return _literal(term.value, term.language, term.datatype.value)
     if isinstance(term, ox.BlankNode):
         return "_:" + term.value
     return term.value
@@ -94,17 +158,49 @@ class LocalStore:
     def in_memory(cls) -> LocalStore:
         return cls(ox.Store())
 
-    def query(self, sparql: str) -> list[dict[str, Any]]:
+    def query(self, sparql: str, timeout: float | None = DEFAULT_TIMEOUT_S,
+              max_rows: int | None = DEFAULT_MAX_ROWS) -> list[dict[str, Any]]:
+        """Run a SELECT (or ASK); rows as dicts of plain values. Raises QueryLimitError when
+        the query runs longer than ``timeout`` seconds or returns more than ``max_rows`` rows
+        (None: no limit)."""
+        box: dict[str, Any] = {}
+        stop = threading.Event()
+
+        def work() -> None:
+            try:
+                box["rows"] = self._rows(sparql, max_rows, stop)
+            except BaseException as e:  # handed to the caller's thread
+                box["error"] = e
+
+        if timeout is None:
+            work()
+        else:
+            # Oxigraph releases the GIL while it evaluates, so the caller can give up on time;
+            # the daemon thread stops at its next row (or when the process ends).
+            worker = threading.Thread(target=work, daemon=True, name="kgprobe-query")
+            worker.start()
+            worker.join(timeout)
+            if worker.is_alive():
+                stop.set()
+                raise QueryLimitError(f"the query ran longer than {timeout:g} s")
+        if "error" in box:
+            raise box["error"]
+        return box["rows"]
+
+    def _rows(self, sparql: str, max_rows: int | None,
+              stop: threading.Event) -> list[dict[str, Any]]:
         # Probes read the union of all named graphs as their default graph (documented above).
         result = self.oxigraph.query(sparql, use_default_graph_as_union=True)
         if isinstance(result, bool | ox.QueryBoolean):
             return [{"ask": bool(result)}]
         if not isinstance(result, ox.QuerySolutions):
+            del result  # Oxigraph's result objects must be dropped on the thread that made them
             raise StoreError("probe queries must be SELECT or ASK, not CONSTRUCT/DESCRIBE")
-        # Serialising to SPARQL JSON and parsing it with orjson is ~3x faster than reading
-        # every term object through the Python bindings.
-        data = orjson.loads(result.serialize(format=ox.QueryResultsFormat.JSON))
-        return json_rows(data)
+        rows = _solution_rows(result, max_rows, stop)
+        del result
+        if max_rows is not None and len(rows) > max_rows:
+            raise QueryLimitError(f"the query returned more than {max_rows:,} rows")
+        return rows
 
     def graphs(self) -> list[str]:
         return sorted(g.value for g in self.oxigraph.named_graphs() if isinstance(g, ox.NamedNode))
@@ -114,28 +210,106 @@ class LocalStore:
         return self.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ {g} {{ ?s ?p ?o }} }}")[0]["n"]
 
 
+class _Client:
+    """What RemoteStore sends with each request (``agent``: the User-Agent header)."""
+
+    agent: str = "kgprobe"
+
+
+def _solution_rows(result: Any, max_rows: int | None,
+                   stop: threading.Event) -> list[dict[str, Any]]:
+    names = [v.value for v in result.variables]
+    rows: list[dict[str, Any]] = []
+    for solution in result:  # as fast as serialising to JSON, and stoppable per row
+        if stop.is_set():
+            break
+        rows.append({n: term_value(solution[n]) for n in names})
+        if max_rows is not None and len(rows) > max_rows:
+            break  # the caller reports the limit
+    return rows
+
+
 class RemoteStore:
-    """A SPARQL 1.1 endpoint queried through SPARQLWrapper (read-only)."""
+    """A SPARQL 1.1 endpoint (http or https), read-only.
+
+    Every text is sent as a query (``query=`` form field, SPARQL 1.1 Protocol), never guessed
+    to be an update from its words. ``timeout`` bounds the whole request, reading included, so
+    a server that trickles its answer cannot hold a run for longer.
+    """
 
     def __init__(self, endpoint: str, timeout: float = 120.0) -> None:
-        from SPARQLWrapper import JSON, POST, SPARQLWrapper
-
+        url = urllib.parse.urlsplit(endpoint)
+        if url.scheme not in ("http", "https") or not url.hostname:
+            raise StoreError(f"--endpoint {endpoint!r} is not an http(s) URL; give the SPARQL "
+                             "endpoint's address, e.g. http://127.0.0.1:7878/query")
+        if timeout is None or timeout <= 0:
+            raise StoreError(f"the endpoint timeout must be a positive number of seconds "
+                             f"(got {timeout})")
         self.endpoint = endpoint
-        self._client = SPARQLWrapper(endpoint)
-        self._client.setReturnFormat(JSON)
-        self._client.setMethod(POST)
-        self._client.setTimeout(int(timeout))
+        self.timeout = float(timeout)
+        self._url = url
+        self._client = _Client()
 
-    def query(self, sparql: str) -> list[dict[str, Any]]:
-        self._client.setQuery(sparql)
+    def query(self, sparql: str, timeout: float | None = None,
+              max_rows: int | None = DEFAULT_MAX_ROWS) -> list[dict[str, Any]]:
+        limit = min(self.timeout, timeout) if timeout else self.timeout
+        body = self._post(sparql, limit)
         try:
-            data = self._client.queryAndConvert()
-        except Exception as e:  # SPARQLWrapper raises many kinds (URLError, EndPointNotFound...)
-            raise StoreError(
-                f"SPARQL endpoint {self.endpoint} failed: {e}. Check that it is running and "
-                "reachable, or drop --endpoint to use the embedded store."
-            ) from e
-        return json_rows(data)
+            data = json.loads(body)
+        except ValueError as e:
+            start = body[:60].decode("utf-8", "replace").strip()
+            raise StoreError(f"SPARQL endpoint {self.endpoint} did not answer with SPARQL JSON "
+                             f"results (it sent {start!r}...); check that the URL is the "
+                             "endpoint's query address, not a web page") from e
+        if not isinstance(data, dict) or not ("boolean" in data or (
+                isinstance(data.get("results"), dict) and "bindings" in data["results"])):
+            raise StoreError(f"SPARQL endpoint {self.endpoint} answered JSON without "
+                             "'results' bindings; check that the URL is a SPARQL 1.1 endpoint")
+        rows = json_rows(data)
+        if max_rows is not None and len(rows) > max_rows:
+            raise QueryLimitError(f"the query returned more than {max_rows:,} rows")
+        return rows
+
+    def _post(self, sparql: str, limit: float) -> bytes:
+        """POST the query; the response body. One deadline covers connecting and reading."""
+        deadline = time.monotonic() + limit
+        url = self._url
+        kind = http.client.HTTPSConnection if url.scheme == "https" else http.client.HTTPConnection
+        conn = kind(url.hostname or "", url.port, timeout=limit)
+        path = (url.path or "/") + (f"?{url.query}" if url.query else "")
+        form = urllib.parse.urlencode({"query": sparql}).encode("utf-8")
+        try:
+            conn.request("POST", path, body=form, headers={
+                "Content-Type": "application/x-www-form-urlencoded",
+                "Accept": "application/sparql-results+json",
+                "User-Agent": self._client.agent})
+            resp = conn.getresponse()
+            chunks: list[bytes] = []
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError
+                if conn.sock is not None:
+                    conn.sock.settimeout(left)
+                chunk = resp.read1(1 << 16)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+            body = b"".join(chunks)
+        except TimeoutError as e:
+            raise QueryLimitError(f"SPARQL endpoint {self.endpoint} did not answer within "
+                                  f"{limit:g} s; raise --timeout or check the server") from e
+        except (OSError, http.client.HTTPException) as e:
+            raise StoreError(f"SPARQL endpoint {self.endpoint} failed: {e}. Check that it is "
+                             "running and reachable, or drop --endpoint to use the embedded "
+                             "store.") from e
+        finally:
+            conn.close()
+        if resp.status != 200:
+            detail = re.sub(r"\s+", " ", body[:200].decode("utf-8", "replace")).strip()
+            raise StoreError(f"SPARQL endpoint {self.endpoint} failed: HTTP {resp.status} "
+                             f"{resp.reason}: {detail}")
+        return body
 
     def graphs(self) -> list[str]:
         rows = self.query("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }")
@@ -156,25 +330,17 @@ def _json_value(b: dict[str, str] | None) -> Any:
     kind, value = b["type"], b["value"]
     if kind == "bnode":
         return "_:" + value
-    dt = b.get("datatype")
-    if dt is None or kind == "uri":
+    if kind == "uri":
         return value
-    try:
-        if dt in _INT:
-            return int(value)
-        if dt in _FLOAT:
-            return float(value)
-        if dt == _BOOL:
-            return value in ("true", "1")
-    except ValueError:
-        return value
-    return value
+    return _literal(value, b.get("xml:lang"), b.get("datatype"))
 
 
-def open_store(endpoint: str | None = None, path: Path | None = None) -> KnowledgeStore:
-    """The store probes query: the endpoint when one is given, else the embedded store."""
+def open_store(endpoint: str | None = None, path: Path | None = None,
+               timeout: float = 120.0) -> KnowledgeStore:
+    """The store probes query: the endpoint when one is given (``timeout``: the total seconds
+    one request may take), else the embedded store."""
     if endpoint:
-        return RemoteStore(endpoint)
+        return RemoteStore(endpoint, timeout=timeout)
     return LocalStore.open(path, read_only=True)
 
 
