@@ -23,7 +23,9 @@ from __future__ import annotations
 import argparse
 import hashlib
 import importlib
+import importlib.util
 import json
+import re
 import sys
 import time
 from dataclasses import dataclass
@@ -36,11 +38,35 @@ from tqdm import tqdm
 
 from kg import config
 from kg.errors import KgError
-from kg.store import KnowledgeStore, open_store
+from kg.store import (
+    DEFAULT_MAX_ROWS,
+    DEFAULT_TIMEOUT_S,
+    KnowledgeStore,
+    QueryLimitError,
+    TaggedStr,
+    open_store,
+)
 from kg.vocab import graph
 from probes.errors import ProbeError, ProbeFileError
+from probes.render import placeholders
 from probes.results import connect
 from probes.spec import Probe, discover
+
+BUILDERS = ("probes.ontolama:instances",)
+"""The project's own instance builders a probe's ``builder:`` may name. A builder module of
+one's own must live under a probe folder passed with ``--queries`` (see :func:`load_builder`)."""
+
+_SPLIT_NAME = re.compile(r"[A-Za-z0-9_\-]{1,64}")
+
+
+@dataclass(frozen=True)
+class QueryLimits:
+    """Bounds on one probe query: total seconds and rows (None: no bound), and whether
+    ``SERVICE`` clauses may call other endpoints (``--allow-service``)."""
+
+    timeout_s: float | None = DEFAULT_TIMEOUT_S
+    max_rows: int | None = DEFAULT_MAX_ROWS
+    allow_service: bool = False
 
 
 def instance_id(values: list[Any]) -> str:
@@ -51,8 +77,18 @@ def instance_id(values: list[Any]) -> str:
     >>> instance_id(["dog", "animal"]) != instance_id(["animal", "dog"])
     True
     """
-    raw = "\x1f".join(json.dumps(v, sort_keys=True, default=str) for v in values)
+    raw = "\x1f".join(json.dumps(_identity(v), sort_keys=True, default=str) for v in values)
     return hashlib.md5(raw.encode("utf-8")).hexdigest()[:16]
+
+
+def _identity(v: Any) -> Any:
+    """What makes a value distinct: a tagged literal's text with its tag (``"bank"@en`` and
+    ``"bank"@de`` differ); a plain value as it is (so ids of untagged values never change)."""
+    if isinstance(v, TaggedStr):
+        return {"@value": str(v), "@language": v.language, "@type": v.datatype}
+    if isinstance(v, list):
+        return [_identity(x) for x in v]
+    return v
 
 
 def _as_list(v: Any) -> list[str]:
@@ -86,11 +122,33 @@ def check_graphs(probes: list[Probe], store: KnowledgeStore) -> None:
                 f"{' '.join('-s ' + m for m in missing)}`. Nothing was exported.")
 
 
-def instances_for(probe: Probe, store: KnowledgeStore) -> pl.DataFrame:
+def run_query(probe: Probe, store: KnowledgeStore, limits: QueryLimits | None = None,
+              sparql: str | None = None) -> list[dict[str, Any]]:
+    """Run the probe's query (or ``sparql`` on its behalf) within ``limits``; errors name the
+    probe and the option that bounds it."""
+    limits = limits or QueryLimits()
+    if probe.services and not limits.allow_service:
+        raise ProbeFileError(probe.path, None,
+                             f"probe {probe.spec.name!r} calls other SPARQL endpoints with "
+                             f"SERVICE ({', '.join(probe.services)}); a probe file is data and "
+                             "does not contact servers unless you pass --allow-service (its "
+                             "queries are then bounded by --query-timeout)")
+    try:
+        return store.query(sparql or probe.query, timeout=limits.timeout_s,
+                           max_rows=limits.max_rows)
+    except QueryLimitError as e:
+        option = "--max-rows" if "rows" in str(e) else "--query-timeout"
+        raise ProbeError(f"probe {probe.spec.name!r} ({probe.path}): {e}; add a LIMIT or a "
+                         f"narrower pattern to its query, or raise {option}. "
+                         "Nothing was written for it.") from e
+
+
+def instances_for(probe: Probe, store: KnowledgeStore,
+                  limits: QueryLimits | None = None) -> pl.DataFrame:
     """Run a probe's query and shape its rows into instances (one DataFrame row each)."""
     spec = probe.spec
     check_graphs([probe], store)
-    rows = store.query(probe.query)
+    rows = run_query(probe, store, limits)
     split_var = spec.split_variable
     if split_var:
         unbound = sum(1 for r in rows if r[split_var] is None)
@@ -98,6 +156,14 @@ def instances_for(probe: Probe, store: KnowledgeStore) -> pl.DataFrame:
             raise ProbeFileError(probe.path, probe.header_lines.get("split"),
                                  f"split variable ?{split_var} is unbound in {unbound} row(s); "
                                  "bind it in every row (e.g. with BIND or COALESCE)")
+        bad = sorted({str(r[split_var]) for r in rows
+                      if not _SPLIT_NAME.fullmatch(str(r[split_var]))})
+        if bad:
+            raise ProbeFileError(probe.path, probe.header_lines.get("split"),
+                                 f"split variable ?{split_var} holds {bad[0]!r}, which is not a "
+                                 "split name (letters, digits, '_' and '-', at most 64); split "
+                                 "names become file names, so map the values to names like "
+                                 "'train'/'test' with BIND")
     keys = [v[1:] for v in spec.group_by]
     if keys:
         # An instance belongs to one split: the split variable is always part of the group key.
@@ -136,19 +202,64 @@ def instances_for(probe: Probe, store: KnowledgeStore) -> pl.DataFrame:
     return df.with_columns(pl.lit(spec.name).alias("probe"))
 
 
-def build_instances(probe: Probe, store: KnowledgeStore) -> pl.DataFrame:
+def load_builder(probe: Probe, builder_dirs: list[Path] | None = None) -> Any:
+    """The function a probe's ``builder: module:function`` names: one of :data:`BUILDERS`, or
+    ``module`` as a file ``<folder>/<module path>.py`` under one of ``builder_dirs`` (the
+    probe folders the user passed with ``--queries``). No other module is ever imported."""
+    name = probe.spec.builder or ""
+    line = probe.header_lines.get("builder")
+    module_name, _, func_name = name.partition(":")
+    if name in BUILDERS:
+        return getattr(importlib.import_module(module_name), func_name)
+    for folder in builder_dirs or []:
+        file = folder / Path(*module_name.split(".")).with_suffix(".py")
+        if file.is_file() and file.resolve().is_relative_to(folder.resolve()):
+            spec = importlib.util.spec_from_file_location(f"kgprobe_builder_{module_name}", file)
+            if spec is None or spec.loader is None:
+                break
+            module = importlib.util.module_from_spec(spec)
+            try:
+                spec.loader.exec_module(module)
+                return getattr(module, func_name)
+            except AttributeError as e:
+                raise ProbeFileError(probe.path, line, f"builder {name!r}: {file} has no "
+                                     f"function {func_name!r}") from e
+    raise ProbeFileError(probe.path, line,
+                         f"builder {name!r} is not allowed: a builder is one of kgprobe's own "
+                         f"({', '.join(BUILDERS)}) or a module file under a probe folder you "
+                         f"pass with --queries (e.g. --queries DIR with DIR/"
+                         f"{module_name.replace('.', '/')}.py); other modules are never imported")
+
+
+def build_instances(probe: Probe, store: KnowledgeStore, limits: QueryLimits | None = None,
+                    builder_dirs: list[Path] | None = None) -> pl.DataFrame:
     """The probe's instances: its ``builder`` when the header names one, else the query rows
-    shaped by :func:`instances_for`."""
+    shaped by :func:`instances_for`. Prompt templates are checked against the instances'
+    fields here, before anything is written or any model loads."""
     if probe.spec.builder is None:
-        return instances_for(probe, store)
-    module_name, _, func_name = probe.spec.builder.partition(":")
-    try:
-        func = getattr(importlib.import_module(module_name), func_name)
-    except (ImportError, AttributeError) as e:
-        raise ProbeFileError(probe.path, probe.header_lines.get("builder"),
-                             f"builder {probe.spec.builder!r} cannot be loaded ({e}); name a "
-                             "function as module:function, e.g. probes.ontolama:instances") from e
-    return func(probe, store)
+        df = instances_for(probe, store, limits)
+    else:
+        func = load_builder(probe, builder_dirs)
+        if probe.services and not (limits or QueryLimits()).allow_service:
+            run_query(probe, store, limits)  # raises the SERVICE refusal
+        df = func(probe, store)
+    check_templates(probe, df)
+    return df
+
+
+def check_templates(probe: Probe, df: pl.DataFrame) -> None:
+    """Every ``[NAME]`` placeholder of the probe's prompts must be a field of its instances."""
+    if df.is_empty() or not probe.spec.prompts:
+        return
+    fields = {k.lower() for k in json.loads(df["fields"][0])}
+    for template in probe.spec.prompts:
+        for name in placeholders(template):
+            if name not in ("W", "V", "DET") and name.lower() not in fields:
+                known = ", ".join(f"[{k.upper()}]" for k in sorted(fields))
+                raise ProbeFileError(probe.path, probe.header_lines.get("prompts"),
+                                     f"template {template!r} uses [{name}] but the query selects "
+                                     f"no ?{name.lower()}; select it or use one of: [W], [V], "
+                                     f"[DET], {known}. Nothing was exported.")
 
 
 def _scalar(v: Any) -> str | None:
@@ -165,35 +276,65 @@ class ExportReport:
     seconds: float
 
 
-def write_instances(con: Any, name: str, df: pl.DataFrame) -> None:
-    """Replace a probe's rows in the ``instances`` table in one transaction."""
+def write_instances(con: Any, name: str, df: pl.DataFrame, query_hash: str | None = None,
+                    before_commit: Any = None) -> None:
+    """Replace a probe's rows in the ``instances`` table in one transaction, with the hash of
+    the probe file that made them. ``before_commit()`` runs inside the transaction: if it
+    fails, nothing is written (the Parquet files are staged there, so both or neither)."""
     now = datetime.now(UTC).replace(tzinfo=None)
-    frame = df.with_columns(pl.lit(now).alias("exported_at"))
+    frame = df.with_columns(pl.lit(now).alias("exported_at"),
+                            pl.lit(query_hash, pl.String).alias("query_hash"))
     con.execute("BEGIN TRANSACTION")
     try:
         con.execute("DELETE FROM instances WHERE probe = ?", [name])
         con.register("new_instances", frame.to_arrow())
-        con.execute("""INSERT INTO instances
-            SELECT probe, split, instance_id, target, gold, candidates, fields::JSON, exported_at
+        con.execute("""INSERT INTO instances (probe, split, instance_id, target, gold, candidates,
+                                              fields, exported_at, query_hash)
+            SELECT probe, split, instance_id, target, gold, candidates, fields::JSON, exported_at,
+                   query_hash
             FROM new_instances""")
         con.unregister("new_instances")
+        if before_commit is not None:
+            before_commit()
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
 
 
-def write_parquet(out_dir: Path, name: str, df: pl.DataFrame) -> list[Path]:
-    """One Parquet file per split: ``<out>/<probe name>/<split>.parquet`` (written atomically).
+def stage_parquet(out_dir: Path, name: str, df: pl.DataFrame) -> list[tuple[Path, Path]]:
+    """Write one ``<split>.parquet.tmp`` per split under ``<out>/<probe name>/``; returns
+    (temporary, final) paths for :func:`publish_parquet`. Raises ProbeError (temporary files
+    removed) when the folder cannot hold them."""
+    staged: list[tuple[Path, Path]] = []
+    try:
+        for (split,), part in df.partition_by("split", as_dict=True,
+                                              maintain_order=True).items():
+            path = out_dir / name / f"{split}.parquet"
+            if not path.resolve().is_relative_to(out_dir.resolve()):
+                raise ProbeError(f"split {split!r} of probe {name!r} would write outside "
+                                 f"{out_dir}; use plain split names")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".parquet.tmp")
+            part.write_parquet(tmp)
+            staged.append((tmp, path))
+    except OSError as e:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+        raise ProbeError(f"cannot write the Parquet files of probe {name!r} under {out_dir}: "
+                         f"{e.strerror or e}; choose another --out folder (or --no-parquet). "
+                         "Nothing was written for it.") from e
+    except BaseException:
+        for tmp, _ in staged:
+            tmp.unlink(missing_ok=True)
+        raise
+    return staged
 
-    Parquet files of splits the probe no longer has are removed.
-    """
+
+def publish_parquet(out_dir: Path, name: str, staged: list[tuple[Path, Path]]) -> list[Path]:
+    """Move staged files into place; Parquet files of splits the probe no longer has go."""
     paths = []
-    for (split,), part in df.partition_by("split", as_dict=True, maintain_order=True).items():
-        path = out_dir / name / f"{split}.parquet"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".parquet.tmp")
-        part.write_parquet(tmp)
+    for tmp, path in staged:
         tmp.replace(path)
         paths.append(path)
     folder = out_dir / name
@@ -204,13 +345,33 @@ def write_parquet(out_dir: Path, name: str, df: pl.DataFrame) -> list[Path]:
     return paths
 
 
+def write_parquet(out_dir: Path, name: str, df: pl.DataFrame) -> list[Path]:
+    """One Parquet file per split: ``<out>/<probe name>/<split>.parquet`` (written atomically).
+
+    Parquet files of splits the probe no longer has are removed.
+    """
+    return publish_parquet(out_dir, name, stage_parquet(out_dir, name, df))
+
+
+def check_out_dir(out_dir: Path) -> None:
+    """``--out`` must be a folder (or not exist yet)."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ProbeError(f"--out {out_dir} is a file, not a folder; give a folder for the "
+                         "Parquet files (or --no-parquet). Nothing was exported.")
+
+
 def export(probes: list[Probe], store: KnowledgeStore, results: str | Path | None = None,
-           out_dir: Path | None = None, progress: bool = True) -> list[ExportReport]:
+           out_dir: Path | None = None, progress: bool = True,
+           limits: QueryLimits | None = None,
+           builder_dirs: list[Path] | None = None) -> list[ExportReport]:
     """Export each probe's instances; returns one report row per probe and split.
 
-    Every probe's ``graphs:`` is checked before anything is written.
+    Every probe's ``graphs:`` is checked before anything is written. A probe's rows go to
+    DuckDB and Parquet together or not at all.
     """
     check_graphs(probes, store)
+    if out_dir is not None:
+        check_out_dir(out_dir)
     con = connect(results)
     reports: list[ExportReport] = []
     try:
@@ -218,10 +379,17 @@ def export(probes: list[Probe], store: KnowledgeStore, results: str | Path | Non
         for probe in bar:
             bar.set_postfix_str(probe.spec.name)
             t0 = time.perf_counter()
-            df = build_instances(probe, store)
-            write_instances(con, probe.spec.name, df)
+            df = build_instances(probe, store, limits, builder_dirs)
+            staged: list[tuple[Path, Path]] = []
+
+            def stage(probe: Probe = probe, df: pl.DataFrame = df,
+                      staged: list[tuple[Path, Path]] = staged) -> None:
+                if out_dir is not None:
+                    staged.extend(stage_parquet(out_dir, probe.spec.name, df))
+
+            write_instances(con, probe.spec.name, df, probe.instances_hash, before_commit=stage)
             if out_dir is not None:
-                write_parquet(out_dir, probe.spec.name, df)
+                publish_parquet(out_dir, probe.spec.name, staged)
             seconds = time.perf_counter() - t0
             counts = df.group_by("split", maintain_order=True).len().rows() or [("-", 0)]
             reports += [ExportReport(probe.spec.name, s, n, seconds) for s, n in counts]
@@ -257,6 +425,18 @@ def main(argv: list[str] | None = None) -> int:
                         help="store folder (default: $KGPROBE_STORE or .kgprobe/store)")
     parser.add_argument("--endpoint", metavar="URL",
                         help="query this SPARQL 1.1 endpoint instead of the embedded store")
+    parser.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
+                        help="--endpoint only: the most seconds one request may take in all, "
+                        "connecting and reading included (default: 120)")
+    parser.add_argument("--query-timeout", type=float, default=DEFAULT_TIMEOUT_S,
+                        metavar="SECONDS", help="the most seconds one probe query may run "
+                        f"(default: {DEFAULT_TIMEOUT_S:g}; 0: no limit)")
+    parser.add_argument("--max-rows", type=int, default=DEFAULT_MAX_ROWS, metavar="N",
+                        help="the most rows one probe query may return, to bound memory "
+                        f"(default: {DEFAULT_MAX_ROWS:,}; 0: no limit)")
+    parser.add_argument("--allow-service", action="store_true",
+                        help="let probe queries call other SPARQL endpoints with SERVICE "
+                        "(refused by default: a probe file is data); bounded by --query-timeout")
     parser.add_argument("--results", type=Path, default=None,
                         help="results DuckDB file (default: $KGPROBE_RESULTS or "
                         ".kgprobe/results.duckdb)")
@@ -274,13 +454,24 @@ def main(argv: list[str] | None = None) -> int:
             for p in probes:
                 print(f"{p.spec.name:40} {p.spec.task:12} {p.path}")
             return 0
-        store = open_store(args.endpoint, args.store)
+        for flag, value in (("--timeout", args.timeout), ("--query-timeout", args.query_timeout),
+                            ("--max-rows", args.max_rows)):
+            if value < 0 or (flag == "--timeout" and value == 0):
+                raise ProbeError(f"{flag} must be a positive number (got {value:g})")
+        limits = QueryLimits(timeout_s=args.query_timeout or None, max_rows=args.max_rows or None,
+                             allow_service=args.allow_service)
+        store = open_store(args.endpoint, args.store, timeout=args.timeout)
         out = None if args.no_parquet else (args.out or config.exports_dir())
         t0 = time.perf_counter()
-        reports = export(probes, store, args.results, out, progress=not args.quiet)
+        reports = export(probes, store, args.results, out, progress=not args.quiet,
+                         limits=limits, builder_dirs=args.queries)
     except (ProbeError, KgError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("interrupted: probes exported so far are kept; nothing of the current one was "
+              "written", file=sys.stderr)
+        return 130
     print(format_reports(reports))
     print(f"\nexported {len(probes)} probe(s) in {time.perf_counter() - t0:.2f} s")
     return 0

@@ -92,6 +92,12 @@ ALTER TABLE runs ADD COLUMN IF NOT EXISTS cache_hits INTEGER;
 ALTER TABLE scores ADD COLUMN IF NOT EXISTS label VARCHAR;
 ALTER TABLE score_cache ADD COLUMN IF NOT EXISTS model VARCHAR;
 ALTER TABLE score_cache ADD COLUMN IF NOT EXISTS op VARCHAR;
+-- instances.query_hash: probes.spec.Probe.instances_hash of the probe file that was exported,
+--   so probes.run can tell that the file was edited since (NULL: exported before this column).
+-- runs.scored_wall_s: seconds of the invocation(s) that scored the run's requests; a re-run
+--   answered from the cache keeps it (runs.wall_s describes the latest invocation).
+ALTER TABLE instances ADD COLUMN IF NOT EXISTS query_hash VARCHAR;
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS scored_wall_s DOUBLE;
 
 -- Whole-word vocabulary of a model (written by probes.run for relatum runs), so metrics can
 -- limit relatum sets and ranked lists to the words that every compared model can produce.

@@ -40,6 +40,8 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
+import hashlib
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +56,7 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from probes.errors import ProbeFileError
@@ -73,7 +76,7 @@ class ProbeSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = Field(pattern=r"^[a-z0-9_\-]+(/[a-z0-9_\-]+)*$")
+    name: str = Field(pattern=r"^[a-z0-9_\-]+(/[a-z0-9_\-]+)*$", max_length=120)
     task: Literal["relatum", "choice", "binary", "subsumption", "records"]
     split: str
     description: str = ""
@@ -127,6 +130,14 @@ class ProbeSpec(BaseModel):
             raise ValueError(f"split {v!r} must be a name like 'test' or a variable like ?split")
         return v
 
+    @model_validator(mode="after")
+    def _choice_needs_candidates(self) -> ProbeSpec:
+        if self.task == "choice" and self.candidates is None and self.builder is None:
+            raise ValueError("a choice probe needs 'candidates: ?var' (the answers to choose "
+                             "from); without it only the gold answer is scored and accuracy "
+                             "is always 100%")
+        return self
+
     @property
     def split_variable(self) -> str | None:
         return self.split[1:] if self.split.startswith("?") else None
@@ -155,6 +166,18 @@ class Probe:
     query: str
     variables: list[str]
     header_lines: dict[str, int]
+    services: tuple[str, ...] = ()  # endpoints of the query's SERVICE clauses
+
+    @property
+    def instances_hash(self) -> str:
+        """A hash of what shapes the probe's instances: the query (comments included, so any
+        edit counts) and the header fields other than prompts and description. Stored with the
+        exported instances, so a run notices a probe file edited since its export."""
+        spec = self.spec.model_dump(exclude={"prompts", "description"})
+        header_end = split_header(self.query)[1]
+        body = "\n".join(self.query.splitlines()[header_end - 1:])
+        raw = json.dumps([spec, body], sort_keys=True, default=str)
+        return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:16]
 
 
 _UPDATE = re.compile(
@@ -202,7 +225,7 @@ def _header_lines(header: list[tuple[int, str]]) -> dict[str, int]:
 def parse_probe(text: str, path: str | Path = "<string>") -> Probe:
     """Parse and validate a probe file's text. Raises ProbeFileError naming file and line."""
     path = Path(path)
-    header, body_start = split_header(text)
+    header, _ = split_header(text)
     if not header:
         raise ProbeFileError(path, 1, "no header: a probe file starts with a comment block such as "
                              "'# name: group/probe', '# task: relatum', '# split: test'")
@@ -211,8 +234,11 @@ def parse_probe(text: str, path: str | Path = "<string>") -> Probe:
     try:
         raw = yaml.safe_load("\n".join(body for _, body in header))
     except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        line = header[mark.line][0] if mark is not None and mark.line < len(header) else first
+        # The problem mark is where the parser gave up (often the next line, or the end); the
+        # context mark, when there is one, is where the unclosed quote or bracket started.
+        marks = [m for m in (getattr(e, "context_mark", None), getattr(e, "problem_mark", None))
+                 if m is not None and m.line < len(header)]
+        line = header[min(m.line for m in marks)][0] if marks else first
         problem = getattr(e, "problem", None) or str(e)
         raise ProbeFileError(path, line, f"header is not valid YAML: {problem}; check quoting "
                              "(quote values that contain ':', '#', '[' or ']')") from e
@@ -231,6 +257,8 @@ def parse_probe(text: str, path: str | Path = "<string>") -> Probe:
         err = e.errors()[0]
         field = str(err["loc"][0]) if err["loc"] else ""
         msg = err["msg"].removeprefix("Value error, ")
+        if not field:  # a check across fields (model validator)
+            raise ProbeFileError(path, lines.get("task", first), msg) from e
         if err["type"] == "missing":
             example = "|".join(TASKS) if field == "task" else "..."
             msg = f"header field {field!r} is required: add a line '# {field}: {example}'"
@@ -239,7 +267,7 @@ def parse_probe(text: str, path: str | Path = "<string>") -> Probe:
         else:
             msg = f"{field}: {msg}"
         raise ProbeFileError(path, lines.get(field, first), msg) from e
-    variables = check_query(text, path)
+    variables, services = check_query(text, path)
     for what, var in spec.variables_used().items():
         if var not in variables:
             field = what.split()[0]
@@ -247,16 +275,55 @@ def parse_probe(text: str, path: str | Path = "<string>") -> Probe:
                                  f"header {what} is not selected by the query; add ?{var} to "
                                  f"the SELECT clause (it selects: "
                                  f"{', '.join('?' + v for v in variables)})")
-    body = "\n".join(text.splitlines()[body_start - 1:])
-    if spec.seed is not None and str(spec.seed) not in body:
-        raise ProbeFileError(path, lines.get("seed", first),
-                             f"seed {spec.seed} does not appear in the query; write it into the "
-                             f"hash ordering: ORDER BY MD5(CONCAT(STR(?x), \"{spec.seed}\"))")
-    return Probe(path=path, spec=spec, query=text, variables=variables, header_lines=lines)
+    check_ordering(text, spec.seed, path, lines.get("seed", first))
+    return Probe(path=path, spec=spec, query=text, variables=variables, header_lines=lines,
+                 services=services)
 
 
-def check_query(text: str, path: str | Path) -> list[str]:
-    """Check that ``text`` is a read-only SPARQL SELECT; return its projected variables."""
+_COMMENT = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:\\.|[^"\\\n])*"|'
+                      r"'(?:\\.|[^'\\\n])*'|<[^<>\s]*>|(?P<c>#[^\n]*)")
+_NONDETERMINISTIC = re.compile(r"(?<![\w?$:])(RAND|UUID|STRUUID|NOW|BNODE)\s*\(", re.IGNORECASE)
+
+
+def strip_comments(text: str) -> str:
+    """``text`` with SPARQL comments blanked (strings and IRIs kept, line numbers kept).
+
+    >>> strip_comments('SELECT ?a # drop graph\\nWHERE { ?a ?b "#x" }')
+    'SELECT ?a             \\nWHERE { ?a ?b "#x" }'
+    """
+    return _COMMENT.sub(lambda m: " " * len(m.group(0)) if m.group("c") else m.group(0), text)
+
+
+def check_ordering(text: str, seed: int | None, path: str | Path, seed_line: int | None) -> None:
+    """A probe's sample must be reproducible: no ``RAND()``/``UUID()``/``NOW()``/``BNODE()``
+    anywhere in the query, and a ``seed`` must appear in the query (comments aside) as a token
+    of its own (``"42"`` or ``42``), as in ``ORDER BY MD5(CONCAT(STR(?x), "42"))``."""
+    body = strip_comments(text)
+    stripped = _STRIP.sub(_blank, text)
+    bad = _NONDETERMINISTIC.search(stripped)
+    if bad:
+        line = stripped.count("\n", 0, bad.start()) + 1
+        raise ProbeFileError(path, line, f"{bad.group(1).upper()}() gives a different result on "
+                             "every run, so the probe's rows would change between exports; "
+                             "order or sample by a seeded hash instead: ORDER BY "
+                             "MD5(CONCAT(STR(?x), \"42\")) with '# seed: 42' in the header")
+    if seed is None:
+        return
+    # A token, not a substring: seed 1 is not "in" LIMIT 100 or in an IRI's digits.
+    token = re.compile(rf"(?<![\w.:/#-]){re.escape(str(seed))}(?![\w.:/#-])")
+    if not token.search(body):
+        raise ProbeFileError(path, seed_line, f"seed {seed} does not appear in the query as a "
+                             "value; write it into the hash ordering: ORDER BY "
+                             f"MD5(CONCAT(STR(?x), \"{seed}\"))")
+
+
+_SERVICE = re.compile(r"(?<![\w?$:])SERVICE(?P<silent>\s+SILENT)?\s+(?P<target>[?$]\w+|<|[\w.-]*:)",
+                      re.IGNORECASE)
+
+
+def check_query(text: str, path: str | Path) -> tuple[list[str], tuple[str, ...]]:
+    """Check that ``text`` is a read-only SPARQL SELECT without executing anything; return its
+    projected variables and the endpoints its ``SERVICE`` clauses name."""
     stripped = _STRIP.sub(_blank, text)
     m = _UPDATE.search(stripped)
     if m:
@@ -265,8 +332,27 @@ def check_query(text: str, path: str | Path) -> list[str]:
         kw = " ".join(words[:2]).rstrip("{<").strip()
         raise ProbeFileError(path, line, f"{kw} is a SPARQL UPDATE; probe files are read-only "
                              "queries against the store: write a SELECT")
+    # The query is parsed by running it on an empty store; SERVICE would make Oxigraph call the
+    # endpoint, so each SERVICE keyword becomes GRAPH (the same grammar: keyword, IRI, group)
+    # and nothing leaves the machine. The caller decides whether SERVICE may run at all.
+    services: list[str] = []
+    checked = text
+    for m in _SERVICE.finditer(stripped):
+        line = stripped.count("\n", 0, m.start()) + 1
+        target = m.group("target")
+        if target[0] in "?$":
+            raise ProbeFileError(path, line, f"SERVICE {target}: a SERVICE endpoint held in a "
+                                 "variable is not allowed in probe files (the data would choose "
+                                 "which server is called); name the endpoint IRI, "
+                                 "SERVICE <https://...>")
+        rest = text[m.start("target"):]
+        iri = re.match(r"<([^<>\s]*)>|[\w.-]*:[^\s{]*", rest)
+        services.append(iri.group(1) if iri and iri.group(1) is not None
+                        else (iri.group(0) if iri else target))
+        end = m.end("silent") if m.group("silent") else m.start() + len("SERVICE")
+        checked = checked[:m.start()] + "GRAPH".ljust(end - m.start()) + checked[end:]
     try:
-        result = ox.Store().query(text)
+        result = ox.Store().query(checked)
     except SyntaxError as e:
         raise _syntax_error(text, path, e) from e
     if not isinstance(result, ox.QuerySolutions):
@@ -275,7 +361,9 @@ def check_query(text: str, path: str | Path) -> list[str]:
         kind = form.group(1).upper() if form else "an ASK, CONSTRUCT or DESCRIBE"
         raise ProbeFileError(path, line, f"a probe file must hold a SELECT query, not {kind}; "
                              "rewrite it as SELECT ?var ... WHERE { ... }")
-    return [v.value for v in result.variables]
+    variables = [v.value for v in result.variables]
+    del result
+    return variables, tuple(services)
 
 
 def _syntax_error(text: str, path: str | Path, error: SyntaxError) -> ProbeFileError:
@@ -305,9 +393,15 @@ def _syntax_error(text: str, path: str | Path, error: SyntaxError) -> ProbeFileE
 
 def load_probe(path: Path) -> Probe:
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        data = path.read_bytes()
+    except OSError as e:
         raise ProbeFileError(path, None, f"cannot read the probe file: {e}") from e
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise ProbeFileError(path, line, f"the file is not UTF-8 text (byte {data[e.start]:#04x} "
+                             "cannot be decoded); save it as UTF-8") from e
     return parse_probe(text, path)
 
 

@@ -198,10 +198,10 @@ def test_failure_in_the_middle_keeps_earlier_rows(tiny_store: LocalStore, tmp_pa
 
     real = export_mod.instances_for
 
-    def flaky(probe: Probe, store: Any) -> pl.DataFrame:
+    def flaky(probe: Probe, store: Any, *rest: Any) -> pl.DataFrame:
         if probe.spec.name == "tiny/pairs":
             raise RuntimeError("endpoint went away")
-        return real(probe, store)
+        return real(probe, store, *rest)
 
     monkeypatch.setattr(export_mod, "instances_for", flaky)
     tiny_store.oxigraph.remove(DOG_PET)
