@@ -531,7 +531,8 @@ def load_model(source: ModelSource, auto_class: Any, *, dtype: Any, device: Any)
             raise ModelError(
                 f"model {source.name!r} has no safetensors weights (model.safetensors); if it "
                 "ships pickle weights (pytorch_model.bin), note that pickle can run code when "
-                "loaded and pass allow_pickle=True only if you trust the source"
+                "loaded and pass --allow-pickle (allow_pickle=True in Python) only if you trust "
+                "the source"
             ) from exc
         if "trust_remote_code" in message:
             raise ModelError(

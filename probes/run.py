@@ -39,7 +39,7 @@ from kg import config
 from kg.errors import KgError
 from probes import cache
 from probes.errors import ProbeError
-from probes.results import connect
+from probes.results import connect, diagnose
 from probes.spec import Probe, discover
 from probes.tasks import Instance, Item, Request, Rows, Task, TaskContext, get_task
 
@@ -384,12 +384,16 @@ def run_probe(con: duckdb.DuckDBPyConnection, scorer: Any, probe: Probe,
     if opts.use_cache:
         rid = run_identity(scorer, probe, work, opts)[0]
         if unchanged_and_cached(con, rid, spec.name, work):
-            con.execute("UPDATE runs SET started_at = ?, finished_at = ?, wall_s = ?, "
+            # wall_s stays the scoring time of the invocation that scored (reports use it for
+            # throughput); this invocation did no model work.
+            con.execute("UPDATE runs SET started_at = ?, finished_at = ?, "
                         "cache_hits = ? WHERE run_id = ?",
-                        [_now(), _now(), time.perf_counter() - t0, len(work.requests), rid])
+                        [_now(), _now(), len(work.requests), rid])
             return RunReport(rid, spec.name, len(work.instances), len(work.items),
                              len(work.requests), len(work.requests), 0,
                              time.perf_counter() - t0)
+    prior_wall = con.execute("SELECT wall_s FROM runs WHERE run_id = ? AND status = 'done'",
+                             [run_identity(scorer, probe, work, opts)[0]]).fetchone()
     rid, base_wall, existed = _start_run(con, scorer, probe, work, opts)
     record_vocab(con, scorer, work.requests.values())
 
@@ -423,8 +427,11 @@ def run_probe(con: duckdb.DuckDBPyConnection, scorer: Any, probe: Probe,
                              run_update=progress_update(), replace=not opts.use_cache)
         finally:
             bar.close()
+        # Nothing scored (every request cached): keep the scoring time of the run that scored.
+        final_wall = (float(prior_wall[0]) if not misses and prior_wall and prior_wall[0]
+                      else wall())
         con.execute("""UPDATE runs SET status = 'done', finished_at = ?, wall_s = ?,
-                       cache_hits = ? WHERE run_id = ?""", [_now(), wall(), len(hits), rid])
+                       cache_hits = ? WHERE run_id = ?""", [_now(), final_wall, len(hits), rid])
     except BaseException:
         with contextlib.suppress(duckdb.Error):
             con.execute("UPDATE runs SET status = 'failed', finished_at = ?, wall_s = ? "
@@ -467,13 +474,21 @@ def select_probes(con: duckdb.DuckDBPyConnection, patterns: list[str], queries: 
     if not probes:
         raise ProbeError(f"{' '.join(patterns)} matches only 'records' probes: they hold data, "
                          "not prompts, so there is nothing to score")
-    exported = {r[0] for r in con.execute("SELECT DISTINCT probe FROM instances").fetchall()}
+    exported = {r[0]: r[1] for r in con.execute(
+        "SELECT probe, any_value(query_hash) FROM instances GROUP BY probe").fetchall()}
     missing = [p.spec.name for p in probes if p.spec.name not in exported]
     if missing:
         raise ProbeError(f"no instances of {', '.join(missing)} in {results} (not exported, or "
                          f"the query returned no rows): run `python -m probes.export "
                          f"{' '.join('-p ' + m for m in missing)}` first and check that it "
                          "reports rows")
+    changed = [p for p in probes if exported[p.spec.name] is not None
+               and exported[p.spec.name] != p.instances_hash]
+    if changed:
+        raise ProbeError(f"{', '.join(str(p.path) for p in changed)} changed since its instances "
+                         f"were exported to {results}, so a run would score the old instances; "
+                         f"re-export first: python -m probes.export "
+                         f"{' '.join('-p ' + p.spec.name for p in changed)}. Nothing was run.")
     return probes
 
 
@@ -533,8 +548,32 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true",
                    help="ignore cached scores: score every request again, overwriting its "
                    "cache entry and this run's rows")
+    p.add_argument("--allow-pickle", action="store_true",
+                   help="allow loading pickle weights (pytorch_model.bin) when a model has no "
+                   "safetensors; pickle can run code when loaded, so only for sources you trust")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
+
+
+def check_device(device: str | None) -> None:
+    """A clear error for a ``--device`` torch does not know or this machine lacks."""
+    if device is None:
+        return
+    import torch
+
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, ValueError) as e:
+        raise ProbeError(f"--device {device!r} is not a torch device; use cpu, cuda, cuda:N "
+                         "or mps") from e
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ProbeError(f"--device {device}: this machine has no CUDA GPU that torch can use; "
+                         "run with --device cpu (or leave --device out)")
+    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise ProbeError(f"--device {device}: there are only {torch.cuda.device_count()} CUDA "
+                         "device(s)")
+    if dev.type == "mps" and not torch.backends.mps.is_available():
+        raise ProbeError(f"--device {device}: MPS is not available here; use --device cpu")
 
 
 ScorerFactory = Callable[..., Any]
@@ -653,13 +692,19 @@ def main(argv: list[str] | None = None, scorer_factory: ScorerFactory | None = N
                      if stand_in is not None else None)
             scorer = stand_in if plans is not None else None
         if scorer is None:
+            check_device(args.device)
+            extra = {"allow_pickle": True} if args.allow_pickle else {}
             scorer = factory(args.model, device=args.device, dtype=args.dtype,
-                             batch_size=args.batch_size, threads=args.threads)
+                             batch_size=args.batch_size, threads=args.threads, **extra)
         t0 = time.perf_counter()
         reports = [run_probe(con, scorer, p, opts, where, (plans or {}).get(p.spec.name))
                    for p in probes]
     except (ProbeError, KgError) as e:
         print(f"error: {e}", file=sys.stderr)
+        return 2
+    except duckdb.Error as e:  # the file went bad under us: never report success
+        where_ = Path(results or config.results_path())
+        print(f"error: {diagnose(where_, e)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted: the chunks scored so far are saved; run the same command again "

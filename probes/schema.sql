@@ -84,8 +84,9 @@ CREATE TABLE IF NOT EXISTS score_cache (
 -- scores.label: the answer a scored candidate stands for (the class of a binary label word or
 --   statement; the candidate itself for multiple choice).
 -- score_cache.model / op: which model and operation wrote the entry (for clean-up queries).
--- runs.started_at / finished_at / wall_s / cache_hits describe the latest invocation of a run
---   (wall_s adds the seconds of interrupted attempts that it resumed).
+-- runs.started_at / finished_at / cache_hits describe the latest invocation of a run; wall_s
+--   is the scoring time of the invocation that scored (plus interrupted attempts it resumed):
+--   a re-run answered wholly from the cache keeps it.
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS task VARCHAR;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS requests INTEGER;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS cache_hits INTEGER;
@@ -94,10 +95,7 @@ ALTER TABLE score_cache ADD COLUMN IF NOT EXISTS model VARCHAR;
 ALTER TABLE score_cache ADD COLUMN IF NOT EXISTS op VARCHAR;
 -- instances.query_hash: probes.spec.Probe.instances_hash of the probe file that was exported,
 --   so probes.run can tell that the file was edited since (NULL: exported before this column).
--- runs.scored_wall_s: seconds of the invocation(s) that scored the run's requests; a re-run
---   answered from the cache keeps it (runs.wall_s describes the latest invocation).
 ALTER TABLE instances ADD COLUMN IF NOT EXISTS query_hash VARCHAR;
-ALTER TABLE runs ADD COLUMN IF NOT EXISTS scored_wall_s DOUBLE;
 
 -- Whole-word vocabulary of a model (written by probes.run for relatum runs), so metrics can
 -- limit relatum sets and ranked lists to the words that every compared model can produce.

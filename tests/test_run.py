@@ -343,7 +343,7 @@ def test_probe_not_exported_is_a_clear_error(tmp_path: Path, capsys: Any) -> Non
 
 
 def test_empty_probe_is_a_clear_error(tmp_path: Path, capsys: Any) -> None:
-    probe = ("# name: t/empty\n# task: choice\n# split: test\n# target: ?w\n"
+    probe = ("# name: t/empty\n# task: choice\n# split: test\n# target: ?w\n# candidates: ?w\n"
              '# prompts: ["[W] [V]"]\nSELECT ?w WHERE { VALUES ?w { "a" } FILTER(false) }\n')
     qdir, results = setup(tmp_path, probe)
     assert run(qdir, results, FakeScorer(), "-p", "t/empty") == 2
@@ -451,7 +451,8 @@ def test_reexport_with_fewer_instances_drops_their_rows(tmp_path: Path) -> None:
 def test_reexport_with_changed_fields_replaces_the_rows(tmp_path: Path) -> None:
     def probe(where: str) -> str:
         return ("# name: t/f\n# task: choice\n# split: test\n# target: ?w\n# gold: ?g\n"
-                '# id: ?w\n# prompts: ["[W] lives in [PLACE], it is [DET] [V]."]\n'
+                '# candidates: ?g\n# id: ?w\n'
+                '# prompts: ["[W] lives in [PLACE], it is [DET] [V]."]\n'
                 "SELECT ?w ?g ?place WHERE { VALUES (?w ?g ?place) { "
                 f'("owl" "bird" "{where}") }} }}\n')
 
