@@ -169,8 +169,9 @@ class LocalStore:
         def work() -> None:
             try:
                 box["rows"] = self._rows(sparql, max_rows, stop)
-            except BaseException as e:  # handed to the caller's thread
-                box["error"] = e
+            except BaseException as e:  # handed to the caller's thread, without the frames
+                box["error"] = e.with_traceback(None)  # (they hold Oxigraph objects that
+                # must be dropped on this thread)
 
         if timeout is None:
             work()

@@ -1,0 +1,77 @@
+"""Badly behaved HTTP servers on 127.0.0.1 for the endpoint and SERVICE tests (no other host)."""
+
+from __future__ import annotations
+
+import contextlib
+import http.server
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+EMPTY_SELECT = b'{"head": {"vars": ["x"]}, "results": {"bindings": []}}'
+
+
+@dataclass
+class Served:
+    """The URL of a running server and the request bodies it received."""
+
+    url: str
+    bodies: list[bytes] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list)
+
+
+def _handler(kind: str, served: Served, stop: threading.Event) -> type:
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:  # quiet
+            pass
+
+        def _answer(self) -> None:
+            served.paths.append(self.path)
+            length = int(self.headers.get("Content-Length") or 0)
+            served.bodies.append(self.rfile.read(length) if length else b"")
+            if kind == "silent":  # accept, then never answer
+                stop.wait(60)
+                return
+            if kind == "html":
+                body, ctype = b"<html><body>Welcome</body></html>", "text/html"
+            elif kind == "json-no-results":
+                body, ctype = b'{"status": "ok"}', "application/json"
+            else:  # trickle / record: a valid empty result
+                body, ctype = EMPTY_SELECT, "application/sparql-results+json"
+            self.send_response(200)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if kind == "trickle":  # one byte at a time, slowly: each read succeeds
+                for b in body:
+                    if stop.wait(0.3):
+                        return
+                    self.wfile.write(bytes([b]))
+                    self.wfile.flush()
+                return
+            self.wfile.write(body)
+
+        do_GET = _answer
+        do_POST = _answer
+
+    return Handler
+
+
+@contextlib.contextmanager
+def serving(kind: str) -> Iterator[Served]:
+    """Serve ``kind`` (html, json-no-results, trickle, silent, record) on a free local port."""
+    stop = threading.Event()
+    served = Served("")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(kind, served, stop))
+    server.daemon_threads = True
+    served.url = f"http://127.0.0.1:{server.server_address[1]}/query"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield served
+    finally:
+        stop.set()
+        server.shutdown()
+        server.server_close()
+        time.sleep(0.01)
