@@ -58,8 +58,10 @@ eval.sqlfile.MetricFileError: metrics/x.sql:5: required file metrics/_no_such_vi
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -271,15 +273,32 @@ def run_support(con: duckdb.DuckDBPyConnection, files: tuple[Path, ...] | list[P
                                   f"the support file fails: {_error_text(str(e))}") from e
 
 
+@contextlib.contextmanager
+def one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Run DuckDB on one thread inside the block (the setting is restored after). Parallel
+    aggregation adds floating-point numbers in an order that changes from run to run, so a
+    metric's last digits would too; on one thread the order is the table's, the same every
+    time."""
+    before = con.execute("SELECT current_setting('threads')").fetchone()
+    con.execute("SET threads = 1")
+    try:
+        yield
+    finally:
+        if before is not None:
+            con.execute(f"SET threads = {int(before[0])}")
+
+
 def run_metric(con: duckdb.DuckDBPyConnection, metric: MetricFile
                ) -> tuple[list[str], list[tuple[Any, ...]]]:
     """Run a metric's query, after its support files (:func:`run_support`); returns (columns,
-    rows). Checks the grain and ``value`` columns."""
-    run_support(con, metric.requires)
+    rows). Checks the grain and ``value`` columns. Deterministic: the same file gives the same
+    values to the last digit (:func:`one_thread`)."""
     try:
-        cur = con.execute(metric.sql)
-        cols = [d[0] for d in cur.description or []]
-        rows = cur.fetchall()
+        with one_thread(con):
+            run_support(con, metric.requires)
+            cur = con.execute(metric.sql)
+            cols = [d[0] for d in cur.description or []]
+            rows = cur.fetchall()
     except duckdb.Error as e:
         raise MetricFileError(metric.path, _error_line(str(e), metric.sql),
                               f"the query fails: {_error_text(str(e))}") from e

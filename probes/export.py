@@ -282,18 +282,19 @@ def write_instances(con: Any, name: str, df: pl.DataFrame, query_hash: str | Non
     the probe file that made them. ``before_commit()`` runs inside the transaction: if it
     fails, nothing is written (the Parquet files are staged there, so both or neither)."""
     now = datetime.now(UTC).replace(tzinfo=None)
-    frame = df.with_columns(pl.lit(now).alias("exported_at"),
-                            pl.lit(query_hash, pl.String).alias("query_hash"))
+    frame = df.with_columns(pl.lit(now).alias("exported_at"))
     con.execute("BEGIN TRANSACTION")
     try:
         con.execute("DELETE FROM instances WHERE probe = ?", [name])
         con.register("new_instances", frame.to_arrow())
         con.execute("""INSERT INTO instances (probe, split, instance_id, target, gold, candidates,
-                                              fields, exported_at, query_hash)
-            SELECT probe, split, instance_id, target, gold, candidates, fields::JSON, exported_at,
-                   query_hash
+                                              fields, exported_at)
+            SELECT probe, split, instance_id, target, gold, candidates, fields::JSON, exported_at
             FROM new_instances""")
         con.unregister("new_instances")
+        con.execute("DELETE FROM probe_exports WHERE probe = ?", [name])
+        if query_hash is not None:
+            con.execute("INSERT INTO probe_exports VALUES (?, ?, ?)", [name, query_hash, now])
         if before_commit is not None:
             before_commit()
         con.execute("COMMIT")

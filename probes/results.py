@@ -1,8 +1,10 @@
 """The results file: a DuckDB database with instances, runs, scores, responses, human answers.
 
 >>> con = connect(":memory:")
->>> sorted(r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall())
-['human_responses', 'instances', 'model_vocab', 'responses', 'runs', 'score_cache', 'scores']
+>>> tables = con.execute("SELECT table_name FROM information_schema.tables").fetchall()
+>>> sorted(r[0] for r in tables)  # doctest: +NORMALIZE_WHITESPACE
+['human_responses', 'instances', 'model_vocab', 'probe_exports', 'responses', 'runs',
+ 'score_cache', 'scores']
 """
 
 from __future__ import annotations

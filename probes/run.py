@@ -475,7 +475,8 @@ def select_probes(con: duckdb.DuckDBPyConnection, patterns: list[str], queries: 
         raise ProbeError(f"{' '.join(patterns)} matches only 'records' probes: they hold data, "
                          "not prompts, so there is nothing to score")
     exported = {r[0]: r[1] for r in con.execute(
-        "SELECT probe, any_value(query_hash) FROM instances GROUP BY probe").fetchall()}
+        """SELECT DISTINCT i.probe, e.query_hash FROM instances i
+           LEFT JOIN probe_exports e USING (probe)""").fetchall()}
     missing = [p.spec.name for p in probes if p.spec.name not in exported]
     if missing:
         raise ProbeError(f"no instances of {', '.join(missing)} in {results} (not exported, or "

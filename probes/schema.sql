@@ -93,9 +93,6 @@ ALTER TABLE runs ADD COLUMN IF NOT EXISTS cache_hits INTEGER;
 ALTER TABLE scores ADD COLUMN IF NOT EXISTS label VARCHAR;
 ALTER TABLE score_cache ADD COLUMN IF NOT EXISTS model VARCHAR;
 ALTER TABLE score_cache ADD COLUMN IF NOT EXISTS op VARCHAR;
--- instances.query_hash: probes.spec.Probe.instances_hash of the probe file that was exported,
---   so probes.run can tell that the file was edited since (NULL: exported before this column).
-ALTER TABLE instances ADD COLUMN IF NOT EXISTS query_hash VARCHAR;
 
 -- Whole-word vocabulary of a model (written by probes.run for relatum runs), so metrics can
 -- limit relatum sets and ranked lists to the words that every compared model can produce.
@@ -105,4 +102,13 @@ CREATE TABLE IF NOT EXISTS model_vocab (
     vocab        VARCHAR NOT NULL,
     word         VARCHAR NOT NULL,
     PRIMARY KEY (model, vocab, word)
+);
+
+-- One row per exported probe: the hash of what shaped its instances (the query and the header
+-- fields other than prompts, probes.spec.Probe.instances_hash), so probes.run can tell that the
+-- probe file was edited since the export. Written in the export's transaction.
+CREATE TABLE IF NOT EXISTS probe_exports (
+    probe        VARCHAR PRIMARY KEY,
+    query_hash   VARCHAR NOT NULL,
+    exported_at  TIMESTAMP NOT NULL
 );
