@@ -71,7 +71,7 @@ def bar_chart(points: Sequence[tuple[str, str, float | None]], title: str, path:
         if finite and min(finite) >= 0 and max(finite) <= 1:
             ax.set_ylim(0, 1)
         ax.grid(axis="y", alpha=0.3)
-        if len(series) > 1:
+        if series:  # one series is still named (which model is this?)
             ax.legend(fontsize=8, frameon=False)
     return path
 

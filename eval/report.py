@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -60,6 +61,8 @@ def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | Non
     try:
         runs = {r[0]: r[1:] for r in con.execute(
             "SELECT run_id, model, task FROM runs").fetchall()}
+        labels = {r[0]: run_label(r[0], r[1], r[2]) for r in con.execute(
+            "SELECT run_id, config::VARCHAR, finished_at FROM runs").fetchall()}
     except duckdb.Error as e:
         raise MetricError(f"the results file has no usable runs table ({e}); it may predate "
                           "this kgprobe version: run `python -m probes.run` once (it upgrades "
@@ -76,6 +79,7 @@ def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | Non
             d = dict(zip(cols, row, strict=True))
             if "run_id" in d:
                 d["model"] = runs.get(d["run_id"], (None,))[0]
+                d["run"] = labels.get(d["run_id"], str(d["run_id"])[:8])
             if "model" in d:
                 if not _matches(d["model"], models):
                     continue
@@ -86,6 +90,28 @@ def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | Non
             out.append(d)
         report.results.append(MetricResult(metric, out))
     return report
+
+
+def run_label(run_id: str, config: str | None, finished_at: Any) -> str:
+    """How a run is told apart from other runs of the same model and probe: its id's first
+    8 digits, its ``--limit`` and ``--split`` choices, and the day it finished.
+
+    >>> run_label("0123456789abcdef", '{"limit": 20, "splits": ["test"]}', None)
+    '01234567 (limit 20, split test)'
+    >>> run_label("0123456789abcdef", '{"limit": null}', datetime(2026, 1, 2, 3, 4))
+    '01234567 (all instances, 2026-01-02 03:04)'
+    """
+    try:
+        cfg = json.loads(config) if config else {}
+    except ValueError:
+        cfg = {}
+    cfg = cfg if isinstance(cfg, dict) else {}
+    parts = [f"limit {cfg['limit']}" if cfg.get("limit") else "all instances"]
+    if cfg.get("splits"):
+        parts.append("split " + "+".join(map(str, cfg["splits"])))
+    if isinstance(finished_at, datetime):
+        parts.append(finished_at.strftime("%Y-%m-%d %H:%M"))
+    return f"{run_id[:8]} ({', '.join(parts)})"
 
 
 def _key_columns(grain: list[str]) -> list[str]:
@@ -117,7 +143,7 @@ def tables(report: Report) -> list[tuple[list[str], str]]:
         cells: dict[tuple, dict[str, Any]] = {}
         for r in results:
             for row in r.rows:
-                row = {**row, "run": str(row.get("run_id", ""))[:8]}
+                row = {**row, "run": row.get("run", str(row.get("run_id", ""))[:8])}
                 k = tuple(row.get(c) for c in keys)
                 cell = cells.setdefault(k, {})
                 cell[r.metric.name] = row["value"]
@@ -146,13 +172,17 @@ def _ambiguous(results: list[MetricResult], keys: list[str]) -> bool:
 
 
 def plots(report: Report, out: Path) -> list[Path]:
-    """One bar chart per metric (x: probe and the other grain columns, bars: models)."""
+    """One bar chart per metric (x: probe and the other grain columns, bars: models). The
+    charts show the same rows as the tables: when a model has several runs of one probe (a
+    full and a ``--limit`` run), each is a bar of its own, labelled by run."""
     paths = []
     for r in report.results:
         if not r.metric.plot or not r.rows:
             continue
         keys = [c for c in _key_columns(r.metric.grain) if c != "model"]
-        points = [(str(row.get("model", r.metric.name)),
+        by_run = _ambiguous([r], _key_columns(r.metric.grain))
+        points = [(str(row.get("model", r.metric.name))
+                   + (f" [{row.get('run')}]" if by_run and row.get("run") else ""),
                    "/".join(str(row.get(c)) for c in keys), row["value"]) for row in r.rows]
         points = [(s, x, None if v is None else float(v)) for s, x, v in points]
         paths.append(bar_chart(points, r.metric.name, out / f"{r.metric.name}.png",
