@@ -141,6 +141,45 @@ def load_source(store: ox.Store, source: Source, files: list[Path], data_dir: Pa
     )
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def clean_stale(store_path: Path) -> list[Path]:
+    """Remove the staging and old folders that builds killed before their end left beside the
+    store (their process is gone); if such a build died between moving the old store aside and
+    moving the new one in, the old store is put back first. Call with the build lock held."""
+    removed = []
+    for kind in ("old", "staging"):
+        for folder in sorted(store_path.parent.glob(f"{store_path.name}.{kind}-*")):
+            pid = folder.name.rsplit("-", 1)[-1]
+            if not pid.isdigit() or _pid_alive(int(pid)):
+                continue
+            if kind == "old" and not store_path.exists():
+                folder.rename(store_path)
+                continue
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder)
+    return removed
+
+
+def _backup(store_path: Path, staging: Path) -> None:
+    """Copy the current store into ``staging``; a damaged store is a clear error."""
+    try:
+        ox.Store.read_only(str(store_path)).backup(str(staging))
+    except (OSError, RuntimeError) as e:
+        raise StoreError(
+            f"the store at {store_path} is damaged or not a store ({e}); rebuild it from "
+            "scratch with `python -m kg.build --force-new` (every chosen source is loaded "
+            "anew, the damaged folder is replaced). Nothing was changed.") from e
+
+
 @contextlib.contextmanager
 def _build_lock(store_path: Path) -> Iterator[None]:
     store_path.parent.mkdir(parents=True, exist_ok=True)
@@ -157,20 +196,26 @@ def _build_lock(store_path: Path) -> Iterator[None]:
 
 def build(names: list[str] | None = None, store_path: Path | None = None,
           data_dir: Path | None = None, verify: bool = True,
-          progress: bool = True) -> list[SourceReport]:
-    """Load the named sources (all by default) and swap the new store in atomically."""
-    store_path = Path(store_path or config.store_path())
+          progress: bool = True, force_new: bool = False) -> list[SourceReport]:
+    """Load the named sources (all by default) and swap the new store in atomically.
+
+    The lock, the staging copy and the swap work on the store's resolved path, so a symlink
+    to the store keeps pointing at it. ``force_new``: start from an empty store instead of a
+    copy of the current one (for a damaged store)."""
+    # The resolved path: two spellings of one store (a symlink) share one lock.
+    store_path = Path(store_path or config.store_path()).resolve()
     data_dir = Path(data_dir or config.data_dir())
     sources = pick(names)
     # Check every file before touching anything: a missing or corrupt file fails fast.
     files = {s.name: s.resolve(data_dir, verify=verify) for s in sources}
     reports: list[SourceReport] = []
     with _build_lock(store_path):
+        clean_stale(store_path)
         staging = store_path.with_name(f"{store_path.name}.staging-{os.getpid()}")
         shutil.rmtree(staging, ignore_errors=True)
         try:
-            if store_path.exists():
-                ox.Store.read_only(str(store_path)).backup(str(staging))
+            if store_path.exists() and not force_new:
+                _backup(store_path, staging)
             store = ox.Store(str(staging))
             bar = tqdm(sources, desc="building", unit="source", disable=not progress)
             for s in bar:
@@ -229,6 +274,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="skip the sha256 check of source files")
     parser.add_argument("--list", action="store_true",
                         help="list the sources of the manifest and exit")
+    parser.add_argument("--force-new", action="store_true",
+                        help="build into an empty store instead of a copy of the current one "
+                        "(for a damaged store); only the chosen sources (default: all) are in "
+                        "the result")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     if args.list:
@@ -238,10 +287,14 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     try:
         reports = build(args.source, args.store, args.data_dir, verify=not args.no_verify,
-                        progress=not args.quiet)
+                        progress=not args.quiet, force_new=args.force_new)
     except KgError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("interrupted: the store was not changed (the partial copy was removed)",
+              file=sys.stderr)
+        return 130
     print(format_reports(reports))
     me, kids = peak_memory_mb()
     print(f"\nbuilt {len(reports)} source(s) in {time.perf_counter() - t0:.1f} s; "

@@ -42,6 +42,7 @@ entailments from complex axioms (equivalences with restrictions, domains, ...) a
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import re
 import signal
@@ -163,11 +164,30 @@ def classify_with_hermit(ctx: LoadContext) -> Hierarchy:
     return hierarchy
 
 
+def _die_with_parent(libc: ctypes.CDLL | None, parent: int) -> None:
+    """In the child before exec: ask Linux to SIGKILL it when the parent dies (even by
+    ``kill -9``, which no handler of the parent can catch); elsewhere nothing."""
+    if libc is not None and hasattr(libc, "prctl"):
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        os._exit(1)
+
+
+def _libc() -> ctypes.CDLL | None:
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
 def run_java(command: list[str], timeout: float) -> str:
-    """Run ``command`` in its own process group; kill the whole group on timeout or interrupt."""
+    """Run ``command`` in its own process group; kill the whole group on timeout or interrupt,
+    and (Linux) kill the JVM when this process dies, even by ``kill -9``."""
+    parent, libc = os.getpid(), _libc()
     try:
         proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                start_new_session=True)
+                                start_new_session=True,
+                                preexec_fn=lambda: _die_with_parent(libc, parent))
     except OSError as e:
         raise ReasonerFailed(f"cannot start Java ({command[0]}): {e}; install Java 11+ or set "
                              "owlready2.JAVA_EXE") from e

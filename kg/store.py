@@ -145,13 +145,21 @@ class LocalStore:
                 f"no store at {path}: build it first with `python -m kg.build` "
                 "(or set KGPROBE_STORE / --store to the folder that holds it)."
             )
+        if path.is_dir() and not (path / "CURRENT").is_file():
+            raise StoreError(
+                f"{path} is not a kgprobe store (it has no CURRENT file); point --store (or "
+                "KGPROBE_STORE) at the folder `python -m kg.build` made, or build one there.")
         try:
             store = ox.Store.read_only(str(path)) if read_only else ox.Store(str(path))
         except OSError as e:
             raise StoreError(
                 f"cannot open the store at {path}: {e}. If another process is building it, wait "
-                "for it to finish; if the folder is damaged, rebuild with `python -m kg.build`."
+                "for it to finish; if the folder is damaged, rebuild it with "
+                "`python -m kg.build --force-new`."
             ) from e
+        except RuntimeError as e:  # RocksDB: "Corruption: ..."
+            raise StoreError(f"the store at {path} is damaged ({e}); rebuild it with "
+                             "`python -m kg.build --force-new`.") from e
         return cls(store, path)
 
     @classmethod
@@ -191,7 +199,12 @@ class LocalStore:
     def _rows(self, sparql: str, max_rows: int | None,
               stop: threading.Event) -> list[dict[str, Any]]:
         # Probes read the union of all named graphs as their default graph (documented above).
-        result = self.oxigraph.query(sparql, use_default_graph_as_union=True)
+        try:
+            result = self.oxigraph.query(sparql, use_default_graph_as_union=True)
+        except (OSError, RuntimeError) as e:  # SyntaxError is for the caller
+            raise StoreError(f"the store{f' at {self.path}' if self.path else ''} could not be "
+                             f"read ({e}); if it is damaged, rebuild it with "
+                             "`python -m kg.build --force-new`") from None
         if isinstance(result, bool | ox.QueryBoolean):
             return [{"ask": bool(result)}]
         if not isinstance(result, ox.QuerySolutions):
