@@ -23,6 +23,7 @@ import argparse
 import contextlib
 import hashlib
 import json
+import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -39,6 +40,7 @@ from kg import config
 from kg.errors import KgError
 from probes import cache
 from probes.errors import ProbeError
+from probes.models import PromptTooLongError
 from probes.results import connect, diagnose
 from probes.spec import Probe, discover
 from probes.tasks import Instance, Item, Request, Rows, Task, TaskContext, get_task
@@ -418,7 +420,12 @@ def run_probe(con: duckdb.DuckDBPyConnection, scorer: Any, probe: Probe,
             size = opts.chunk_size or DEFAULT_CHUNK[
                 "cpu" if str(getattr(scorer, "device", "cpu")).startswith("cpu") else "gpu"]
             for chunk in chunks(misses, work.owner, max(1, size)):
-                scored = _scored_with_progress(scorer, [work.requests[k] for k in chunk], bar)
+                try:
+                    scored = _scored_with_progress(scorer, [work.requests[k] for k in chunk],
+                                                   bar)
+                except PromptTooLongError as e:
+                    raise ProbeError(f"probe {spec.name!r} ({probe.path}), "
+                                     f"{_culprit(e, chunk, work)}: {e}") from e
                 rows = resolver.add(dict(zip(chunk, scored, strict=True)))
                 cache.commit(con, run_id=rid, probe=spec.name,
                              cache_rows=[(k, scorer.name, work.requests[k].op, r)
@@ -439,6 +446,19 @@ def run_probe(con: duckdb.DuckDBPyConnection, scorer: Any, probe: Probe,
         raise
     return RunReport(rid, spec.name, len(work.instances), len(work.items), len(work.requests),
                      len(hits), len(misses), time.perf_counter() - t0)
+
+
+def _culprit(error: Exception, chunk: Sequence[str], work: Plan) -> str:
+    """The instance whose request a backend refused (found by the prompt text the error
+    quotes), as ``instance <id> (target ...)``; ``an instance`` when it cannot be told."""
+    m = re.search(r"prompt #\d+ \((['\"])(.*)\1\) has", str(error))
+    snippet = m.group(2).removesuffix("...")[:60] if m else ""
+    for key in chunk:
+        text = "".join(str(a) for a in work.requests[key].args)
+        if snippet and snippet in text:
+            inst = work.instances[work.owner[key]]
+            return f"instance {inst.instance_id} (target {inst.target!r}, split {inst.split})"
+    return "an instance"
 
 
 def record_vocab(con: duckdb.DuckDBPyConnection, scorer: Any,

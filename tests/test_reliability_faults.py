@@ -293,3 +293,26 @@ def test_template_naming_a_missing_variable_fails_at_export(tmp_path: Path) -> N
                None, progress=False)
     assert duckdb.connect(str(results)).execute("SELECT count(*) FROM instances"
                                                  ).fetchall() == [(0,)]
+
+
+class LimitedScorer(FakeScorer):
+    """Refuses prompts about the emu as a real backend refuses a too-long prompt."""
+
+    def loglik(self, requests: Any) -> list[Any]:
+        from probes.models import PromptTooLongError
+
+        for i, (c, x) in enumerate(requests):
+            if "emu" in c:
+                raise PromptTooLongError(f"prompt #{i} ({c + x!r}) has 900 tokens but model "
+                                         f"'{self.name}' accepts at most 512; shorten the "
+                                         "template or the inserted text")
+        return super().loglik(requests)
+
+
+def test_too_long_prompt_names_the_probe_and_the_instance(tmp_path: Path, capsys: Any) -> None:
+    qdir, results = setup(tmp_path, choice_probe())
+    assert run(qdir, results, LimitedScorer(), "-p", "t/choice") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "probe 't/choice'" in err and "target 'emu', split test" in err
+    assert "has 900 tokens" in err
