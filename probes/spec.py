@@ -56,7 +56,6 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
-    model_validator,
 )
 
 from probes.errors import ProbeFileError
@@ -129,14 +128,6 @@ class ProbeSpec(BaseModel):
         if not re.fullmatch(r"[A-Za-z0-9_\-]+", v):
             raise ValueError(f"split {v!r} must be a name like 'test' or a variable like ?split")
         return v
-
-    @model_validator(mode="after")
-    def _choice_needs_candidates(self) -> ProbeSpec:
-        if self.task == "choice" and self.candidates is None and self.builder is None:
-            raise ValueError("a choice probe needs 'candidates: ?var' (the answers to choose "
-                             "from); without it only the gold answer is scored and accuracy "
-                             "is always 100%")
-        return self
 
     @property
     def split_variable(self) -> str | None:
@@ -257,8 +248,6 @@ def parse_probe(text: str, path: str | Path = "<string>") -> Probe:
         err = e.errors()[0]
         field = str(err["loc"][0]) if err["loc"] else ""
         msg = err["msg"].removeprefix("Value error, ")
-        if not field:  # a check across fields (model validator)
-            raise ProbeFileError(path, lines.get("task", first), msg) from e
         if err["type"] == "missing":
             example = "|".join(TASKS) if field == "task" else "..."
             msg = f"header field {field!r} is required: add a line '# {field}: {example}'"
@@ -267,6 +256,11 @@ def parse_probe(text: str, path: str | Path = "<string>") -> Probe:
         else:
             msg = f"{field}: {msg}"
         raise ProbeFileError(path, lines.get(field, first), msg) from e
+    if spec.task == "choice" and spec.candidates is None and spec.builder is None:
+        raise ProbeFileError(path, lines.get("task", first),
+                             "a choice probe needs 'candidates: ?var' (the answers to choose "
+                             "from); without it only the gold answer is scored and accuracy "
+                             "is always 100%")
     variables, services = check_query(text, path)
     for what, var in spec.variables_used().items():
         if var not in variables:

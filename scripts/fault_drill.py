@@ -1,0 +1,636 @@
+"""Run every hostile or careless input of issue 13 and write the table of docs/reliability.md.
+
+    PYTHONPATH=$PWD python scripts/fault_drill.py [--out docs/reliability.md]
+
+Each case builds what it needs in a temporary folder (a results file, probe files, a store, an
+HTTP server on 127.0.0.1 that misbehaves), runs the kgprobe command or function a user would,
+and records the outcome (exit status or exception), the first line of the message (temporary
+paths shown as ``$TMP``) and the rows before and after (instances, scores, runs of the results
+file, or quads of the store). Nothing leaves this machine: every server is on 127.0.0.1. The
+scorer is a stand-in (scores from string lengths) because the cases are about what happens
+around a model, not about a model's numbers. Store builds load a stand-in source (a few quads)
+through kg.build's normal path.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import http.server
+import io
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import types
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyoxigraph as ox
+
+import kg.build
+from kg.manifest import Source
+from kg.store import LocalStore, RemoteStore
+from probes.export import QueryLimits, export, instances_for
+from probes.export import main as export_main
+from probes.run import main as run_main
+from probes.spec import discover, load_probe, parse_probe
+
+ROOT = Path(__file__).resolve().parents[1]
+EMPTY = b'{"head": {"vars": ["x"]}, "results": {"bindings": []}}'
+CHOICE = ("# name: d/choice\n# task: choice\n# split: test\n# target: ?w\n# gold: ?g\n"
+          "# candidates: ?c\n# group_by: [?w, ?g]\n# prompts: [\"[W] is [DET] [V].\"]\n"
+          "SELECT ?w ?g ?c WHERE { VALUES (?w ?g ?c) { (\"owl\" \"bird\" \"tree\") "
+          "(\"owl\" \"bird\" \"apple\") (\"cat\" \"animal\" \"tree\") (\"emu\" \"bird\" \"thing\")"
+          " } }\n")
+RECORDS = "# name: d/x\n# task: records\n# split: test\n"
+
+
+# --- stand-ins ----------------------------------------------------------------------------------
+
+class Score(tuple):
+    @property
+    def logprob(self) -> float:
+        return self[0]
+
+    @property
+    def n_tokens(self) -> int:
+        return self[1]
+
+
+class StandInScorer:
+    """A causal 'model' whose log-probability is minus the continuation's length / 10."""
+
+    name, revision, kind, device, dtype = "stand-in", "r1", "causal", "cpu", "float32"
+    max_length, batch_size, mask_token = 512, None, None
+
+    def __init__(self, refuse: str | None = None) -> None:
+        self.refuse = refuse
+
+    def cache_key_options(self) -> dict[str, Any]:
+        return {}
+
+    def loglik(self, requests: Any) -> list[Score]:
+        from probes.models import PromptTooLongError
+
+        for i, (c, x) in enumerate(requests):
+            if self.refuse and self.refuse in c:
+                raise PromptTooLongError(f"prompt #{i} ({c + x!r}) has 900 tokens but model "
+                                         "'stand-in' accepts at most 512; shorten the template "
+                                         "or the inserted text")
+        return [Score((-len(x) / 10, 1)) for _, x in requests]
+
+
+@contextlib.contextmanager
+def server(kind: str) -> Iterator[dict[str, Any]]:
+    """An HTTP server on 127.0.0.1: html, nojson (JSON without results), trickle (one byte per
+    0.5 s), silent (never answers) or record (answers empty results, keeps request bodies)."""
+    stop = threading.Event()
+    info: dict[str, Any] = {"bodies": []}
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            n = int(self.headers.get("Content-Length") or 0)
+            info["bodies"].append(self.rfile.read(n))
+            if kind == "silent":
+                stop.wait(120)
+                return
+            body = {"html": b"<html><body>Welcome</body></html>",
+                    "nojson": b'{"status": "ok"}'}.get(kind, EMPTY)
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            for i in range(len(body)) if kind == "trickle" else [None]:
+                if i is None:
+                    self.wfile.write(body)
+                elif stop.wait(0.5):
+                    return
+                else:
+                    self.wfile.write(body[i:i + 1])
+                    self.wfile.flush()
+
+        do_GET = do_POST
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    httpd.daemon_threads = True
+    info["url"] = f"http://127.0.0.1:{httpd.server_address[1]}/query"
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        yield info
+    finally:
+        stop.set()
+        httpd.shutdown()
+        httpd.server_close()
+
+
+# --- a case and its record ----------------------------------------------------------------------
+
+@dataclass
+class Outcome:
+    point: str
+    case: str
+    outcome: str
+    message: str
+    before: str
+    after: str
+
+
+class Drill:
+    def __init__(self, tmp: Path) -> None:
+        self.tmp = tmp
+        self.rows: list[Outcome] = []
+        self.n = 0
+
+    def folder(self) -> Path:
+        self.n += 1
+        d = self.tmp / f"case{self.n:02d}"
+        d.mkdir()
+        return d
+
+    def clean(self, text: str) -> str:
+        text = text.strip().splitlines()[0] if text.strip() else ""
+        text = text.replace(str(self.tmp), "$TMP").replace(os.path.realpath(self.tmp), "$TMP")
+        text = re.sub(r"\$TMP/case\d+", "$TMP", text)
+        text = re.sub(r"127\.0\.0\.1:\d+", "127.0.0.1:PORT", text)
+        text = re.sub(r"process \d+", "process PID", text)
+        return text.removeprefix("error: ")
+
+    def record(self, point: str, case: str, call: Callable[[], Any],
+               count: Callable[[], str] = lambda: "–") -> None:
+        """Run ``call`` (a CLI main or a function), catch its stderr and exception."""
+        before = count()
+        err = io.StringIO()
+        t0 = time.monotonic()
+        try:
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+                result = call()
+            if isinstance(result, tuple):  # (outcome, message) from a case of its own
+                outcome, message = result
+            else:
+                outcome, message = f"exit {result}", err.getvalue()
+        except Exception as e:
+            outcome, message = type(e).__name__, str(e)
+        seconds = time.monotonic() - t0
+        self.rows.append(Outcome(point, case, f"{outcome} ({seconds:.1f} s)",
+                                 self.clean(message), before, count()))
+        print(f"{point:4} {case[:60]:60} {outcome}", file=sys.stderr)
+
+
+def results_counts(results: Path) -> Callable[[], str]:
+    def count() -> str:
+        if not results.is_file():
+            return "no file"
+        try:
+            con = duckdb.connect(str(results), read_only=True)
+        except duckdb.Error:
+            return "unreadable"
+        try:
+            got = [con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
+                   for t in ("instances", "scores", "runs")]
+        except duckdb.Error:
+            return "unreadable"
+        finally:
+            con.close()
+        return f"{got[0]} inst / {got[1]} scores / {got[2]} runs"
+    return count
+
+
+def quad_count(store: Path) -> Callable[[], str]:
+    def count() -> str:
+        try:
+            return f"{len(ox.Store.read_only(str(store)))} quads"
+        except (OSError, RuntimeError):
+            return "unreadable" if store.exists() else "no store"
+    return count
+
+
+def exported(folder: Path, *texts: str, score: bool = False) -> tuple[Path, Path]:
+    """Probe files in folder/q, exported into folder/r.duckdb (and scored by the stand-in)."""
+    q = folder / "q"
+    q.mkdir()
+    for i, t in enumerate(texts):
+        (q / f"p{i}.rq").write_text(t, encoding="utf-8")
+    results = folder / "r.duckdb"
+    export(discover([q], include_default=False), LocalStore.in_memory(), results, None,
+           progress=False)
+    if score:
+        run(q, results)
+    return q, results
+
+
+def run(q: Path, results: Path, *args: str, scorer: Any = None) -> int:
+    return run_main(["--model", "stand-in", "--results", str(results), "--queries", str(q),
+                     "--only-extra", "--quiet", "-p", "d/*", *args],
+                    lambda name, **kw: scorer or StandInScorer())
+
+
+def export_cli(q: Path, results: Path, *args: str) -> int:
+    return export_main(["--queries", str(q), "--only-extra", "--results", str(results),
+                        "--no-parquet", "--quiet", *args])
+
+
+def probe_dir(folder: Path, text: str) -> Path:
+    q = folder / "q"
+    q.mkdir(exist_ok=True)
+    (q / "p.rq").write_text(text, encoding="utf-8")
+    return q
+
+
+# --- the cases ----------------------------------------------------------------------------------
+
+def security(d: Drill) -> None:
+    with server("silent") as srv:
+        f = d.folder()
+        q = probe_dir(f, RECORDS + f"SELECT ?x WHERE {{ SERVICE <{srv['url']}> {{ ?x ?p ?o }} }}\n")
+
+        def listing() -> tuple[str, str]:
+            code = export_main(["--queries", str(q), "--only-extra", "--list"])
+            return f"exit {code}", f"requests the server received: {len(srv['bodies'])}"
+        d.record("1", "`probes.export --list` over a probe with SERVICE to a silent server",
+                 listing)
+        res = f / "r.duckdb"
+        d.record("1", "export of that probe (no --allow-service)",
+                 lambda: export_cli(q, res), results_counts(res))
+        d.record("1", "export with --allow-service --query-timeout 2 (silent server)",
+                 lambda: export_cli(q, res, "--allow-service", "--query-timeout", "2"),
+                 results_counts(res))
+    f = d.folder()
+    d.record("1", "`SERVICE ?endpoint { ... }` in a probe file", lambda: load_probe(probe_dir(
+        f, RECORDS + "SELECT ?x WHERE {\n SERVICE ?endpoint { ?x ?p ?o }\n}\n") / "p.rq"))
+
+    f = d.folder()
+    q, res = exported(f, CHOICE)
+    (q / "s.rq").write_text("# name: d/s\n# task: records\n# split: ?split\nSELECT ?x ?split "
+                            "WHERE { VALUES (?x ?split) { (\"a\" \"../../x\") } }\n")
+
+    def traversal() -> int:
+        code = export_main(["--queries", str(q), "--only-extra", "--results", str(res),
+                            "--out", str(f / "a" / "b" / "exports"), "--quiet", "-p", "d/s"])
+        outside = [p for p in f.rglob("*.parquet*") if "exports" not in p.parts]
+        print(f"parquet files outside: {len(outside)}", file=sys.stderr)
+        return code
+    d.record("2", "split value `../../x` (`split: ?split`)", traversal, results_counts(res))
+
+    f = d.folder()
+    q = probe_dir(f, RECORDS + "# builder: os:system\nSELECT ?x WHERE { }\n")
+    d.record("3", "`builder: os:system`", lambda: export_cli(q, f / "r.duckdb"),
+             results_counts(f / "r.duckdb"))
+
+    f = d.folder()
+    q = probe_dir(f, RECORDS + "SELECT ?x WHERE { ?x ?p ?o }\n")
+    d.record("4", "`--endpoint file:///etc/passwd`",
+             lambda: export_cli(q, f / "r.duckdb", "--endpoint", "file:///etc/passwd"))
+    for kind, what in (("html", "an HTML page"), ("nojson", "JSON without `results`")):
+        with server(kind) as srv:
+            d.record("4", f"endpoint answering {what}",
+                     lambda srv=srv: export_cli(q, f / "r.duckdb", "--endpoint", srv["url"]))
+    with server("trickle") as srv:
+        d.record("4", "endpoint trickling one byte per 0.5 s, `--timeout 2`",
+                 lambda: export_cli(q, f / "r.duckdb", "--endpoint", srv["url"],
+                                    "--timeout", "2"))
+    with server("record") as srv:
+        text = RECORDS + ("# description: drop graph, load <x>, insert data\n"
+                          "SELECT ?x WHERE { ?x ?p ?o } # DROP ALL\n")
+
+        def as_query() -> tuple[str, str]:
+            RemoteStore(srv["url"]).query(parse_probe(text, "p.rq").query)
+            fields = sorted(k.split("=")[0] for k in srv["bodies"][0].decode().split("&"))
+            return "ok", f"sent as form field(s) {fields}"
+        d.record("10", "`--endpoint` with DROP/LOAD/INSERT in comments", as_query)
+
+
+def wrong_numbers(d: Drill) -> None:
+    f = d.folder()
+    d.record("5", "`task: choice` without `candidates:`", lambda: load_probe(probe_dir(
+        f, CHOICE.replace("# candidates: ?c\n", "")) / "p.rq"))
+
+    f = d.folder()
+    q, res = exported(f, CHOICE, score=True)
+    (q / "p0.rq").write_text(CHOICE.replace('("cat" "animal" "tree") ', ""))
+    d.record("6", "probe query edited after export, then `probes.run`", lambda: run(q, res),
+             results_counts(res))
+
+    f = d.folder()
+    q, res = exported(f, CHOICE, score=True)
+    run(q, res, "--limit", "2")
+
+    def same_rows() -> tuple[str, str]:
+        import eval.report as report
+
+        drawn: list[Any] = []
+        real = report.bar_chart
+        report.bar_chart = lambda points, *a, **k: drawn.extend(  # type: ignore[assignment]
+            p for p in points if k.get("ylabel") == "choice_accuracy") or a[1]
+        try:
+            con = duckdb.connect(str(res), read_only=True)
+            rep = report.build_report(con, probes=["d/*"])
+            table = next(t for names, t in report.tables(rep) if "choice_accuracy" in names)
+            report.plots(rep, f / "plots")
+            con.close()
+        finally:
+            report.bar_chart = real
+        n_rows = len(table.splitlines()) - 2
+        return "ok", f"table rows {n_rows}, bars {len(drawn)}: {sorted({s for s, _, _ in drawn})}"
+    d.record("7", "report of a full run and a `--limit 2` run of one model", same_rows)
+
+    f = d.folder()
+    q, res = exported(f, CHOICE, score=True)
+    con = duckdb.connect(str(res))
+    con.execute("UPDATE runs SET wall_s = 36.6")
+    con.close()
+
+    def wall() -> str:
+        con = duckdb.connect(str(res), read_only=True)
+        got = con.execute("SELECT wall_s FROM runs").fetchone()[0]
+        con.close()
+        return f"wall_s {got}"
+    d.record("8", "cached re-run after a scoring run of 36.6 s", lambda: run(q, res), wall)
+
+    def deterministic() -> tuple[str, str]:
+        import numpy as np
+        import pyarrow as pa
+
+        from eval.sqlfile import parse_metric, run_metric
+        con = duckdb.connect()
+        rng = np.random.default_rng(0)
+        n = 1_500_000
+        con.execute("SET threads = 4")
+        con.register("x", pa.table({"column0": rng.standard_normal(n) * 1e6
+                                    + rng.standard_normal(n) * 1e-6}))
+        con.execute("CREATE TABLE scores AS SELECT * FROM x")
+        metric = parse_metric("-- name: m\n-- description: d\n-- tasks: [choice]\n-- grain: []\n"
+                              "SELECT avg(column0) AS value FROM scores\n", "m.sql")
+        values = {run_metric(con, metric)[1][0][0] for _ in range(6)}
+        plain = {con.execute("SELECT avg(column0) FROM scores").fetchone()[0] for _ in range(6)}
+        return "ok", (f"distinct values over 6 runs: {len(values)} through run_metric, "
+                      f"{len(plain)} as plain parallel SQL")
+    d.record("9", "a metric over 1.5 M float scores, 6 report runs, 4 DuckDB threads",
+             deterministic)
+
+    f = d.folder()
+    for seed_query, what in (("ORDER BY RAND() LIMIT 100", "`seed: 1` with `ORDER BY RAND()`"),
+                             ("ORDER BY ?x LIMIT 100", "`seed: 1`, only `LIMIT 100` holds a 1")):
+        d.record("11", what, lambda sq=seed_query: parse_probe(
+            RECORDS + f"# seed: 1\nSELECT ?x WHERE {{ ?x ?p ?o }} {sq}\n", f / "p.rq"))
+
+    def tags() -> tuple[str, str]:
+        store = LocalStore.in_memory()
+        s, p = ox.NamedNode("http://e.org/s"), ox.NamedNode("http://e.org/label")
+        for lang in ("en", "de"):
+            store.oxigraph.add(ox.Quad(s, p, ox.Literal("bank", language=lang),
+                                       ox.NamedNode("https://w3id.org/kgprobe/graph/t")))
+        df = instances_for(parse_probe(RECORDS + "# id: ?l\nSELECT ?l WHERE { ?s ?p ?l }\n"),
+                           store)
+        return "ok", f"{df.height} instances from \"bank\"@en and \"bank\"@de"
+    d.record("12", "rows differing only in a language tag", tags)
+
+
+def faults(d: Drill) -> None:
+    store = LocalStore.in_memory()
+    g = ox.NamedNode("https://w3id.org/kgprobe/graph/t")
+    store.oxigraph.extend(ox.Quad(ox.NamedNode(f"http://e.org/{i}"), ox.NamedNode("http://e.org/p"),
+                                  ox.Literal(str(i)), g) for i in range(300))
+    count = parse_probe("# name: d/big\n# task: records\n# split: test\nSELECT (COUNT(*) AS ?n) "
+                        "WHERE { ?a ?p ?x . ?b ?q ?y . ?c ?r ?z }\n", "big.rq")
+    d.record("13", "cartesian product counted (300^3 = 27 M), `--query-timeout 1`",
+             lambda: instances_for(count, store, QueryLimits(timeout_s=1)))
+    rows = parse_probe("# name: d/big\n# task: records\n# split: test\nSELECT ?a ?b ?c WHERE { "
+                       "?a ?p ?x . ?b ?q ?y . ?c ?r ?z }\n", "big.rq")
+    d.record("13", "cartesian product listed (27 M rows), `--max-rows 100000`",
+             lambda: instances_for(rows, store, QueryLimits(max_rows=100_000)))
+    builds(d)
+    results_file(d)
+    one_line(d)
+
+
+def builds(d: Drill) -> None:
+    loader = types.ModuleType("kgprobe_drill_loader")
+
+    def load(ctx: Any) -> None:
+        ctx.add((ox.NamedNode(f"http://e.org/{i}"), ox.NamedNode("http://e.org/p"),
+                 ox.Literal(str(i))) for i in range(ctx.options.get("n", 3000)))
+    loader.load = load  # type: ignore[attr-defined]
+    sys.modules[loader.__name__] = loader
+    src = Source("drill", "stand-in source", loader.__name__, "data", "test", "CC0-1.0",
+                 "https://example.org/drill", ())
+    real_pick = kg.build.pick
+    kg.build.pick = lambda names: [src]  # type: ignore[assignment]
+    try:
+        f = d.folder()
+        real = f / "disk" / "store"
+        kg.build.build(["drill"], real, f, progress=False)
+        (f / "link").symlink_to(real)
+
+        def locked() -> int:
+            with (real.parent / "store.lock").open("w") as held:
+                fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return kg.build.main(["--store", str(f / "link"), "--quiet"])
+        d.record("14", "`kg.build --store LINK` (a symlink) while a build holds the real path",
+                 locked, quad_count(real))
+
+        dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        stale = real.with_name(f"store.staging-{dead}")
+        stale.mkdir()
+        (stale / "000001.sst").write_bytes(b"x" * 100_000)
+
+        def cleaned() -> tuple[str, str]:
+            code = kg.build.main(["--store", str(real), "--quiet"])
+            return f"exit {code}", f"staging folder of dead pid left: {stale.exists()}"
+        d.record("14", "staging folder of a build killed by `kill -9`", cleaned)
+
+        sst = max(real.glob("*.sst"), key=lambda p: p.stat().st_size)
+        sst.write_bytes(sst.read_bytes()[: sst.stat().st_size // 2])
+        d.record("14", "store with a truncated file, `kg.build`",
+                 lambda: kg.build.main(["--store", str(real), "--quiet"]), quad_count(real))
+        d.record("14", "the same, `kg.build --force-new`",
+                 lambda: kg.build.main(["--store", str(real), "--quiet", "--force-new"]),
+                 quad_count(real))
+
+        def ctrl_c() -> int:
+            def interrupted(ctx: Any) -> None:
+                raise KeyboardInterrupt
+            loader.load = interrupted  # type: ignore[attr-defined]
+            return kg.build.main(["--store", str(real), "--quiet"])
+        d.record("14", "Ctrl-C during `kg.build`", ctrl_c, quad_count(real))
+    finally:
+        kg.build.pick = real_pick  # type: ignore[assignment]
+
+    def jvm() -> tuple[str, str]:
+        parent = subprocess.Popen([sys.executable, "-c", "from kg.reason import run_java; "
+                                   "run_java(['sleep', '60'], 120)"], cwd=ROOT,
+                                  env={**os.environ, "PYTHONPATH": str(ROOT)})
+        deadline, kids = time.monotonic() + 20, []
+        while not kids and time.monotonic() < deadline:
+            time.sleep(0.05)
+            kids = [int(s.parent.name) for s in Path("/proc").glob("[0-9]*/stat")
+                    if _ppid(s) == parent.pid]
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait()
+        time.sleep(1)
+        alive = [k for k in kids if _state(k) not in ("Z", None)]
+        for k in alive:
+            os.kill(k, signal.SIGKILL)
+        return "ok", f"reasoner processes alive 1 s after `kill -9` of kg.build: {len(alive)}"
+    d.record("14", "`kill -9` of the process running the reasoner (stand-in: sleep)", jvm)
+
+
+def _ppid(stat: Path) -> int | None:
+    try:
+        return int(stat.read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _state(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
+def results_file(d: Drill) -> None:
+    f = d.folder()
+    q = probe_dir(f, CHOICE)
+    (f / "folder.duckdb").mkdir()
+    (f / "afile").write_text("x")
+    (f / "text.duckdb").write_text("not a database")
+    for target, what in ((f / "nope" / "deeper" / "r.duckdb", "in a missing folder"),
+                         (f / "folder.duckdb", "that is a folder"),
+                         (f / "afile" / "r.duckdb", "under a file"),
+                         (f / "text.duckdb", "that is a text file")):
+        d.record("15", f"`--results` {what}", lambda t=target: export_cli(q, t),
+                 results_counts(target))
+    _, res = exported(d.folder(), CHOICE, score=True)
+    data = res.read_bytes()
+    res.write_bytes(data[: len(data) // 3])
+    d.record("15", "`--results` truncated to a third", lambda: export_cli(q, res))
+    f = d.folder()
+    q2, res = exported(f, CHOICE, score=True)
+    data = bytearray(res.read_bytes())
+    data[12288:] = b"\x5a" * (len(data) - 12288)
+    res.write_bytes(bytes(data))
+    d.record("15", "fully cached `probes.run` on a file damaged after its headers",
+             lambda: run(q2, res))
+    f = d.folder()
+    q3, res = exported(f, CHOICE)
+    con = duckdb.connect(str(res))  # another process would hold it: a second handle in a child
+    con.close()
+    holder = subprocess.Popen([sys.executable, "-c", "import duckdb, sys, time; "
+                               f"c = duckdb.connect({str(res)!r}); print('ok', flush=True); "
+                               "time.sleep(30)"], stdout=subprocess.PIPE, text=True)
+    holder.stdout.readline() if holder.stdout else None
+    try:
+        d.record("15", "`--results` held by another process", lambda: run(q3, res))
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def one_line(d: Drill) -> None:
+    f = d.folder()
+    q, res = exported(f, CHOICE)
+    import torch
+
+    if not torch.cuda.is_available():
+        d.record("16", "`--device cuda` on a machine without CUDA",
+                 lambda: run(q, res, "--device", "cuda", "--no-cache"), results_counts(res))
+    d.record("16", "`--device bogus`", lambda: run(q, res, "--device", "bogus", "--no-cache"),
+             results_counts(res))
+    d.record("16", "probe name of 300 characters", lambda: load_probe(probe_dir(
+        d.folder(), f"# name: d/{'a' * 300}\n# task: records\n# split: test\n"
+        "SELECT ?a WHERE { }\n") / "p.rq"))
+    (f / "out.txt").write_text("a file")
+    st = f / "store"
+    s = ox.Store(str(st))
+    s.flush()
+    del s
+    d.record("16", "`probes.export --out FILE`", lambda: export_main(
+        ["--queries", str(q), "--only-extra", "--results", str(res), "--out",
+         str(f / "out.txt"), "--quiet", "--store", str(st)]), results_counts(res))
+    (f / "exports" / "d").mkdir(parents=True)
+    (f / "exports" / "d" / "choice").write_text("a file where the probe's folder goes")
+    d.record("16", "Parquet write fails after the instances are ready", lambda: export_main(
+        ["--queries", str(q), "--only-extra", "--results", str(res), "--out",
+         str(f / "exports"), "--quiet", "--store", str(st)]), results_counts(res))
+    (f / "notastore").mkdir()
+    d.record("16", "`--store` on a folder that is not a store", lambda: export_main(
+        ["--queries", str(q), "--only-extra", "--results", str(res), "--quiet", "--store",
+         str(f / "notastore")]), results_counts(res))
+    g = d.folder()
+    (g / "latin1.rq").write_bytes(RECORDS.encode() + b"SELECT ?x WHERE { } # caf\xe9\n")
+    d.record("16", "probe file in Latin-1", lambda: load_probe(g / "latin1.rq"))
+    d.record("16", "YAML header with an unclosed `[` on line 4", lambda: parse_probe(
+        RECORDS + "# prompts: [\"a\", \"b\"\n# seed: 1\nSELECT ?a WHERE { }\n", g / "y.rq"))
+    h = d.folder()
+    qh = probe_dir(h, CHOICE.replace("[W] is [DET] [V].", "[W] lives in [PLACE]: [V]"))
+    d.record("16", "template naming `[PLACE]`, which the query does not select",
+             lambda: export_cli(qh, h / "r.duckdb"), results_counts(h / "r.duckdb"))
+
+    def pickle_flag() -> tuple[str, str]:
+        from probes.run import build_parser
+        helps = {a.option_strings[0]: a.help for a in build_parser()._actions
+                 if a.option_strings}
+        return "ok", f"--allow-pickle: {helps.get('--allow-pickle', 'MISSING')}"
+    d.record("16", "pickle weights: the flag the error message names", pickle_flag)
+    d.record("16", "prompt longer than the model accepts",
+             lambda: run(q, res, "--no-cache", scorer=StandInScorer(refuse="emu")),
+             results_counts(res))
+
+
+# --- the table ----------------------------------------------------------------------------------
+
+def markdown(rows: list[Outcome]) -> str:
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| # | input | outcome | message (first line) | rows before | rows after |",
+             "|---|---|---|---|---|---|"]
+    lines += [f"| {r.point} | {cell(r.case)} | {cell(r.outcome)} | {cell(r.message)} | "
+              f"{cell(r.before)} | {cell(r.after)} |" for r in rows]
+    return "\n".join(lines)
+
+
+BEGIN, END = "<!-- fault-drill:begin -->", "<!-- fault-drill:end -->"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "reliability.md",
+                        help="markdown file whose fault-drill table is replaced (default: "
+                        "docs/reliability.md); '-' prints the table")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="kgprobe-drill-") as tmp:
+        drill = Drill(Path(tmp))
+        security(drill)
+        wrong_numbers(drill)
+        faults(drill)
+    table = markdown(drill.rows)
+    stamp = (f"Generated by `PYTHONPATH=$PWD python scripts/fault_drill.py` on "
+             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} ({len(drill.rows)} cases).")
+    block = f"{BEGIN}\n{stamp}\n\n{table}\n{END}"
+    if str(args.out) == "-":
+        print(block)
+        return 0
+    text = args.out.read_text(encoding="utf-8") if args.out.exists() else f"{BEGIN}\n{END}\n"
+    if BEGIN not in text:
+        text += f"\n{BEGIN}\n{END}\n"
+    head, rest = text.split(BEGIN, 1)
+    args.out.write_text(head + block + rest.split(END, 1)[1], encoding="utf-8")
+    print(f"wrote {len(drill.rows)} cases to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
