@@ -114,7 +114,8 @@ def _literal(value: str, language: str | None, datatype: str | None) -> Any:
 class KnowledgeStore(Protocol):
     """What probes need from a store."""
 
-    def query(self, sparql: str) -> list[dict[str, Any]]: ...
+    def query(self, sparql: str, timeout: float | None = ...,
+              max_rows: int | None = ...) -> list[dict[str, Any]]: ...
 
     def graphs(self) -> list[str]: ...
 
