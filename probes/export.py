@@ -33,6 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import polars as pl
 from tqdm import tqdm
 
@@ -49,7 +50,7 @@ from kg.store import (
 from kg.vocab import graph
 from probes.errors import ProbeError, ProbeFileError
 from probes.render import placeholders
-from probes.results import connect
+from probes.results import connect, diagnose
 from probes.spec import Probe, discover
 
 BUILDERS = ("probes.ontolama:instances",)
@@ -258,8 +259,8 @@ def check_templates(probe: Probe, df: pl.DataFrame) -> None:
                 known = ", ".join(f"[{k.upper()}]" for k in sorted(fields))
                 raise ProbeFileError(probe.path, probe.header_lines.get("prompts"),
                                      f"template {template!r} uses [{name}] but the query selects "
-                                     f"no ?{name.lower()}; select it or use one of: [W], [V], "
-                                     f"[DET], {known}. Nothing was exported.")
+                                     f"no ?{name.lower()}; select it, or use [W], [V], [DET] or "
+                                     f"a selected variable: {known}. Nothing was exported.")
 
 
 def _scalar(v: Any) -> str | None:
@@ -468,6 +469,10 @@ def main(argv: list[str] | None = None) -> int:
                          limits=limits, builder_dirs=args.queries)
     except (ProbeError, KgError) as e:
         print(f"error: {e}", file=sys.stderr)
+        return 2
+    except duckdb.Error as e:  # the results file went bad under us
+        print(f"error: {diagnose(Path(args.results or config.results_path()), e)}",
+              file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted: probes exported so far are kept; nothing of the current one was "

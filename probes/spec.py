@@ -227,7 +227,10 @@ def parse_probe(text: str, path: str | Path = "<string>") -> Probe:
     except yaml.YAMLError as e:
         # The problem mark is where the parser gave up (often the next line, or the end); the
         # context mark, when there is one, is where the unclosed quote or bracket started.
-        marks = [m for m in (getattr(e, "context_mark", None), getattr(e, "problem_mark", None))
+        opened = re.search(r"quoted scalar|flow (sequence|mapping)",
+                           str(getattr(e, "context", "") or ""))
+        marks = [m for m in (getattr(e, "context_mark", None) if opened else None,
+                             getattr(e, "problem_mark", None))
                  if m is not None and m.line < len(header)]
         line = header[min(m.line for m in marks)][0] if marks else first
         problem = getattr(e, "problem", None) or str(e)

@@ -235,9 +235,13 @@ def run(q: Path, results: Path, *args: str, scorer: Any = None) -> int:
                     lambda name, **kw: scorer or StandInScorer())
 
 
+EMPTY_STORE: list[Path] = []  # an empty store made once per drill (see main)
+
+
 def export_cli(q: Path, results: Path, *args: str) -> int:
+    store = [] if "--endpoint" in args else ["--store", str(EMPTY_STORE[0])]
     return export_main(["--queries", str(q), "--only-extra", "--results", str(results),
-                        "--no-parquet", "--quiet", *args])
+                        "--no-parquet", "--quiet", *store, *args])
 
 
 def probe_dir(folder: Path, text: str) -> Path:
@@ -276,7 +280,8 @@ def security(d: Drill) -> None:
 
     def traversal() -> int:
         code = export_main(["--queries", str(q), "--only-extra", "--results", str(res),
-                            "--out", str(f / "a" / "b" / "exports"), "--quiet", "-p", "d/s"])
+                            "--out", str(f / "a" / "b" / "exports"), "--quiet", "-p", "d/s",
+                            "--store", str(EMPTY_STORE[0])])
         outside = [p for p in f.rglob("*.parquet*") if "exports" not in p.parts]
         print(f"parquet files outside: {len(outside)}", file=sys.stderr)
         return code
@@ -366,13 +371,14 @@ def wrong_numbers(d: Drill) -> None:
         rng = np.random.default_rng(0)
         n = 1_500_000
         con.execute("SET threads = 4")
-        con.register("x", pa.table({"column0": rng.standard_normal(n) * 1e6
-                                    + rng.standard_normal(n) * 1e-6}))
+        con.register("x", pa.table({"g": rng.integers(0, 3, n), "v": rng.standard_normal(n)
+                                    * 1e6 + rng.standard_normal(n) * 1e-6}))
         con.execute("CREATE TABLE scores AS SELECT * FROM x")
-        metric = parse_metric("-- name: m\n-- description: d\n-- tasks: [choice]\n-- grain: []\n"
-                              "SELECT avg(column0) AS value FROM scores\n", "m.sql")
-        values = {run_metric(con, metric)[1][0][0] for _ in range(6)}
-        plain = {con.execute("SELECT avg(column0) FROM scores").fetchone()[0] for _ in range(6)}
+        sql = "SELECT g AS probe, avg(v) AS value FROM scores GROUP BY g ORDER BY g"
+        metric = parse_metric("-- name: m\n-- description: d\n-- tasks: [choice]\n"
+                              f"-- grain: [probe]\n{sql}\n", "m.sql")
+        values = {tuple(run_metric(con, metric)[1]) for _ in range(6)}
+        plain = {tuple(con.execute(sql).fetchall()) for _ in range(6)}
         return "ok", (f"distinct values over 6 runs: {len(values)} through run_metric, "
                       f"{len(plain)} as plain parallel SQL")
     d.record("9", "a metric over 1.5 M float scores, 6 report runs, 4 DuckDB threads",
@@ -613,6 +619,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="kgprobe-drill-") as tmp:
         drill = Drill(Path(tmp))
+        store = ox.Store(str(Path(tmp) / "empty-store"))
+        store.flush()
+        del store
+        EMPTY_STORE[:] = [Path(tmp) / "empty-store"]
         security(drill)
         wrong_numbers(drill)
         faults(drill)

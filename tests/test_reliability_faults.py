@@ -317,3 +317,19 @@ def test_too_long_prompt_names_the_probe_and_the_instance(tmp_path: Path, capsys
     assert err.count("\n") == 1
     assert "probe 't/choice'" in err and "target 'emu', split test" in err
     assert "has 900 tokens" in err
+
+
+def test_export_into_a_truncated_results_file_is_one_line(tmp_path: Path, capsys: Any) -> None:
+    qdir, results = setup(tmp_path, choice_probe())
+    assert run(qdir, results, FakeScorer(), "-p", "t/choice") == 0
+    data = results.read_bytes()
+    results.write_bytes(data[: len(data) // 3])
+    store = tmp_path / "store"
+    s = ox.Store(str(store))
+    s.flush()
+    del s
+    code = export_main(["--queries", str(qdir), "--only-extra", "--results", str(results),
+                        "--no-parquet", "--quiet", "--store", str(store)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith(f"error: the results file {results} is damaged")

@@ -259,3 +259,17 @@ def test_endpoint_rows_keep_language_tags() -> None:
         {"l": {"type": "literal", "value": "bank", "xml:lang": "de"}}]}}
     en, de = (r["l"] for r in json_rows(data))
     assert isinstance(en, TaggedStr) and en != de and (en.language, de.language) == ("en", "de")
+
+
+# --- 16. YAML errors on the line of the mistake -------------------------------------------------
+
+@pytest.mark.parametrize(("header", "line"), [
+    ('# name: t/x\n# task: records\n# description: "unclosed\n# split: test\n', 3),
+    ('# name: t/x\n# task: records\n# split: test\n# prompts: ["a", "b"\n# seed: 1\n', 4),
+    ("# name: t/x\n# task: [records\n# split: test\n", 2),
+    ("# name: t/x\n# task: records\n# split: test\n# description: a: b\n", 4),
+])
+def test_yaml_error_is_reported_where_the_mistake_starts(header: str, line: int) -> None:
+    with pytest.raises(ProbeFileError) as info:
+        parse_probe(header + "SELECT ?a WHERE { }\n", "y.rq")
+    assert str(info.value).startswith(f"y.rq:{line}: header is not valid YAML")
