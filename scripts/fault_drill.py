@@ -512,8 +512,24 @@ def results_file(d: Drill) -> None:
     (f / "folder.duckdb").mkdir()
     (f / "afile").write_text("x")
     (f / "text.duckdb").write_text("not a database")
-    for target, what in ((f / "nope" / "deeper" / "r.duckdb", "in a missing folder"),
-                         (f / "folder.duckdb", "that is a folder"),
+    missing = f / "nope" / "deeper" / "r.duckdb"
+
+    def created() -> tuple[str, str]:
+        code = export_cli(q, missing)
+        return f"exit {code}", f"folder created: {missing.parent.is_dir()}"
+    d.record("15", "`--results` in a missing folder", created, results_counts(missing))
+
+    def read_only() -> tuple[str, str]:
+        from probes import results as results_mod
+        real = results_mod.os.access
+        results_mod.os.access = lambda path, mode: False  # type: ignore[assignment]
+        try:
+            return "diagnosis", results_mod.diagnose(missing)
+        finally:
+            results_mod.os.access = real  # type: ignore[assignment]
+    d.record("15", "read-only results file (simulated: os.access says no; the drill may run "
+             "as root)", read_only)
+    for target, what in ((f / "folder.duckdb", "that is a folder"),
                          (f / "afile" / "r.duckdb", "under a file"),
                          (f / "text.duckdb", "that is a text file")):
         d.record("15", f"`--results` {what}", lambda t=target: export_cli(q, t),
