@@ -20,17 +20,23 @@ as ``None``) and ``graphs()`` lists the named graphs.
 
 from __future__ import annotations
 
+import ast
+import copy
+import http
 import http.client
 import json
 import re
 import threading
-import time
+import urllib.error
 import urllib.parse
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
 import pyoxigraph as ox
+from SPARQLWrapper import ASK, JSON, POST, SELECT, URLENCODED, SPARQLWrapper
+from SPARQLWrapper import SPARQLExceptions as sw_errors
 
 from kg import config
 from kg.errors import StoreError
@@ -225,12 +231,6 @@ class LocalStore:
         return self.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ {g} {{ ?s ?p ?o }} }}")[0]["n"]
 
 
-class _Client:
-    """What RemoteStore sends with each request (``agent``: the User-Agent header)."""
-
-    agent: str = "kgprobe"
-
-
 def _solution_rows(result: Any, max_rows: int | None,
                    stop: threading.Event) -> list[dict[str, Any]]:
     names = [v.value for v in result.variables]
@@ -244,12 +244,34 @@ def _solution_rows(result: Any, max_rows: int | None,
     return rows
 
 
-class RemoteStore:
-    """A SPARQL 1.1 endpoint (http or https), read-only.
+_FORM = re.compile(r"<[^<>\s]*>|#[^\n]*|\b(?P<form>SELECT|ASK|CONSTRUCT|DESCRIBE)\b", re.I)
+_HTTP_CODES: dict[type[Exception], int] = {
+    sw_errors.QueryBadFormed: 400, sw_errors.Unauthorized: 401, sw_errors.EndPointNotFound: 404,
+    sw_errors.URITooLong: 414, sw_errors.EndPointInternalError: 500}
 
-    Every text is sent as a query (``query=`` form field, SPARQL 1.1 Protocol), never guessed
-    to be an update from its words. ``timeout`` bounds the whole request, reading included, so
-    a server that trickles its answer cannot hold a run for longer.
+
+def query_form(sparql: str) -> str:
+    """The query form (``SELECT``, ``ASK``, ``CONSTRUCT`` or ``DESCRIBE``) of ``sparql``, read
+    past comments and IRIs; ``SELECT`` when none is found (the endpoint then reports the error).
+
+    >>> query_form("# ask, drop all\\nPREFIX a: <http://e.org/select#>\\nASK { ?s ?p ?o }")
+    'ASK'
+    """
+    for m in _FORM.finditer(sparql):
+        if m.group("form"):
+            return m.group("form").upper()
+    return SELECT
+
+
+class RemoteStore:
+    """A SPARQL 1.1 endpoint (http or https), read-only, reached with SPARQLWrapper.
+
+    Every text is sent as a query (``query=`` form field of a POST, SPARQL 1.1 Protocol), never
+    guessed to be an update from its words: SPARQLWrapper's own guess reads the raw text, so the
+    query form is set again from the text with its comments left out. ``timeout`` bounds the
+    whole request, reading included, so a server that trickles its answer cannot hold a run for
+    longer. ``_client`` is the configured SPARQLWrapper (its ``agent`` is the User-Agent header);
+    each query runs on a copy of it.
     """
 
     def __init__(self, endpoint: str, timeout: float = 120.0) -> None:
@@ -262,8 +284,10 @@ class RemoteStore:
                              f"(got {timeout})")
         self.endpoint = endpoint
         self.timeout = float(timeout)
-        self._url = url
-        self._client = _Client()
+        self._client = SPARQLWrapper(endpoint, returnFormat=JSON, agent="kgprobe")
+        self._client.setMethod(POST)
+        self._client.setRequestMethod(URLENCODED)
+        self._client.setOnlyConneg(True)  # no format=/output=/results= fields beside query=
 
     def query(self, sparql: str, timeout: float | None = None,
               max_rows: int | None = DEFAULT_MAX_ROWS) -> list[dict[str, Any]]:
@@ -285,50 +309,87 @@ class RemoteStore:
             raise QueryLimitError(f"the query returned more than {max_rows:,} rows")
         return rows
 
+    def _client_for(self, sparql: str) -> SPARQLWrapper:
+        """A copy of the configured client holding ``sparql`` as a SELECT or ASK query."""
+        form = query_form(sparql)
+        if form not in (SELECT, ASK):
+            raise StoreError("probe queries must be SELECT or ASK, not CONSTRUCT/DESCRIBE")
+        client = copy.copy(self._client)  # a timed-out request may still hold the last copy
+        with warnings.catch_warnings():  # its guess warns on texts it cannot read; unused
+            warnings.simplefilter("ignore", RuntimeWarning)
+            client.setQuery(sparql)
+        client.queryType = form  # never INSERT/DROP/... guessed from words in comments
+        return client
+
     def _post(self, sparql: str, limit: float) -> bytes:
-        """POST the query; the response body. One deadline covers connecting and reading."""
-        deadline = time.monotonic() + limit
-        url = self._url
-        kind = http.client.HTTPSConnection if url.scheme == "https" else http.client.HTTPConnection
-        conn = kind(url.hostname or "", url.port, timeout=limit)
-        path = (url.path or "/") + (f"?{url.query}" if url.query else "")
-        form = urllib.parse.urlencode({"query": sparql}).encode("utf-8")
-        try:
-            conn.request("POST", path, body=form, headers={
-                "Content-Type": "application/x-www-form-urlencoded",
-                "Accept": "application/sparql-results+json",
-                "User-Agent": self._client.agent})
-            resp = conn.getresponse()
-            chunks: list[bytes] = []
-            while True:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError
-                if conn.sock is not None:
-                    conn.sock.settimeout(left)
-                chunk = resp.read1(1 << 16)
-                if not chunk:
-                    break
-                chunks.append(chunk)
-            body = b"".join(chunks)
-        except TimeoutError as e:
-            raise QueryLimitError(f"SPARQL endpoint {self.endpoint} did not answer within "
-                                  f"{limit:g} s; raise --timeout or check the server") from e
-        except (OSError, http.client.HTTPException) as e:
-            raise StoreError(f"SPARQL endpoint {self.endpoint} failed: {e}. Check that it is "
-                             "running and reachable, or drop --endpoint to use the embedded "
-                             "store.") from e
-        finally:
-            conn.close()
-        if resp.status != 200:
-            detail = re.sub(r"\s+", " ", body[:200].decode("utf-8", "replace")).strip()
-            raise StoreError(f"SPARQL endpoint {self.endpoint} failed: HTTP {resp.status} "
-                             f"{resp.reason}: {detail}")
-        return body
+        """POST the query; the response body. One deadline covers connecting and reading: the
+        request runs on a daemon thread that the caller stops waiting for after ``limit`` s."""
+        client = self._client_for(sparql)
+        client.timeout = limit  # per socket operation (setTimeout would round it to whole s)
+        box: dict[str, Any] = {}
+
+        def work() -> None:
+            try:
+                response = client.query().response
+                box["status"] = response.status
+                box["body"] = response.read()
+            except urllib.error.HTTPError as e:  # a status SPARQLWrapper does not name
+                box["status"], box["reason"] = e.code, e.reason
+                box["body"] = e.read()  # here, so the deadline covers reading it too
+            except BaseException as e:  # handed to the caller's thread
+                box["error"] = e
+
+        worker = threading.Thread(target=work, daemon=True, name="kgprobe-endpoint")
+        worker.start()
+        worker.join(limit)
+        late = QueryLimitError(f"SPARQL endpoint {self.endpoint} did not answer within "
+                               f"{limit:g} s; raise --timeout or check the server")
+        error = box.get("error")
+        if worker.is_alive() or isinstance(error, TimeoutError):
+            raise late from error
+        if isinstance(error, sw_errors.SPARQLWrapperException):
+            code = _HTTP_CODES.get(type(error), 0)
+            raise StoreError(f"SPARQL endpoint {self.endpoint} failed: HTTP {code} "
+                             f"{_phrase(code)}: {_detail(_response_of(error))}") from error
+        if isinstance(error, OSError | http.client.HTTPException):
+            reason = getattr(error, "reason", error)  # URLError wraps the socket's error
+            if isinstance(reason, TimeoutError):
+                raise late from error
+            raise StoreError(f"SPARQL endpoint {self.endpoint} failed: {reason}. Check that it "
+                             "is running and reachable, or drop --endpoint to use the embedded "
+                             "store.") from error
+        if error is not None:
+            raise error
+        if box["status"] != 200:
+            reason = box.get("reason") or _phrase(box["status"])
+            raise StoreError(f"SPARQL endpoint {self.endpoint} failed: HTTP {box['status']} "
+                             f"{reason}: {_detail(box['body'])}")
+        return box["body"]
 
     def graphs(self) -> list[str]:
         rows = self.query("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }")
         return sorted(r["g"] for r in rows)
+
+
+def _phrase(code: int) -> str:
+    try:
+        return http.HTTPStatus(code).phrase
+    except ValueError:
+        return ""
+
+
+def _response_of(error: Exception) -> bytes:
+    """The response body SPARQLWrapper put into its error's message (as a bytes repr)."""
+    _, _, tail = str(error).partition("Response:\n")
+    try:
+        body = ast.literal_eval(tail) if tail else b""
+    except (ValueError, SyntaxError):
+        return tail.encode()
+    return body if isinstance(body, bytes) else str(body).encode()
+
+
+def _detail(body: bytes) -> str:
+    return re.sub(r"\s+", " ", body[:200].decode("utf-8", "replace")).strip()
 
 
 def json_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
