@@ -7,10 +7,14 @@
 -- p = 1/2 [agent top-1 = human top-1] + 1/2 (1 - d / 2k), d = edit distance (insertion and
 -- deletion 1, substitution 2). Humans are not compared with themselves.
 CREATE OR REPLACE TEMP VIEW semrel_proto_probes AS
+WITH outside AS (
+    SELECT DISTINCT probe, instance_id, prompt_id FROM semrel_human_tokens
+    WHERE NOT semrel_keep(response)
+)
 SELECT r.probe, r.relation, r.instance_id, r.prompt_id, r.word
 FROM semrel_probe_r r
-WHERE r.relation IN ('HYP', 'HOL', 'ANT', 'SYN') AND r.r < 1 - 1e-9
-  AND len(list_filter(r.answers, lambda a: NOT semrel_keep(a))) = 0;
+ANTI JOIN outside o USING (probe, instance_id, prompt_id)
+WHERE r.relation IN ('HYP', 'HOL', 'ANT', 'SYN') AND r.r < 1 - 1e-9;
 
 CREATE OR REPLACE TEMP VIEW semrel_probe_p AS
 WITH humans AS (

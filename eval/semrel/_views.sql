@@ -12,9 +12,12 @@
 -- - semrel_model_lists: 'full' (default; a model's list is its ranking over its own lower-case
 --   whole words, as long as stored) or 'shared' (filtered to the shared vocabulary and
 --   re-ranked, kgprobe's earlier reading).
--- - semrel_absent: how rho (eq. 24) treats an s-relatum that is not in L_k: 'one' (default; it
---   counts as rank k, i.e. rho = 1, the end of the list) or 'skip' (left out of the mean; a
---   probe with no s-relatum in L_k is left out of delta(r, s)).
+-- - semrel_absent: how rho (eq. 24) treats an s-relatum that is not in L_k (the paper leaves it
+--   undefined): 'present' (default; delta(w, p, s) = the mean rho of the s-relata that are in
+--   L_k, 1 when none is), 'one' (each absent relatum counts rho = 1) or 'skip' (absent relata
+--   left out; a probe with none in L_k is left out of delta(r, s)).
+-- - semrel_rank: 'zero' (default; rho = (rank - 1) / k, the top word 0) or 'one' (rho =
+--   rank / k). docs/semrel.md gives the human AuDC under each reading.
 --
 -- Conventions
 -- - Relations: HYP, HPO, HOL, MER (asymmetric), ANT, SYN (symmetric); probe semrel/<code in
@@ -216,6 +219,12 @@ SELECT probe, relation, instance_id, prompt_id, word, count(*) AS n_distinct,
        list(response) AS answers
 FROM p GROUP BY ALL;
 
+-- semrel_rank_base: 1 when rho = (rank - 1) / k (default: the top word has rho 0), 0 when
+-- rho = rank / k (the top word has rho 1 / k); see semrel_rank (variable: 'zero' or 'one').
+CREATE OR REPLACE TEMP MACRO semrel_rank_base() AS (
+    CASE WHEN coalesce(getvariable('semrel_rank'), 'zero') = 'zero' THEN 1 ELSE 0 END
+);
+
 -- Distinguishability per (probe of r, other relation s), eq. 24: k = |Y^r(w)| (the limited
 -- set of the probed relation), L_k = the top k; rho(v) = rank of v in L_k / k; an s-relatum
 -- absent from L_k counts as rho = 1 ('one') or is left out ('skip', semrel_absent).
@@ -234,8 +243,10 @@ rhos AS (
 )
 SELECT model, is_human, probe, relation, other, word, instance_id, prompt_id, k,
        count(*) AS relata, count(rank) AS present,
-       CASE WHEN coalesce(getvariable('semrel_absent'), 'one') = 'skip'
-            THEN avg(rank / k) ELSE avg(coalesce(rank / k, 1.0)) END AS delta
+       CASE coalesce(getvariable('semrel_absent'), 'present')
+            WHEN 'skip' THEN avg((rank - semrel_rank_base()) / k)
+            WHEN 'present' THEN coalesce(avg((rank - semrel_rank_base()) / k), 1.0)
+            ELSE avg(coalesce((rank - semrel_rank_base()) / k, 1.0)) END AS delta
 FROM rhos GROUP BY ALL;
 
 -- delta(r, s) (eq. 25: the mean over words and prompts) and D(r, s) (eq. 26).
