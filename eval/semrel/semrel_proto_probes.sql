@@ -8,5 +8,5 @@
 -- requires: [_views.sql, _prototypicality.sql]
 SELECT probe, count(*) AS value FROM semrel_proto_probes GROUP BY ALL
 UNION ALL
-SELECT 'all', count(*) FROM semrel_proto_probes
+SELECT 'all', count(*) FROM semrel_proto_probes HAVING count(*) > 0
 ORDER BY ALL

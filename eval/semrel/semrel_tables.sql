@@ -30,4 +30,5 @@ FROM semrel_relations rel
 LEFT JOIN prompts p USING (probe)
 LEFT JOIN before b ON b.relation = rel.relation
 GROUP BY rel.probe, rel.relation, p.prompts
+HAVING count(b.word) > 0
 ORDER BY ALL
