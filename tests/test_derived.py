@@ -46,13 +46,13 @@ def test_bad_files_are_named(tmp_path: Path) -> None:
     with pytest.raises(DerivedError, match="cycle"):
         discover(tmp_path)
     write(tmp_path, "b", "# requires: [nope]\nCONSTRUCT {} WHERE {}")
-    with pytest.raises(DerivedError, match="no derived file nope.rq"):
+    with pytest.raises(DerivedError, match=r"no derived file nope\.rq"):
         discover(tmp_path)
     write(tmp_path, "b", "SELECT * WHERE {}")
-    with pytest.raises(DerivedError, match="b.rq: a derived-graph file must be a SPARQL CONSTRUCT"):
+    with pytest.raises(DerivedError, match=r"b\.rq: a derived-graph file must be a SPARQL CONSTRUCT"):
         discover(tmp_path)
     write(tmp_path, "b", "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p")
     (tmp_path / "a.rq").unlink()
-    with pytest.raises(DerivedError, match="b.rq: the CONSTRUCT query failed"):
+    with pytest.raises(DerivedError, match=r"b\.rq: the CONSTRUCT query failed"):
         materialise(ox.Store(), discover(tmp_path))
     assert main(["--store", str(tmp_path / "store"), "--folder", str(tmp_path)]) == 2
