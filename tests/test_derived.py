@@ -49,7 +49,7 @@ def test_bad_files_are_named(tmp_path: Path) -> None:
     with pytest.raises(DerivedError, match=r"no derived file nope\.rq"):
         discover(tmp_path)
     write(tmp_path, "b", "SELECT * WHERE {}")
-    with pytest.raises(DerivedError, match=r"b\.rq: a derived-graph file must be a SPARQL CONSTRUCT"):
+    with pytest.raises(DerivedError, match=r"b\.rq: a derived-graph file must be a SPARQL"):
         discover(tmp_path)
     write(tmp_path, "b", "CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p")
     (tmp_path / "a.rq").unlink()
