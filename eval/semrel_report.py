@@ -37,10 +37,11 @@ from typing import Any
 
 import duckdb
 import polars as pl
+import yaml
 
 from eval.plots import bar_chart, heat_map, line_panels
 from eval.sqlfile import MetricError, discover_metrics, run_metric, run_support
-from eval.stats import compare_with_humans
+from eval.stats import compare_with_humans, entropy_tests
 from kg import config
 from probes.errors import ProbeError
 from probes.results import connect
@@ -52,14 +53,59 @@ NAMES = {"HYP": "hypernymy", "HPO": "hyponymy", "HOL": "holonymy", "MER": "meron
 SYMMETRIC = ("ANT", "SYN")
 KS = (1, 5, 10)
 
-# The humans' figures of Cao et al., from the paper's text as quoted in the semantic-relation
-# issue: soundness 0.90 for antonymy and between 0.63 and 0.75 for the other relations;
-# symmetry 0.88 for antonymy and 0.65 for synonymy (the quoted text names no k); AuDC 21.3
-# (the sum over the 30 ordered relation pairs, at most 30).
+# The paper's figures (Cao et al. 2025; line numbers of ../shared/papers/semrel-cao-2025.md).
 PAPER_HUMAN_S: dict[str, tuple[float, float]] = {
-    r: ((0.90, 0.90) if r == "ANT" else (0.63, 0.75)) for r in RELATIONS}
-PAPER_HUMAN_M: dict[str, float] = {"ANT": 0.88, "SYN": 0.65}
-PAPER_HUMAN_AUDC = 21.3
+    r: ((0.90, 0.90) if r == "ANT" else (0.63, 0.75)) for r in RELATIONS}   # section 8.1
+PAPER_HUMAN_C = (0.38, 0.49)                       # section 8.2, relations other than ANT
+PAPER_HUMAN_M: dict[str, float] = {"ANT": 0.88, "SYN": 0.65}               # section 8.3, k = 5
+PAPER_HUMAN_AUDC = 21.3                                                     # section 8.5
+PAPER_TABLE1 = {"HYP": (7, 692, 4844), "HPO": (4, 310, 1240), "HOL": (7, 186, 1302),
+                "MER": (6, 144, 864), "ANT": (9, 91, 819), "SYN": (7, 211, 1477)}
+PAPER_TABLE2 = {"HYP": ("1.2 ± 0.5", "8.4 ± 6.8"), "HPO": ("2.6 ± 4.0", "39.2 ± 54.9"),
+                "HOL": ("1.3 ± 0.6", "2.9 ± 2.3"), "MER": ("1.7 ± 3.4", "3.9 ± 6.2"),
+                "ANT": ("1.1 ± 0.3", "1.2 ± 0.5"), "SYN": ("1.1 ± 0.2", "3.5 ± 2.8")}
+PAPER_TABLE3 = {"ANT": (50, 819, 4.28), "SYN": (36, 1477, 5.25), "HOL": (17, 1302, 5.93),
+                "HYP": (55, 4844, 5.59), "HPO": (2, 1240, 7.46), "MER": (1, 864, 7.62)}
+PAPER_R1 = {"HYP": 401, "HPO": 199, "SYN": 93, "HOL": 79, "MER": 65, "ANT": 15}
+PAPER_R_MEAN = {"ANT": "0.83", "SYN": "0.90", "HPO": "> 0.95", "MER": "> 0.95"}
+PAPER_PROTO = {"HYP": 2406, "HOL": 805, "ANT": 448, "SYN": 672, "all": 4331}
+PAPER_OOR = {"tokens": 93120, "types": 7216, "oor_tokens": 10895, "oor_types": 3691,
+             "all_oor_lists": 2106, "first_rank": 1.5}
+PAPER_MW_NOT_SIGNIFICANT = {"HOL/HYP", "HOL/SYN"}                           # footnote 15
+SHARED_VOCAB = Path(__file__).resolve().parent.parent / "queries" / "semrel" / "shared_vocab.yaml"
+ABSENT = ("present", "one", "skip")
+RANKS = ("zero", "one")
+MODEL_LISTS = ("full", "shared")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The readings the metric SQL takes as DuckDB variables (eval/semrel/_views.sql)."""
+
+    vocab_models: tuple[str, ...] = ()
+    vocab_label: str = ""
+    absent: str = "present"
+    rank: str = "zero"
+    model_lists: str = "full"
+
+    def apply(self, con: duckdb.DuckDBPyConnection) -> None:
+        if self.vocab_models:
+            con.execute("SET VARIABLE semrel_vocab_models = ?::VARCHAR[]",
+                        [list(self.vocab_models)])
+        con.execute("SET VARIABLE semrel_absent = ?", [self.absent])
+        con.execute("SET VARIABLE semrel_rank = ?", [self.rank])
+        con.execute("SET VARIABLE semrel_model_lists = ?", [self.model_lists])
+
+
+def declared_models(path: Path = SHARED_VOCAB) -> tuple[str, tuple[str, ...]]:
+    """The declared model list of queries/semrel/shared_vocab.yaml: (``name vN``, models)."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return f"{data['name']} v{data['version']}", tuple(str(m) for m in data["models"])
+    except (OSError, yaml.YAMLError, KeyError, TypeError) as e:
+        raise MetricError(f"{path}: cannot read the declared model list ({e}); it needs name, "
+                          "version and models: [...]") from e
+
 
 NO_RUNS = ("no semrel runs in {path}. Export the probes, load the human answers and score a "
            "model first:\n"
@@ -86,6 +132,8 @@ class Results:
     humans: set[str] = field(default_factory=set)
     relations: dict[str, set[str]] = field(default_factory=dict)   # agent -> relations run
     stats: pl.DataFrame | None = None
+    entropy: pl.DataFrame | None = None
+    settings: Settings = field(default_factory=Settings)
 
     def row(self, metric: str, *key: Any) -> dict[str, Any] | None:
         return self.metrics.get(metric, {}).get(key)
@@ -106,11 +154,12 @@ def _agents(con: duckdb.DuckDBPyConnection, metric_dir: Path, res: Results) -> N
 
 
 def build(con: duckdb.DuckDBPyConnection, stats: bool = True,
-          metric_dir: Path | None = None) -> Results:
+          metric_dir: Path | None = None, settings: Settings | None = None) -> Results:
     """Run the semrel metrics (and the statistics) over ``con``; no semrel runs: no agents,
     nothing else computed. A failing metric raises :class:`MetricError` naming its file."""
     metric_dir = metric_dir or METRIC_DIR
-    res = Results()
+    res = Results(settings=settings or Settings())
+    res.settings.apply(con)
     _agents(con, metric_dir, res)
     if not res.agents:
         return res
@@ -128,6 +177,7 @@ def build(con: duckdb.DuckDBPyConnection, stats: bool = True,
     if stats:
         try:
             res.stats = compare_with_humans(con)
+            res.entropy = entropy_tests(con)
         except (duckdb.Error, MetricError, ValueError) as e:
             raise MetricError(f"the statistics (eval/stats.py, compare_with_humans) fail: {e}; "
                               "run with --no-stats to skip them") from e
@@ -180,14 +230,12 @@ def _trick(relation: str) -> tuple[str, str]:
 
 def _measures(res: Results, agent: str, probe: str, trick: list[tuple[str, str, int]]
               ) -> list[str]:
-    """S, C, the trick columns, P, OOR rate, first non-OOR rank and n of one agent and probe."""
+    """S, C, the trick columns, P and n (words scored for S) of one agent and probe."""
     sound = res.row("semrel_soundness", agent, probe)
     cells = [_num(res.value("semrel_soundness", agent, probe)),
              _num(res.value("semrel_completeness", agent, probe))]
     cells += [_num(res.value(metric, agent, probe, k)) for metric, _, k in trick]
     cells += [_num(res.value("semrel_prototypicality", agent, probe)),
-              _num(res.value("semrel_oor_rate", agent, probe)),
-              _num(res.value("semrel_oor_first_rank", agent, probe), 2),
               _num(None if sound is None else sound.get("n"))]
     return cells
 
@@ -199,18 +247,16 @@ def relation_table(res: Results, relation: str) -> str:
     agents = [a for a in res.agents if relation in res.relations[a]]
     if not agents:
         return f"No runs of {probe_of(relation)}."
-    head = ["agent", "S", "C", *(c for _, c, _ in trick), "P", "OOR rate",
-            "first non-OOR rank", "n"]
+    head = ["agent", "S", "C", *(c for _, c, _ in trick), "P", "words"]
     rows = [[a, *_measures(res, a, probe_of(relation), trick)] for a in agents]
     return _table(head, rows)
 
 
 def summary_table(res: Results) -> str:
-    """Macro (mean over relations) and micro (pooled probes) rows per agent."""
+    """Macro (mean over relations) and micro (mean over per-word scores) rows per agent."""
     trick = [*(("semrel_symmetry", f"M_{k}", k) for k in KS),
              *(("semrel_asymmetry", f"A_{k}", k) for k in KS)]
-    head = ["agent", "average", "S", "C", *(c for _, c, _ in trick), "P", "OOR rate",
-            "first non-OOR rank", "n"]
+    head = ["agent", "average", "S", "C", *(c for _, c, _ in trick), "P", "n"]
     rows = [[a, avg, *_measures(res, a, avg, trick)]
             for a in res.agents for avg in ("macro", "micro")]
     return _table(head, rows, "llr")
@@ -219,50 +265,127 @@ def summary_table(res: Results) -> str:
 def audc_table(res: Results) -> str:
     rows = []
     for a in res.agents:
-        row = res.row("semrel_audc", a, "all", "all")
+        row = res.row("semrel_audc", a)
         if row is not None:
             rows.append([a, _num(row["value"], 2), _num(row["n"])])
     return _table(["agent", "AuDC", "pairs"], rows) if rows else "No distinguishability rows."
 
 
-def entropy_table(res: Results) -> str:
+def oor_table(res: Results) -> str:
+    """Section 6.1 / 8: OOR statistics per agent, the paper's humans first."""
+    o = PAPER_OOR
+    rows = [["paper: humans", f"{o['tokens']:,}", f"{o['types']:,}",
+             f"{o['oor_tokens'] / o['tokens']:.3f}", f"{o['oor_types'] / o['types']:.3f}",
+             "0.200", f"{o['first_rank']:.1f}"]]
+    for a in res.agents:
+        r = res.row("semrel_oor", a)
+        if r is not None:
+            rows.append([a, _num(r["tokens"]), _num(r["types"]), _num(r["value"]),
+                         _num(r["oor_type_share"]), _num(r["all_oor"]),
+                         _num(r["first_rank"], 2)])
+    return _table(["agent", "tokens", "types", "OOR token share", "OOR type share",
+                   "lists all OOR", "first non-OOR rank"], rows)
+
+
+def tables_1_2(res: Results) -> str:
+    """Tables 1 and 2 of the paper beside ours."""
     rows = []
-    for probe in [*map(probe_of, RELATIONS), "macro", "micro"]:
-        for human in sorted(res.humans):
-            row = res.row("semrel_response_entropy", human, probe)
-            if row is not None:
-                rows.append([probe, _num(row["value"]), _num(row["n"]),
-                             _num(row.get("agreeing"))])
+    for r in RELATIONS:
+        t = res.row("semrel_tables", probe_of(r)) or {}
+        pp, pw, px = PAPER_TABLE1[r]
+        b, af = PAPER_TABLE2[r]
+        rows.append([r, f"{pp} / {_num(t.get('prompts'))}", f"{pw} / {_num(t.get('words'))}",
+                     f"{px:,} / {_num(t.get('value'))}",
+                     f"{_num(t.get('source_tuples'))} / {_num(t.get('tuples'))}",
+                     f"{b} / {_num(t.get('before_mean'), 1)} ± {_num(t.get('before_sd'), 1)}",
+                     f"{af} / {_num(t.get('after_mean'), 1)} ± {_num(t.get('after_sd'), 1)}"])
+    return _table(["relation", "prompts (paper / ours)", "words", "probes",
+                   "tuples before / after augmentation (ours)", "relata before expansion",
+                   "relata after expansion"], rows)
+
+
+def entropy_table(res: Results) -> str:
+    """Table 3, the R = 1 counts, mean R without zeros and the prototypicality probes."""
+    rows = []
+    for r in RELATIONS:
+        e = res.row("semrel_response_entropy", "human", probe_of(r))
+        if e is None:
+            continue
+        z, n, length = PAPER_TABLE3[r]
+        proto = res.value("semrel_proto_probes", probe_of(r))
+        rows.append([r, f"{z}/{n} = {z / n:.2%}",
+                     f"{e['r0']}/{e['n']} = {e['r0'] / e['n']:.2%}", f"{length:.2f}",
+                     _num(e["length"], 2), str(PAPER_R1[r]), _num(e["r1"]),
+                     PAPER_R_MEAN.get(r, "–"), f"{_num(e['mean_r_nonzero'])} ± "
+                     f"{_num(e['sd_r_nonzero'])}", _num(PAPER_PROTO.get(r)), _num(proto)])
     if not rows:
         return "No human answers (human_responses): load them with `python -m probes.semrel " \
                "humans`."
-    return _table(["probe", "R", "probes", "agreeing (R < 1)"], rows)
+    rows.append(["all", "", "", "", "", "", "", "", "", _num(PAPER_PROTO["all"]),
+                 _num(res.value("semrel_proto_probes", "all"))])
+    return _table(["relation", "R = 0 (paper)", "R = 0 (ours)", "length (paper)",
+                   "length (ours)", "R = 1 (paper)", "R = 1 (ours)", "mean R ≠ 0 (paper)",
+                   "mean R ≠ 0 (ours)", "proto probes (paper)", "proto probes (ours)"], rows,
+                  "l")
 
 
 def paper_table(res: Results) -> str:
-    """The humans' figures of the paper beside ours (one column per human agent)."""
+    """The humans' S, C, M_k and AuDC of the paper beside ours."""
     humans = sorted(res.humans)
     if not humans:
         return "No human runs: load them with `python -m probes.semrel humans`."
     rows = []
     for r in RELATIONS:
         lo, hi = PAPER_HUMAN_S[r]
-        paper = f"{lo:.2f}" if lo == hi else f"{lo:.2f}–{hi:.2f}"
+        paper = f"{lo:.2f}" if lo == hi else f"{lo:.2f}–{hi:.2f} (mean 0.66)"
         rows.append([f"S {r}", paper, *(_num(res.value("semrel_soundness", h, probe_of(r)))
+                                        for h in humans)])
+    for r in RELATIONS:
+        paper = "–" if r == "ANT" else f"{PAPER_HUMAN_C[0]:.2f}–{PAPER_HUMAN_C[1]:.2f}"
+        rows.append([f"C {r}", paper, *(_num(res.value("semrel_completeness", h, probe_of(r)))
                                         for h in humans)])
     for r, m in PAPER_HUMAN_M.items():
         ours = [" / ".join(_num(res.value("semrel_symmetry", h, probe_of(r), k)) for k in KS)
                 for h in humans]
-        rows.append([f"M {r} (ours: M_1 / M_5 / M_10)", f"{m:.2f}", *ours])
+        rows.append([f"M {r} (paper k = 5; ours M_1 / M_5 / M_10)", f"{m:.2f}", *ours])
+    rows.append(["A (asymmetry)", "not scored for humans (section 5.2)", *("–" for _ in humans)])
     ours = []
     for h in humans:
-        row = res.row("semrel_audc", h, "all", "all")
+        row = res.row("semrel_audc", h)
         ours.append("–" if row is None else f"{row['value']:.2f} ({row['n']} pairs)")
-    rows.append(["AuDC (sum over pairs, at most 30)", f"{PAPER_HUMAN_AUDC:.1f}", *ours])
+    rows.append([f"AuDC (absent = {res.settings.absent}, rank = {res.settings.rank})",
+                 f"{PAPER_HUMAN_AUDC:.1f}", *ours])
     return _table(["measure", "paper (humans)", *(f"ours ({h})" for h in humans)], rows)
 
 
-MEASURE_ORDER = {"S": 0, "C": 1, "M10": 2, "A10": 2, "S_prompts": 3, "P": 4}
+def d_lowest(res: Results, agent: str, n: int = 6) -> str:
+    """The agent's lowest D cells and its highest row (the paper's Fig. 9 reading)."""
+    cells = [(row["value"], r, o) for (m, r, o), row in
+             res.metrics.get("semrel_distinguishability", {}).items() if m == agent]
+    if not cells:
+        return ""
+    cells.sort()
+    rows_mean = {}
+    for v, r, _ in cells:
+        rows_mean.setdefault(r, []).append(v)
+    best = max(rows_mean, key=lambda r: sum(rows_mean[r]) / len(rows_mean[r]))
+    low = ", ".join(f"({_short_probe(r)}, {o}) {v:.2f}" for v, r, o in cells[:n])
+    return (f"{agent}: lowest D: {low}; highest row: {_short_probe(best)} "
+            f"(mean {sum(rows_mean[best]) / len(rows_mean[best]):.2f}).")
+
+
+def entropy_test_table(df: pl.DataFrame | None) -> str:
+    """Footnote 15: Mann-Whitney U between relations' R (paper: all pairs significant but
+    HOL-HYP and HOL-SYN)."""
+    if df is None or df.height == 0:
+        return "No human answers to test."
+    rows = [[r["relation"], _num(r["n"]), _num(r["statistic"], 1), _p(r["pvalue"]),
+             "no" if r["relation"] in PAPER_MW_NOT_SIGNIFICANT else "yes"]
+            for r in df.iter_rows(named=True)]
+    return _table(["pair", "probes", "U", "p (ours)", "significant in the paper"], rows, "l")
+
+
+MEASURE_ORDER = {"S": 0, "C": 1, "M5": 2, "A5": 2, "S_prompts": 3, "P": 4}
 
 
 def stats_table(df: pl.DataFrame) -> str:
@@ -319,8 +442,18 @@ def slug(agent: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", agent).strip("_") or "agent"
 
 
+def eta_points(ds: list[float], steps: int = 100) -> list[tuple[float, float]]:
+    """eta(p) (eq. 27) on a grid of p in [0, 1]: the number of D values above p.
+
+    >>> eta_points([0.2, 0.6], steps=4)
+    [(0.0, 2.0), (0.25, 1.0), (0.5, 1.0), (0.75, 0.0), (1.0, 0.0)]
+    """
+    return [(i / steps, float(sum(1 for d in ds if d > i / steps))) for i in range(steps + 1)]
+
+
 def plots(res: Results, out: Path) -> list[Path]:
-    """soundness.png, and per agent with distinguishability rows its curves and AuDC matrix."""
+    """soundness.png; eta(p) curves of every agent (Fig. 8); per agent its 6 x 6 D matrix
+    (Fig. 9: rows = the prompted relation r, columns = s)."""
     paths = []
     points = [(a, r, float(v)) for r in RELATIONS for a in res.agents
               if (v := res.value("semrel_soundness", a, probe_of(r))) is not None]
@@ -328,28 +461,24 @@ def plots(res: Results, out: Path) -> list[Path]:
         paths.append(bar_chart(points, "Soundness S by relation", out / "soundness.png",
                                ylabel="S"))
     d_rows = res.metrics.get("semrel_distinguishability", {})
+    curves: dict[str, list[tuple[float, float]]] = {}
     for agent in res.agents:
-        panels: dict[str, dict[str, list[tuple[float, float]]]] = {r: {} for r in RELATIONS}
-        for (model, probe, other, k), row in d_rows.items():
-            if model == agent and row["value"] is not None:
-                r = probe.removeprefix("semrel/").upper()
-                panels.setdefault(r, {}).setdefault(other, []).append((k, float(row["value"])))
-        if not any(panels.values()):
+        d = {(probe.removeprefix("semrel/").upper(), other): float(row["value"])
+             for (model, probe, other), row in d_rows.items() if model == agent}
+        if not d:
             continue
-        name = slug(agent)
-        paths.append(line_panels(panels, f"Distinguishability D_k(r, s), {agent}",
-                                 out / f"distinguishability_{name}.png", xlabel="k",
-                                 ylabel="D_k"))
-        audc = {(r, s): res.value("semrel_audc", agent, probe_of(r), s)
-                for r in RELATIONS for s in RELATIONS}
-        matrix = [[None if r == s else math.nan if audc[r, s] is None else audc[r, s]
-                   for s in RELATIONS] for r in RELATIONS]
-        total = res.row("semrel_audc", agent, "all", "all")
-        title = f"AuDC(r, s), {agent}" + (
-            f": {total['value']:.2f} over {total['n']} pairs" if total else "")
+        curves[agent] = eta_points(list(d.values()))
+        matrix = [[None if r == s else d.get((r, s), math.nan) for s in RELATIONS]
+                  for r in RELATIONS]
+        total = res.row("semrel_audc", agent)
+        title = f"D(r, s), {agent}" + (f": AuDC {total['value']:.2f}" if total else "")
         paths.append(heat_map(RELATIONS, RELATIONS, matrix, title,
-                              out / f"d_matrix_{name}.png", xlabel="s (other relation)",
-                              ylabel="r (probe)"))
+                              out / f"d_matrix_{slug(agent)}.png", xlabel="s (responded)",
+                              ylabel="r (prompted)"))
+    if curves:
+        paths.append(line_panels({"eta(p)": curves}, "Distinguishability curves eta(p)",
+                                 out / "eta_curves.png", xlabel="p", ylabel="eta(p)", ncols=1,
+                                 ylim=(0.0, 30.0)))
     return paths
 
 
@@ -357,25 +486,34 @@ def plots(res: Results, out: Path) -> list[Path]:
 
 def render(res: Results, images: list[Path] | None = None, stats: bool = True) -> str:
     """The whole report as markdown."""
+    st = res.settings
     parts = ["# Semantic relations report (Cao et al.)", "",
-             "Agents: " + ", ".join(res.agents) + ". Sets are limited to the vocabulary shared "
-             "by the compared models; model lists are filtered to it and re-ranked (see "
-             "eval/semrel/_views.sql). S soundness, C completeness, M_k symmetry (ANT, SYN), "
-             "A_k asymmetry (the others), P prototypicality (models against humans), OOR rate "
-             "= top answer in none of the word's relatum sets, first non-OOR rank = mean rank "
-             "of the first related answer, n = probes (instance x prompt) scored for S.", ""]
+             "Agents: " + ", ".join(res.agents) + f". Shared vocabulary: {st.vocab_label} "
+             f"({', '.join(st.vocab_models) or 'none declared'}); model lists: "
+             f"{st.model_lists}; rho of an absent relatum: {st.absent}; rank base: {st.rank} "
+             "(eval/semrel/_views.sql). S soundness, C completeness (eqs. 11-14, per word then "
+             "per relation), M_k symmetry (ANT, SYN), A_k asymmetry (the others; models "
+             "only), P prototypicality (models against humans), words = W^r scored for S.", ""]
     for r in RELATIONS:
         parts += [f"## {r} ({NAMES[r]})", "", relation_table(res, r), ""]
     parts += ["## Averages", "",
-              "macro = the mean over relations (n = relations), micro = pooled probes.", "",
-              summary_table(res), "", "## AuDC (distinguishability)", "", audc_table(res), "",
-              "## Human response entropy R", "", entropy_table(res), "",
-              "## The paper's human figures beside ours", "", paper_table(res), ""]
-    parts += ["## Models against humans (significance)", ""]
+              "macro = the mean over relations (n = relations), micro = the mean over "
+              "per-word scores (section 9).", "", summary_table(res), "",
+              "## AuDC (distinguishability, eqs. 24-28)", "", audc_table(res), "",
+              *(line for a in res.agents if (line := d_lowest(res, a))), "",
+              "## Out-of-relatum statistics (sections 6.1, 8)", "", oor_table(res), "",
+              "## Tables 1 and 2 beside the paper's", "", tables_1_2(res), "",
+              "## Table 3, response entropy and the prototypicality probe set", "",
+              entropy_table(res), "",
+              "## The paper's human figures beside ours", "", paper_table(res), "",
+              "## Footnote 15: Mann-Whitney U between relations' R", "",
+              entropy_test_table(res.entropy if stats else None), ""]
+    parts += ["## Significance (section 7.3, Appendix F)", ""]
     if stats:
-        parts += ["McNemar (S, M10 / A10), Wilcoxon (C; P between models), Levene (per-prompt "
-                  "S); * p < 0.05.", "", stats_table(res.stats if res.stats is not None
-                                                     else pl.DataFrame()), ""]
+        parts += ["McNemar (S, M5 / A5), Wilcoxon (C; P between models), model against humans "
+                  "and model against model; Levene across one agent's prompts (per-word S of "
+                  "each prompt); * p < 0.05.", "",
+                  stats_table(res.stats if res.stats is not None else pl.DataFrame()), ""]
     else:
         parts += ["Skipped (--no-stats).", ""]
     parts += ["## Bad inputs", "", bad_input_tables(res), ""]
@@ -394,16 +532,27 @@ def main(argv: list[str] | None = None) -> int:
                         help="folder for semrel_report.md and the PNGs (default: "
                         "$KGPROBE_HOME/reports/semrel)")
     parser.add_argument("--no-stats", action="store_true",
-                        help="skip the significance tests against the humans")
+                        help="skip the significance tests")
+    parser.add_argument("--absent", choices=ABSENT, default="present",
+                        help="rho of a relatum absent from L_k (eq. 24): present = the mean "
+                        "over the relata in L_k, 1 if none (default); one = each absent "
+                        "relatum counts 1; skip = absent relata left out")
+    parser.add_argument("--rank", choices=RANKS, default="zero",
+                        help="rho = (rank - 1) / k (zero, default) or rank / k (one)")
+    parser.add_argument("--model-lists", choices=MODEL_LISTS, default="full",
+                        help="full: a model's own ranking (default); shared: filtered to the "
+                        "shared vocabulary and re-ranked")
     args = parser.parse_args(argv)
     results = Path(args.results or config.results_path())
     if not results.exists():
         print("error: " + NO_RUNS.format(path=f"{results} (no such file)"), file=sys.stderr)
         return 2
     try:
+        label, models = declared_models()
+        settings = Settings(models, label, args.absent, args.rank, args.model_lists)
         con = connect(results, read_only=True)
         try:
-            res = build(con, stats=not args.no_stats)
+            res = build(con, stats=not args.no_stats, settings=settings)
         finally:
             con.close()
     except (MetricError, ProbeError) as e:

@@ -125,6 +125,36 @@ def _pairs(df: pl.DataFrame, keys: list[str], value: str, a: str, b: str) -> pl.
     return left.join(right, on=keys, how="inner")
 
 
+def mann_whitney(x: Sequence[float], y: Sequence[float]) -> StatResult:
+    """The two-sided Mann-Whitney U test (scipy.stats.mannwhitneyu); n = both samples.
+
+    >>> r = mann_whitney([1, 2, 3], [4, 5, 6])
+    >>> r.statistic, round(r.pvalue, 4), r.n
+    (0.0, 0.1, 6)
+    """
+    if not len(x) or not len(y):
+        return StatResult(math.nan, math.nan, len(x) + len(y))
+    res = stats.mannwhitneyu([float(v) for v in x], [float(v) for v in y],
+                             alternative="two-sided")
+    return StatResult(float(res.statistic), float(res.pvalue), len(x) + len(y))
+
+
+def entropy_tests(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Footnote 15: Mann-Whitney U between the human R distributions of every pair of
+    relations (zeros included). Columns: see :data:`COLUMNS` (model 'human', relation = 'r/s')."""
+    run_support(con, SUPPORT[:1])
+    df = con.sql("SELECT relation, r FROM semrel_probe_r").pl()
+    rels = sorted(set(df["relation"].to_list()))
+    rows = []
+    for i, a in enumerate(rels):
+        for b in rels[i + 1:]:
+            x = df.filter(pl.col("relation") == a)["r"].to_list()
+            y = df.filter(pl.col("relation") == b)["r"].to_list()
+            rows.append(_row("human", "human", f"{a}/{b}", "R", "mann-whitney",
+                             mann_whitney(x, y), x, y))
+    return pl.DataFrame(rows, schema=COLUMNS)
+
+
 def compare_with_humans(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """Per relation, each model agent against the humans (other = 'human'):
 
@@ -144,9 +174,9 @@ def compare_with_humans(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     sc = con.sql("""SELECT model, is_human, relation, split, instance_id, prompt_id,
                                s_hit::DOUBLE AS s, c FROM semrel_probe_sc""").pl()
     trick = con.sql("""SELECT model, relation, kind, word, relatum, prompt_id,
-                                  CASE WHEN kind = 'symmetric' THEN hit ELSE NOT hit END
-                                      ::DOUBLE AS hit
-                           FROM semrel_trick WHERE k = 10""").pl()
+                                  (CASE WHEN kind = 'symmetric' THEN mu ELSE alpha END)::DOUBLE
+                                      AS hit
+                           FROM semrel_trick WHERE k = 5""").pl()
     proto = con.sql("""SELECT model, relation, split, instance_id, prompt_id, p
                            FROM semrel_probe_p""").pl()
     humans = con.execute("SELECT DISTINCT model FROM semrel_runs WHERE is_human").fetchall()
@@ -156,36 +186,39 @@ def compare_with_humans(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         "SELECT relation FROM semrel_relations ORDER BY relation").fetchall()]
     probe_keys = ["split", "instance_id", "prompt_id"]
     rows = []
-    for human in sorted(h[0] for h in humans):
-        for model in models:
+    human_names = sorted(h[0] for h in humans)
+    for i, model in enumerate(models):
+        for other in [*human_names, *models[i + 1:]]:
             for rel in relations:
                 sc_rel = sc.filter(pl.col("relation") == rel)
-                pair = _pairs(sc_rel, probe_keys, "s", model, human)
+                pair = _pairs(sc_rel, probe_keys, "s", model, other)
                 if pair.height:
                     x, y = pair["x"].to_list(), pair["y"].to_list()
-                    rows.append(_row(model, human, rel, "S", "mcnemar",
+                    rows.append(_row(model, other, rel, "S", "mcnemar",
                                      mcnemar_exact([v > 0 for v in x], [v > 0 for v in y]),
                                      x, y))
-                    pair = _pairs(sc_rel, probe_keys, "c", model, human)
+                    pair = _pairs(sc_rel, probe_keys, "c", model, other)
                     x, y = pair["x"].to_list(), pair["y"].to_list()
-                    rows.append(_row(model, human, rel, "C", "wilcoxon",
+                    rows.append(_row(model, other, rel, "C", "wilcoxon",
                                      wilcoxon_signed_rank(x, y), x, y))
                 t_rel = trick.filter(pl.col("relation") == rel)
-                pair = _pairs(t_rel, ["word", "relatum", "prompt_id"], "hit", model, human)
-                if pair.height:
-                    kind = t_rel["kind"][0]
+                pair = _pairs(t_rel, ["word", "relatum", "prompt_id"], "hit", model, other)
+                kind = t_rel["kind"][0] if t_rel.height else ""
+                if pair.height and not (kind == "asymmetric" and other in human_names):
                     x, y = pair["x"].to_list(), pair["y"].to_list()
-                    rows.append(_row(model, human, rel,
-                                     "M10" if kind == "symmetric" else "A10", "mcnemar",
+                    rows.append(_row(model, other, rel,
+                                     "M5" if kind == "symmetric" else "A5", "mcnemar",
                                      mcnemar_exact([v > 0 for v in x], [v > 0 for v in y]),
                                      x, y))
-                per_prompt = (sc_rel.group_by(["model", "prompt_id"]).agg(pl.col("s").mean())
-                              .sort("prompt_id"))
-                mine = per_prompt.filter(pl.col("model") == model)["s"].to_list()
-                theirs = per_prompt.filter(pl.col("model") == human)["s"].to_list()
-                if mine and theirs:
-                    rows.append(_row(model, human, rel, "S_prompts", "levene",
-                                     levene(mine, theirs), mine, theirs))
+    for agent in [*human_names, *models]:
+        for rel in relations:
+            # Appendix F: the per-word S of each prompt (as if it were the only one) as groups
+            sc_rel = sc.filter((pl.col("relation") == rel) & (pl.col("model") == agent))
+            groups = [g["s"].to_list() for _, g in sc_rel.group_by("prompt_id")]
+            if len(groups) > 1:
+                flat = [v for g in groups for v in g]
+                rows.append(_row(agent, "(prompts)", rel, "S_prompts", "levene",
+                                 levene(*groups), flat, flat))
     for a, b in permutations(models, 2):
         for rel in relations:
             pair = _pairs(proto.filter(pl.col("relation") == rel), probe_keys, "p", a, b)

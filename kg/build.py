@@ -25,7 +25,7 @@ from typing import IO, Any
 import pyoxigraph as ox
 from tqdm import tqdm
 
-from kg import config
+from kg import config, derived
 from kg.errors import KgError, SourceError, StoreError
 from kg.manifest import Source, pick
 from kg.vocab import DCTERMS, GRAPH_BASE, KGP, PROV, graph, inferred_graph
@@ -221,6 +221,7 @@ def build(names: list[str] | None = None, store_path: Path | None = None,
             for s in bar:
                 bar.set_postfix_str(s.name)
                 reports.append(load_source(store, s, files[s.name], data_dir))
+            derived.materialise(store)  # queries/derived/*.rq (kg/derived.py)
             store.flush()
             store.optimize()
             del store

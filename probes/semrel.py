@@ -7,12 +7,18 @@ list of answers by pooled normalised frequency, written to ``responses`` exactly
 top-k, so the metric SQL in ``eval/semrel/`` treats people and models alike. The raw answers go
 to ``human_responses``.
 
-Pooled normalised frequency: each annotator's distinct answers share a weight of 1 (1/n each
-for n answers), the weights are summed over annotators and divided by their number. Ties are
-broken by the number of annotators who gave the answer, then alphabetically.
+Pooled normalised frequency (Cao et al. section 5): the answer tokens of all annotators are
+pooled and each distinct answer gets its count divided by the number of tokens. Ties are broken
+by the best (lowest) position at which an annotator gave the answer, then alphabetically.
 
 >>> human_distribution([["pet", "animal"], ["animal"], ["pet"], ["canine", "animal", "pet"]])
-[('animal', 0.458...), ('pet', 0.458...), ('canine', 0.083...)]
+[('animal', 0.428...), ('pet', 0.428...), ('canine', 0.142...)]
+
+Prompts: the models get the 40 prompts of the paper's Appendix A (the probe files); the
+response file's prompt strings are only keys for the human answers. A human prompt is matched
+to the probe file's prompt that is equal once every ``[DET]`` is removed (the file writes
+"[DET] [W] is a kind of [V]" for Appendix A's "[DET] [W] is a kind of [DET] [V]"); the three
+hyponymy prompts of the file that Appendix A does not list are left out and counted.
 
 Answers are normalised (stripped, lower-cased, inner spaces collapsed, a leading article "a",
 "an" or "the" dropped); answers that are several words, or not a single-word WordNet lemma
@@ -81,15 +87,24 @@ def normalise_answer(text: str) -> str:
 
 def human_distribution(annotators: Sequence[Sequence[str]]) -> list[tuple[str, float]]:
     """Pooled normalised frequencies of the annotators' answers, best first (see the module)."""
-    weight: dict[str, float] = defaultdict(float)
-    people: Counter[str] = Counter()
-    n = sum(1 for a in annotators if a)
+    counts: Counter[str] = Counter()
+    best: dict[str, int] = {}
     for answers in annotators:
-        distinct = list(dict.fromkeys(a for a in answers if a))
-        for a in distinct:
-            weight[a] += 1.0 / (len(distinct) * n)
-            people[a] += 1
-    return sorted(weight.items(), key=lambda kv: (-round(kv[1], 12), -people[kv[0]], kv[0]))
+        for position, a in enumerate(x for x in answers if x):
+            counts[a] += 1
+            best[a] = min(best.get(a, position), position)
+    total = sum(counts.values())
+    ranked = sorted(counts, key=lambda a: (-counts[a], best[a], a))
+    return [(a, counts[a] / total) for a in ranked]
+
+
+def prompt_key(template: str) -> str:
+    """A prompt with every ``[DET]`` removed, to match the response file to Appendix A.
+
+    >>> prompt_key("[DET] [W] is a kind of [V]") == prompt_key("[DET] [W] is a kind of [DET] [V]")
+    True
+    """
+    return " ".join(re.sub(r"\[DET\]", " ", template, flags=re.IGNORECASE).lower().split())
 
 
 @dataclass
@@ -115,7 +130,7 @@ class HumanLoad:
             lines.append("  probes whose target word is not an instance of the relation probe "
                          f"(left out): {sum(self.unmatched_targets.values())} ({per})")
         if self.unmatched_prompts:
-            lines.append(f"  prompts not in the probe files (left out): "
+            lines.append(f"  probes whose prompt is not in Appendix A (left out): "
                          f"{sum(self.unmatched_prompts.values())}")
         return "\n".join(lines)
 
@@ -135,7 +150,7 @@ SELECT DISTINCT ?form WHERE {{ GRAPH {graph("wordnet")} {{ ?w wn:lexicalForm ?fo
 
 def relation_probes(queries: Iterable[Path] = (), include_default: bool = True) -> dict[str, Probe]:
     """The six relation probes by relation code; a ProbeError names any that is missing."""
-    found = {p.spec.name: p for p in discover(list(queries), ["semrel/*"],
+    found = {p.spec.name: p for p in discover(list(queries), [probe_name(r) for r in RELATIONS],
                                                include_default=include_default)}
     missing = [probe_name(r) for r in RELATIONS if probe_name(r) not in found]
     if missing:
@@ -174,7 +189,7 @@ def load_humans(con: duckdb.DuckDBPyConnection, store: KnowledgeStore,
     for relation, probe in probes.items():
         name = probe.spec.name
         targets = _targets(con, name)
-        prompt_ids = {t: i for i, t in enumerate(probe.spec.prompts)}
+        prompt_ids = {prompt_key(t): i for i, t in enumerate(probe.spec.prompts)}
         raw: list[tuple[Any, ...]] = []
         ranked: list[tuple[Any, ...]] = []
         run_id = f"human-{name}"
@@ -184,11 +199,11 @@ def load_humans(con: duckdb.DuckDBPyConnection, store: KnowledgeStore,
             if word not in targets:
                 report.unmatched_targets[relation] += 1
                 continue
-            if prompt not in prompt_ids:
+            if prompt_key(prompt) not in prompt_ids:
                 report.unmatched_prompts[relation] += 1
                 continue
             split, iid = targets[word]
-            pid = prompt_ids[prompt]
+            pid = prompt_ids[prompt_key(prompt)]
             lists = []
             for annotator in sorted(by_annotator):
                 words = []
@@ -222,7 +237,8 @@ def _write(con: duckdb.DuckDBPyConnection, probe: str, run_id: str, relation: st
                         names=["run_id", "probe", "split", "instance_id", "prompt_id", "rank",
                                "token", "probability"])
     cfg = json.dumps({"source": "cao-probe-responses", "relation": relation,
-                      "ranking": "pooled normalised frequency"})
+                      "ranking": "pooled normalised frequency",
+                      "prompts": "Appendix A (response-file prompts matched without [DET])"})
     con.execute("BEGIN TRANSACTION")
     try:
         con.execute("DELETE FROM human_responses WHERE probe = ?", [probe])
@@ -246,6 +262,46 @@ def _write(con: duckdb.DuckDBPyConnection, probe: str, run_id: str, relation: st
         raise
 
 
+SHARED_VOCAB = Path(__file__).resolve().parent.parent / "queries" / "semrel" / "shared_vocab.yaml"
+
+
+def shared_vocab_models(path: Path = SHARED_VOCAB) -> tuple[str, list[str]]:
+    """The declared model list: (``name vN``, models); a ProbeError names a bad file."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        models = [str(m) for m in data["models"]]
+        label = f"{data['name']} v{data['version']}"
+    except (OSError, yaml.YAMLError, KeyError, TypeError) as e:
+        raise ProbeError(f"{path}: cannot read the declared model list ({e}); it needs name, "
+                         "version and models: [...]") from e
+    if not models:
+        raise ProbeError(f"{path}: models is empty")
+    return label, models
+
+
+def write_vocab(con: duckdb.DuckDBPyConnection, models: list[str]) -> dict[str, int]:
+    """model_vocab rows (vocab 'lowercase') of each model from its tokenizer alone."""
+    from probes.models import load_tokenizer, resolve
+    from probes.wordvocab import WholeWordVocab
+
+    sizes = {}
+    for model in models:
+        words = WholeWordVocab.from_tokenizer(load_tokenizer(resolve(model)),
+                                              lowercase=True).words
+        con.execute("DELETE FROM model_vocab WHERE model = ? AND vocab = 'lowercase'", [model])
+        con.register("kgp_vocab", pa.table({"model": [model] * len(words),
+                                            "vocab": ["lowercase"] * len(words),
+                                            "word": list(words)}))
+        try:
+            con.execute("INSERT OR IGNORE INTO model_vocab SELECT * FROM kgp_vocab")
+        finally:
+            con.unregister("kgp_vocab")
+        sizes[model] = len(words)
+    return sizes
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m probes.semrel",
@@ -261,8 +317,25 @@ def main(argv: list[str] | None = None) -> int:
     h.add_argument("--endpoint", default=None, help="SPARQL endpoint instead of the store")
     h.add_argument("--queries", "-q", type=Path, action="append", default=[],
                    help="extra folder of probe files besides queries/")
+    v = sub.add_parser("vocab", help="write model_vocab for the models of "
+                       "queries/semrel/shared_vocab.yaml (tokenizers only)")
+    v.add_argument("--results", default=None, help="results DuckDB file")
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
+    if args.command == "vocab":
+        try:
+            label, models = shared_vocab_models()
+            con = connect(args.results or config.results_path())
+            try:
+                sizes = write_vocab(con, models)
+            finally:
+                con.close()
+        except ProbeError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        for m, n in sizes.items():
+            print(f"{label}: {m}: {n:,} lower-case whole words")
+        return 0
     try:
         probes = relation_probes(args.queries)
         store = open_store(args.endpoint, args.store)

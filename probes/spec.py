@@ -412,7 +412,8 @@ def default_query_dirs() -> list[Path]:
 
 def discover(extra_dirs: list[Path] | None = None, patterns: list[str] | None = None,
              include_default: bool = True) -> list[Probe]:
-    """All probe files (``*.rq``) under ``queries/`` and the extra folders, optionally filtered by
+    """All probe files (``*.rq``) under ``queries/`` and the extra folders (except folders named
+    ``derived``, which hold kg.derived's CONSTRUCT files), optionally filtered by
     name patterns (``fnmatch``: ``starter/*``). Duplicate names are an error naming both files."""
     dirs = (default_query_dirs() if include_default else []) + list(extra_dirs or [])
     probes: dict[str, Probe] = {}
@@ -420,6 +421,8 @@ def discover(extra_dirs: list[Path] | None = None, patterns: list[str] | None = 
         if not d.is_dir():
             raise ProbeFileError(d, None, "probe folder does not exist")
         for path in sorted(d.rglob("*.rq")):
+            if "derived" in path.relative_to(d).parts[:-1]:
+                continue  # queries/derived: CONSTRUCT files of kg.derived, not probes
             probe = load_probe(path)
             other = probes.get(probe.spec.name)
             if other is not None:

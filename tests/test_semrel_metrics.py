@@ -5,8 +5,7 @@ by hand in the comments.
 
 from __future__ import annotations
 
-import json
-from math import log
+from math import log2
 from pathlib import Path
 from typing import Any
 
@@ -15,17 +14,32 @@ import pytest
 
 from eval.sqlfile import MetricFileError, discover_metrics, run_metric
 from probes.results import connect
-from tests.semrel_fixtures import INSTANCES, LISTS, RUNS, build
+from tests.semrel_fixtures import DECLARED, build
 
 SEMREL = Path(__file__).parents[1] / "eval" / "semrel"
 METRICS = {m.name: m for m in discover_metrics([SEMREL])}
 
 
+def open_results(path: Path, declared: list[str] | None = DECLARED, **settings: str
+                 ) -> duckdb.DuckDBPyConnection:
+    c = connect(path, read_only=True)      # as python -m eval.semrel_report opens it
+    if declared is not None:
+        c.execute("SET VARIABLE semrel_vocab_models = ?::VARCHAR[]", [declared])
+    for name, value in settings.items():
+        c.execute(f"SET VARIABLE semrel_{name} = ?", [value])
+    return c
+
+
 @pytest.fixture(scope="module")
-def con(tmp_path_factory: pytest.TempPathFactory) -> duckdb.DuckDBPyConnection:
-    path = tmp_path_factory.mktemp("semrel") / "r.duckdb"
-    build(path)
-    c = connect(path, read_only=True)      # as python -m eval.report opens it
+def path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    p = tmp_path_factory.mktemp("semrel") / "r.duckdb"
+    build(p)
+    return p
+
+
+@pytest.fixture
+def con(path: Path) -> duckdb.DuckDBPyConnection:
+    c = open_results(path)
     yield c
     c.close()
 
@@ -55,202 +69,154 @@ HYP, SYN = "semrel/hyp", "semrel/syn"
 
 
 def test_every_file_is_a_metric_with_its_views() -> None:
-    assert set(METRICS) == {
-        "semrel_soundness", "semrel_completeness", "semrel_symmetry", "semrel_asymmetry",
-        "semrel_response_entropy", "semrel_prototypicality", "semrel_distinguishability",
-        "semrel_audc", "semrel_oor_rate", "semrel_oor_first_rank", "semrel_empty_sets",
-        "semrel_bad_inputs"}
-    assert all(m.requires[0].name == "_views.sql" for m in METRICS.values())
+    assert {"semrel_soundness", "semrel_completeness", "semrel_symmetry", "semrel_asymmetry",
+            "semrel_response_entropy", "semrel_prototypicality", "semrel_distinguishability",
+            "semrel_audc", "semrel_oor", "semrel_tables", "semrel_proto_probes"} <= set(METRICS)
 
 
-def test_soundness_uses_the_shared_vocabulary(con: duckdb.DuckDBPyConnection) -> None:
-    # Probes with a non-empty limited set: dog p0/p1 (hyp; animal's set {creature} is empty),
-    # big p0/p1, large p0/p1 (syn; huge has no set).
-    # mA hyp: animal (raw top was beast, outside S) ✓, cat ✗ -> 1/2. The older mA run (all pet)
-    # is ignored. mA syn: large ✓, small ✗, big ✓, thing (raw top huge) ✗ -> 2/4.
-    # mB hyp: animal ✓, pet (raw tiny, pet) ✓ -> 1; syn: small ✗, large ✓, little ✗, big ✓.
-    # human hyp: animal ✓, mammal ✗; syn: large ✓, large ✓, big ✓, great ✗.
-    # macro = mean of the two relations; micro = hits / 6.
-    assert values(metric(con, "semrel_soundness"), "value", "n") == approx({
-        ("human", HYP): (0.5, 2), ("human", SYN): (0.75, 4), ("human", "macro"): (0.625, 2),
-        ("human", "micro"): (4 / 6, 6),
-        ("mA", HYP): (0.5, 2), ("mA", SYN): (0.5, 4), ("mA", "macro"): (0.5, 2),
-        ("mA", "micro"): (0.5, 6),
-        ("mB", HYP): (1.0, 2), ("mB", SYN): (0.5, 4), ("mB", "macro"): (0.75, 2),
-        ("mB", "micro"): (4 / 6, 6)})
-
-
-def test_completeness_k_is_min_of_set_and_list(con: duckdb.DuckDBPyConnection) -> None:
-    # dog's set {animal, pet}: k = 2 unless the list is shorter. mA: [animal, cat] 1/2,
-    # [cat, pet] 1/2. mB: [animal, pet] 2/2, [pet] (k = 1) 1/1 -> 1 (k = 2 would give 3/4).
-    # human: [animal, beast] 1/2, [mammal, animal] 1/2. syn sets have one word: C = S there.
-    assert values(metric(con, "semrel_completeness"), "value", "n") == approx({
-        ("human", HYP): (0.5, 2), ("human", SYN): (0.75, 4), ("human", "macro"): (0.625, 2),
-        ("human", "micro"): (4 / 6, 6),
-        ("mA", HYP): (0.5, 2), ("mA", SYN): (0.5, 4), ("mA", "macro"): (0.5, 2),
-        ("mA", "micro"): (0.5, 6),
-        ("mB", HYP): (1.0, 2), ("mB", SYN): (0.5, 4), ("mB", "macro"): (0.75, 2),
-        ("mB", "micro"): (4 / 6, 6)})
-
-
-def test_symmetry_joins_the_trick_probe(con: duckdb.DuckDBPyConnection) -> None:
-    # SYN tuples: (big, SYN, large): is big in the lists of target large? (large, SYN, big):
-    # is large in the lists of target big? (beast, SYN, big) is dropped: beast is outside S.
-    # mA: large p0 [big..] @1, large p1 [thing, cat] never, big p0 [large..] @1,
-    #     big p1 [small, large, big] @2 -> M1 2/4, M5 = M10 3/4.
-    # mB: large p0 [little, big] @2, p1 [big..] @1, big p0 [small, large] @2, p1 @1 ->
-    #     M1 2/4, M5 = M10 1. human: @1, @2 ([great, big]), @1, @1 -> M1 3/4, M5 = M10 1.
-    rows = values(metric(con, "semrel_symmetry"), "value", "n")
-    expected = {}
-    for model, m1, m5 in (("mA", 0.5, 0.75), ("mB", 0.5, 1.0), ("human", 0.75, 1.0)):
-        for k, v in ((1, m1), (5, m5), (10, m5)):
-            expected[(model, SYN, k)] = (v, 4)
-            expected[(model, "micro", k)] = (v, 4)
-            expected[(model, "macro", k)] = (v, 1)
-    assert rows == approx(expected)
-
-
-def test_asymmetry_joins_the_trick_probe(con: duckdb.DuckDBPyConnection) -> None:
-    # HYP tuples with a trick probe: only (dog, HYP, animal) (no probe has target pet; beast
-    # and creature are outside S): is dog in the lists of target animal (whose own limited
-    # set is empty, which does not matter here)? mA: p0 [dog, thing] @1, p1 [thing, cat, dog]
-    # @3 -> A1 = 1/2, A5 = A10 = 0. mB: [thing, cat], [cat, thing, pet]: never -> 1.
-    # human: [creature, thing], [creature] -> 1.
-    rows = values(metric(con, "semrel_asymmetry"), "value", "n")
-    expected = {}
-    for model, by_k in (("mA", {1: 0.5, 5: 0.0, 10: 0.0}), ("mB", dict.fromkeys((1, 5, 10), 1.0)),
-                        ("human", dict.fromkeys((1, 5, 10), 1.0))):
-        for k, v in by_k.items():
-            expected[(model, HYP, k)] = (v, 2)
-            expected[(model, "micro", k)] = (v, 2)
-            expected[(model, "macro", k)] = (v, 1)
-    assert rows == approx(expected)
-
-
-# R of the probes where annotators agree (weights 1 / (answers x annotators)):
-# dog p0: a1 {animal, pet} 1/6 each, a2 {animal} 1/3, a3 {beast} 1/3 -> p = animal 1/2,
-#   beast 1/3, pet 1/6; H_max = 2 (1/6) ln 6 + 2 (1/3) ln 3.
-R_DOG0 = (0.5 * log(2) + log(6) / 6 + log(3) / 3) / (log(6) / 3 + 2 * log(3) / 3)
-# animal p0: a1 {creature, thing} 1/4 each, a2 {creature} (said twice: one answer) 1/2 ->
-#   p = creature 3/4, thing 1/4; H_max = 2 (1/4) ln 4 + (1/2) ln 2 = 1.5 ln 2.
-R_ANIMAL0 = (0.75 * log(4 / 3) + 0.25 * log(4)) / (1.5 * log(2))
-# big p0: large, large, huge (1/3 each) -> p = 2/3, 1/3; H_max = ln 3.
-R_BIG0 = (2 / 3 * log(3 / 2) + log(3) / 3) / log(3)
-# dog p1 (animal / mammal), big p1 ("large big" / large), large p0 (big / bigg): R = 1.
-
-
-def test_response_entropy(con: duckdb.DuckDBPyConnection) -> None:
-    assert 0.76 < R_DOG0 < 0.761 and 0.54 < R_ANIMAL0 < 0.541 and 0.579 < R_BIG0 < 0.58
-    hyp, syn = (R_DOG0 + 1 + R_ANIMAL0) / 3, (R_BIG0 + 1 + 1) / 3
-    assert values(metric(con, "semrel_response_entropy"), "value", "n", "agreeing") == approx({
-        ("human", HYP): (hyp, 3, 2), ("human", SYN): (syn, 3, 1),
-        ("human", "macro"): ((hyp + syn) / 2, 2, 3),
-        ("human", "micro"): ((R_DOG0 + R_ANIMAL0 + R_BIG0 + 3) / 6, 6, 3)})
-
-
-def test_prototypicality(con: duckdb.DuckDBPyConnection) -> None:
-    # Only probes with human answers and R < 1: dog p0 (human list [animal, beast, pet], k = 3),
-    # animal p0 ([creature, thing], k = 2), big p0 ([large, huge], k = 2). Not dog p1 (R = 1;
-    # mA's [cat, pet] vs [mammal, animal] would give 0), not animal p1 (no human answers).
-    # P = 1/2 [top-1 equal] + 1/2 (1 - d / 2k), substitution costs 2:
-    # mA dog p0 [animal, cat] vs [animal, beast, pet]: d = sub 2 + ins 1 = 3 -> .5 + .5 * .5
-    #    animal p0 [dog, thing] vs [creature, thing]: d = 2 (sub) -> 0 + .5 * .5 = .25
-    #    big p0 [large, small] vs [large, huge]: d = 2 -> .75 (with substitution 1: .875)
-    # mB dog p0 [animal, pet, dog] vs [animal, beast, pet]: d = 2 (LCS 2) -> .5 + .5 * 2/3
-    #    animal p0 [thing, cat] vs [creature, thing]: d = 2 -> .25
-    #    big p0 [small, large] vs [large, huge]: d = 2 -> .25
-    b_dog = 0.5 + 0.5 * (1 - 2 / 6)
-    assert values(metric(con, "semrel_prototypicality"), "value", "n") == approx({
-        ("mA", HYP): (0.5, 2), ("mA", SYN): (0.75, 1), ("mA", "macro"): (0.625, 2),
-        ("mA", "micro"): (1.75 / 3, 3),
-        ("mB", HYP): ((b_dog + 0.25) / 2, 2), ("mB", SYN): (0.25, 1),
-        ("mB", "macro"): (((b_dog + 0.25) / 2 + 0.25) / 2, 2),
-        ("mB", "micro"): ((b_dog + 0.5) / 3, 3)})
-
-
-def test_distinguishability_and_audc(con: duckdb.DuckDBPyConnection) -> None:
-    # (HYP, HPO): dog p0/p1, S_HPO(dog) = {puppy}, never answered: D_k = 1 for everyone.
-    # (HYP, MER): S_MER(dog) = {tail} is empty once limited: no rows.
-    # (SYN, ANT): S_ANT(big) = {small}, S_ANT(large) = {little}.
-    # mA: big p0 [large, small] only k = 1; big p1 [small..] never; large p0 [big, little]
-    #     only k = 1; large p1 [thing, cat] always -> D1 3/4, D2..10 1/4; AuDC .3
-    # mB: big p0 [small, large] never; p1 [large, big] always; large p0 [little, big] never;
-    #     p1 [big, small] always (small is big's antonym, not large's) -> D_k 2/4; AuDC .5
-    # human: no antonym anywhere -> 1.
-    d = values(metric(con, "semrel_distinguishability"), "value", "n")
-    assert {(o, k) for (_, p, o, k) in d if p == HYP} == {("HPO", k) for k in range(1, 11)}
-    assert {(m, p, o) for (m, p, o, _) in d} == {
-        (m, p, o) for m in ("mA", "mB", "human") for p, o in ((HYP, "HPO"), (SYN, "ANT"))}
-    assert d[("mA", SYN, "ANT", 1)] == (0.75, 4) and d[("mA", SYN, "ANT", 2)] == (0.25, 4)
-    assert d[("mB", SYN, "ANT", 1)] == (0.5, 4) and d[("mB", SYN, "ANT", 10)] == (0.5, 4)
-    assert d[("human", SYN, "ANT", 7)] == (1.0, 4) and d[("mA", HYP, "HPO", 3)] == (1.0, 2)
-    assert values(metric(con, "semrel_audc"), "value", "n") == approx({
-        ("mA", HYP, "HPO"): (1.0, 2), ("mA", SYN, "ANT"): (0.3, 4), ("mA", "all", "all"): (1.3, 2),
-        ("mB", HYP, "HPO"): (1.0, 2), ("mB", SYN, "ANT"): (0.5, 4),
-        ("mB", "all", "all"): (1.5, 2),
-        ("human", HYP, "HPO"): (1.0, 2), ("human", SYN, "ANT"): (1.0, 4),
-        ("human", "all", "all"): (2.0, 2)})
-
-
-def test_out_of_relatum(con: duckdb.DuckDBPyConnection) -> None:
-    # Related words (limited): dog {animal, pet, puppy}, big {large, small}, large {big, little}.
-    # mA: dog p0 animal, p1 cat (OOR, first related pet @2); big p0 large, p1 small (ANT: not
-    #     OOR); large p0 big, p1 [thing, cat] OOR with no related word (excluded from ranks).
-    # mB: never OOR. human: dog p1 [mammal, animal] OOR (@2), large p1 [great, big] OOR (@2).
-    assert values(metric(con, "semrel_oor_rate"), "value", "n") == approx({
-        ("mA", HYP): (0.5, 2), ("mA", SYN): (0.25, 4), ("mA", "macro"): (0.375, 2),
-        ("mA", "micro"): (2 / 6, 6),
-        ("mB", HYP): (0.0, 2), ("mB", SYN): (0.0, 4), ("mB", "macro"): (0.0, 2),
-        ("mB", "micro"): (0.0, 6),
-        ("human", HYP): (0.5, 2), ("human", SYN): (0.25, 4), ("human", "macro"): (0.375, 2),
-        ("human", "micro"): (2 / 6, 6)})
-    assert values(metric(con, "semrel_oor_first_rank"), "value", "n", "excluded") == approx({
-        ("mA", HYP): (1.5, 2, 0), ("mA", SYN): (1.0, 3, 1), ("mA", "macro"): (1.25, 2, 1),
-        ("mA", "micro"): (6 / 5, 5, 1),
-        ("mB", HYP): (1.0, 2, 0), ("mB", SYN): (1.0, 4, 0), ("mB", "macro"): (1.0, 2, 0),
-        ("mB", "micro"): (1.0, 6, 0),
-        ("human", HYP): (1.5, 2, 0), ("human", SYN): (1.25, 4, 0),
-        ("human", "macro"): (1.375, 2, 0), ("human", "micro"): (8 / 6, 6, 0)})
-
-
-def test_empty_sets_and_bad_inputs(con: duckdb.DuckDBPyConnection) -> None:
-    # hyp: animal's {creature} is empty once limited; syn: huge's set is empty already.
-    assert values(metric(con, "semrel_empty_sets"), "value", "n", "raw_empty") == {
-        (HYP,): (1, 2, 0), (SYN,): (1, 3, 1)}
-    # Targets: huge is not in mB's vocabulary. mD has a done run but no vocabulary (mC's run
-    # failed: not compared). Human answers: hyp animal, pet, animal, beast, animal, mammal,
-    # creature, thing, creature, creature (10; mammal and 3 x creature in no vocabulary);
-    # syn large, large, huge, "large big", large, big, bigg (7; "large big" has two words and,
-    # with bigg, is in no vocabulary).
-    assert values(metric(con, "semrel_bad_inputs"), "value", "n") == {
-        ("mA", HYP, "target_not_in_vocab"): (0, 2), ("mA", SYN, "target_not_in_vocab"): (0, 3),
-        ("mB", HYP, "target_not_in_vocab"): (0, 2), ("mB", SYN, "target_not_in_vocab"): (1, 3),
-        ("mD", "(all)", "model_without_vocab"): (1, 1),
-        ("(all)", HYP, "empty_set"): (1, 2), ("(all)", SYN, "empty_set"): (1, 3),
-        ("human", HYP, "multi_word_answer"): (0, 10), ("human", SYN, "multi_word_answer"): (1, 7),
-        ("human", HYP, "not_in_any_vocab"): (4, 10), ("human", SYN, "not_in_any_vocab"): (2, 7)}
-
-
-def test_no_vocabulary_means_no_restriction() -> None:
-    # Without model_vocab rows nothing is limited: animal's set {creature} is no longer empty
-    # (4 probes) and mA's dog p0 list keeps beast at rank 1 (a gold word now):
-    # S(mA, hyp) = (beast ✓, cat ✗, dog ✗, thing ✗) = 1/4;
-    # S(human, hyp) = (animal ✓, mammal ✗, creature ✓, creature ✓) = 3/4.
-    con = connect(":memory:")
-    for probe, iid, target, gold in INSTANCES[:2]:
-        con.execute("INSERT INTO instances VALUES (?, 'test', ?, ?, ?, NULL, ?::JSON, now())",
-                    [probe, iid, target, gold, json.dumps({"relation": "HYP"})])
-    for rid in ("A_hyp", "H_hyp"):
-        model, backend, probe, status, _ = RUNS[rid]
-        con.execute("INSERT INTO runs (run_id, model, backend, probe, task, status) "
-                    "VALUES (?, ?, ?, ?, 'relatum', ?)", [rid, model, backend, probe, status])
-        for iid, prompts in LISTS[rid].items():
-            for pid, words in enumerate(prompts):
-                for rank, word in enumerate(words, start=1):
-                    con.execute("INSERT INTO responses VALUES (?, ?, 'test', ?, ?, ?, ?, NULL)",
-                                [rid, probe, iid, pid, rank, word])
+def test_soundness_eqs_11_12(con) -> None:
+    # Y(dog) = {animal, pet} (beast is outside the shared vocabulary of mA and mB).
+    # mA: dog p0 animal 1, p1 puppy 0 -> S(dog) = .5; big: large 1, small 0 -> .5; large: big 1,
+    # thing 0 -> .5. mB: dog pet 1, animal 1 -> 1; big 0, 1; large 1, 0 -> .5.
+    # human: dog animal 1, mammal 0 -> .5; big large 1, large 1 -> 1 (large has no human list).
     rows = values(metric(con, "semrel_soundness"), "value", "n")
-    assert rows[("mA", HYP)] == (0.25, 4) and rows[("human", HYP)] == (0.75, 4)
+    assert rows[("mA", HYP)] == (0.5, 1) and rows[("mA", SYN)] == (0.5, 2)
+    assert rows[("mB", HYP)] == (1.0, 1) and rows[("mB", SYN)] == (0.5, 2)
+    assert rows[("human", HYP)] == (0.5, 1) and rows[("human", SYN)] == (1.0, 1)
+    # macro = mean over relations; micro = mean over the per-word scores (1, .5, .5 for mB)
+    assert rows[("mB", "macro")] == (0.75, 2)
+    assert rows[("mB", "micro")] == (pytest.approx(2 / 3), 3)
+    assert ("mC", HYP) not in rows          # no run of mC: it changes nothing
+
+
+def test_completeness_eqs_13_14(con) -> None:
+    # human dog p0: k = min(2, 2) = 2, [animal, pet] -> 2/2; p1: k = min(2, 1) = 1, [mammal]
+    # -> 0; C(dog) = .5. mA dog p0 [animal, cat] 1/2, p1 [puppy, animal] 1/2 -> .5.
+    rows = values(metric(con, "semrel_completeness"), "value")
+    assert rows[("human", HYP)] == 0.5 and rows[("mA", HYP)] == 0.5
+
+
+def test_symmetry_needs_the_forward_hit(con) -> None:
+    # eq. 1, mA, k = 1: (big, large) p0 large in [large], big in [big] -> 1; p1 large not in
+    # [small] -> 0; (large, big) p0 1, p1 big not in [thing] -> 0: M_1 = .5.
+    # k = 5: all four (tuple, prompt) pairs hold both ways -> 1.
+    # mB k = 1: (big, large) p0 fwd 0, p1 fwd 1 bwd big in [small]? no -> 0; (large, big)
+    # p0 fwd 1, bwd large in [small]? no -> 0; p1 fwd 0 -> M_1 = 0.
+    # k = 5: (big, large) p0 1, p1 bwd big in [small] no -> 0; (large, big) p0 1, p1 0 -> .5.
+    rows = values(metric(con, "semrel_symmetry"), "value", "n")
+    assert rows[("mA", SYN, 1)] == (0.5, 2) and rows[("mA", SYN, 5)] == (1.0, 2)
+    assert rows[("mB", SYN, 1)] == (0.0, 2) and rows[("mB", SYN, 5)] == (0.5, 2)
+    assert not any(k[0] == "human" for k in rows)   # no human list of "large": no pair
+
+
+def test_asymmetry_needs_the_forward_hit_and_skips_humans(con) -> None:
+    # eq. 2, tuple (dog, HYP, animal) (beast dropped); trick list = semrel/hyp-trick "animal".
+    # mA k = 1: p0 fwd animal in [animal] 1, bwd dog in [dog] 1 -> 0; p1 fwd [puppy] 0 -> 0.
+    #   (without the forward hit p1 would count 1.) k = 5: p0 bwd dog in [dog, thing] -> 0;
+    #   p1 fwd 1, bwd dog not in [thing, cat] -> 1: A_5 = .5.
+    # mB k = 1: p0 fwd [pet] 0; p1 fwd 1, bwd dog in [dog] -> 0: 0. k = 5: p0 fwd 1, bwd dog not
+    #   in [thing] -> 1; p1 0: .5.
+    rows = values(metric(con, "semrel_asymmetry"), "value", "n")
+    assert rows[("mA", HYP, 1)] == (0.0, 1) and rows[("mA", HYP, 5)] == (0.5, 1)
+    assert rows[("mB", HYP, 1)] == (0.0, 1) and rows[("mB", HYP, 5)] == (0.5, 1)
+    assert not any(k[0] == "human" for k in rows)   # section 5.2: humans are not scored
+
+
+def test_response_entropy_eq_19(con) -> None:
+    # dog p0 tokens: animal x3, pet x2 -> p = (.6, .4), R = H / log2 2 = H;
+    # dog p1: one answer -> R = 0; big p0: large x2 -> 0; big p1: large, huge -> 1.
+    h = -(0.6 * log2(0.6) + 0.4 * log2(0.4))
+    rows = metric(con, "semrel_response_entropy")
+    hyp, syn = rows[("human", HYP)], rows[("human", SYN)]
+    assert hyp["value"] == pytest.approx(h / 2) and hyp["n"] == 2
+    assert (hyp["r0"], hyp["r1"], hyp["length"], hyp["tokens"]) == (1, 0, 1.5, 6)
+    assert hyp["mean_r_nonzero"] == pytest.approx(h)
+    assert (syn["value"], syn["r0"], syn["r1"], syn["mean_r_nonzero"]) == (0.5, 1, 1, 1.0)
+
+
+def test_prototypicality_probe_set_and_score(con) -> None:
+    # The section 6.2 set: dog p0 (R < 1, answers in S) yes; dog p1 (mammal outside S) no;
+    # big p0 (R = 0) yes; big p1 (R = 1) no.
+    assert values(metric(con, "semrel_proto_probes"), "value") == {
+        (HYP,): 1, (SYN,): 1, ("all",): 2}
+    # mA dog p0: human [animal, pet], k = 2, mA top 2 [animal, cat]: top-1 equal -> 1/2;
+    # edit distance one substitution = 2, E = 1 - 2/4 -> 1/2 * 1/2; P = .75. big p0: [large]
+    # both -> 1. mB dog p0 [pet, animal]: top-1 differs; distance 2 (delete + insert),
+    # E = .5 -> .25; big p0 [small] vs [large]: 0 + 1/2 (1 - 2/2) = 0.
+    rows = values(metric(con, "semrel_prototypicality"), "value")
+    assert approx(rows) == {("mA", HYP): 0.75, ("mA", SYN): 1.0, ("mA", "macro"): 0.875,
+                            ("mA", "micro"): 0.875, ("mB", HYP): 0.25, ("mB", SYN): 0.0,
+                            ("mB", "macro"): 0.125, ("mB", "micro"): 0.125}
+
+
+def test_distinguishability_eqs_24_28(con) -> None:
+    # Default reading: rho = (rank - 1) / k, k = |Y^r(w)|; delta(w, p, s) = the mean rho of the
+    # s-relata in L_k, 1 when none is there.
+    # mA, r = HYP, w = dog, k = 2: p0 L_2 [animal, cat]: HYP animal 0 -> 0; HPO puppy absent
+    #   -> 1; p1 [puppy, animal]: HYP animal 1/2; HPO puppy 0. delta(HYP, HYP) = .25,
+    #   delta(HYP, HPO) = .5, D = .25.
+    # mA, r = SYN, k = 1: big p0 [large] SYN 0, ANT 1; p1 [small] SYN 1, ANT 0; large p0 [big] 0,
+    #   p1 [thing] 1 (no ANT set): delta(SYN, SYN) = .5, delta(SYN, ANT) = .5, D = 0.
+    # human: dog p0 [animal, pet] HYP (0 + .5) / 2, p1 [mammal] 1 -> .625; HPO 1 -> D = .375;
+    #   big p0, p1 [large] -> SYN 0, ANT 1 -> D = 1.
+    # mB: dog p0 [pet, animal] (0 + .5) / 2, p1 [animal] 0 -> .125; HPO 1 -> D = .875; SYN:
+    #   big [small] 1 / ANT 0, [large] 0 / 1; large [big] 0, [small] 1 -> D(SYN, ANT) = 0.
+    rows = values(metric(con, "semrel_distinguishability"), "value")
+    assert approx(rows) == {("mA", HYP, "HPO"): 0.25, ("mA", SYN, "ANT"): 0.0,
+                            ("human", HYP, "HPO"): 0.375, ("human", SYN, "ANT"): 1.0,
+                            ("mB", HYP, "HPO"): 0.875, ("mB", SYN, "ANT"): 0.0}
+    # AuDC = the integral of eta(p) = the sum of D (eq. 28)
+    assert approx(values(metric(con, "semrel_audc"), "value")) == {
+        ("mA",): 0.25, ("human",): 1.375, ("mB",): 0.875}
+
+
+def test_distinguishability_readings_are_parameters(path: Path) -> None:
+    # 'one': mA dog p0 HYP (0 + 1) / 2, p1 (1/2 + 1) / 2 -> .625 > delta(HYP, HPO) = .5 -> D 0.
+    # 'skip': p0 HYP 0, p1 .5 -> .25; HPO p0 left out, p1 0 -> 0 -> D 0.
+    # rank 'one' (rho = rank / k), mB: p0 (1/2 + 2/2) / 2 = .75, p1 1/2 -> .625; HPO 1 -> .375.
+    for absent, expected in (("one", 0.0), ("skip", 0.0), ("present", 0.25)):
+        c = open_results(path, absent=absent)
+        assert values(metric(c, "semrel_distinguishability"), "value")[
+            ("mA", HYP, "HPO")] == pytest.approx(expected), absent
+    c = open_results(path, rank="one")
+    assert values(metric(c, "semrel_distinguishability"), "value")[
+        ("mB", HYP, "HPO")] == pytest.approx(0.375)
+
+
+def test_out_of_relatum_statistics(con) -> None:
+    # mA top-10 words of the relation probes: dog p0 animal cat* pet, p1 puppy animal thing*,
+    # big p0 large small, p1 small large, large p0 big, p1 thing* big: 13 tokens, 3 OOR; types
+    # 8, OOR wherever they occur: cat, thing; no list all OOR; first related ranks 1,1,1,1,1,2.
+    # human tokens: dog p0 5, p1 mammal*, big p0 2, p1 large huge*: 10, 2 OOR; types animal,
+    # pet, mammal*, large, huge* -> 2/5; lists all OOR: dog p1 -> 1/4; first ranks 1, 1, 1.
+    rows = metric(con, "semrel_oor")
+    a, h = rows[("mA",)], rows[("human",)]
+    assert (a["tokens"], a["oor_tokens"], a["types"], a["oor_types"]) == (13, 3, 8, 2)
+    assert a["value"] == pytest.approx(3 / 13) and a["all_oor"] == 0
+    assert a["first_rank"] == pytest.approx(7 / 6)
+    assert (h["tokens"], h["oor_tokens"], h["types"], h["oor_types"]) == (10, 2, 5, 2)
+    assert h["all_oor"] == pytest.approx(0.25) and h["first_rank"] == pytest.approx(1.0)
+
+
+def test_tables_1_and_2(con) -> None:
+    rows = metric(con, "semrel_tables")
+    hyp, syn = rows[(HYP,)], rows[(SYN,)]
+    # HYP: W = {dog}, 2 prompts -> 2 probes; T^HYP = {(dog, animal)} (beast dropped), source;
+    # before expansion 1 relatum, after 2 ({animal, pet}).
+    assert (hyp["prompts"], hyp["words"], hyp["value"], hyp["tuples"],
+            hyp["source_tuples"]) == (2, 1, 2, 1, 1)
+    assert (hyp["before_mean"], hyp["after_mean"]) == (1.0, 2.0)
+    assert (syn["words"], syn["value"], syn["tuples"], syn["source_tuples"]) == (2, 4, 2, 1)
+
+
+def test_no_declared_models_means_no_restriction(path: Path) -> None:
+    # Nothing is limited: (dog, HYP, beast) is a tuple and beast a relatum of dog.
+    c = open_results(path, declared=None)
+    hyp = metric(c, "semrel_tables")[(HYP,)]
+    assert (hyp["tuples"], hyp["after_mean"]) == (2, 3.0)
+    # and a declared model without any model_vocab rows limits everything away (counted)
+    c = open_results(path, declared=["mA", "nobody"])
+    assert (HYP,) not in metric(c, "semrel_tables")
 
 
 def test_metrics_run_on_an_empty_file() -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -16,6 +15,7 @@ import pyoxigraph as ox
 import pytest
 
 from kg import config
+from kg.derived import materialise
 from kg.store import LocalStore
 from probes.export import instances_for
 from probes.spec import Probe, discover
@@ -28,7 +28,8 @@ FILE_RELATIONS = {"hyp": "HYP", "rhyp": "HPO", "holo": "HOL", "mero": "MER", "an
 
 # Miniature WordNet: dog(1) < canine < animal < organism < being; puppy < dog(1);
 # dog(2) = {dog, frank} < sausage; tail part-of dog(1); "hound" is in the synsets of dog(1) and
-# of puppy (so for dog it is both a synonym and a hyponym: removed from both); hot <-> cold.
+# of puppy (so for dog it is both a synonym and a hyponym: removed from both); hot <-> cold;
+# rex is an instance of dog(1). Every synset is a noun synset but run's.
 MINI = """
 @prefix wn: <http://www.w3.org/2006/03/wn/wn20/schema/> .
 @prefix kgp: <https://w3id.org/kgprobe/vocab#> .
@@ -61,6 +62,14 @@ GRAPH <https://w3id.org/kgprobe/graph/wordnet> {
   ex:s-animal wn:hyponymOf ex:s-organism . ex:s-organism wn:hyponymOf ex:s-being .
   ex:s-puppy wn:hyponymOf ex:s-dog1 . ex:s-dog2 wn:hyponymOf ex:s-sausage .
   ex:s-tail wn:partMeronymOf ex:s-dog1 .
+  ex:w-rex wn:lexicalForm "rex" . ex:s-rex wn:containsWordSense ex:ws-rex .
+  ex:ws-rex wn:word ex:w-rex . ex:s-rex kgp:instanceHyponymOf ex:s-dog1 .
+  ex:s-dog1 a wn:NounSynset . ex:s-dog2 a wn:NounSynset . ex:s-canine a wn:NounSynset .
+  ex:s-animal a wn:NounSynset . ex:s-organism a wn:NounSynset . ex:s-being a wn:NounSynset .
+  ex:s-puppy a wn:NounSynset . ex:s-sausage a wn:NounSynset . ex:s-tail a wn:NounSynset .
+  ex:s-hot a wn:NounSynset . ex:s-cold a wn:NounSynset . ex:s-rex a wn:NounSynset .
+  ex:w-run wn:lexicalForm "run" . ex:s-run wn:containsWordSense ex:ws-run .
+  ex:ws-run wn:word ex:w-run . ex:s-run a wn:VerbSynset .
 }
 GRAPH <https://w3id.org/kgprobe/graph/hyperlex> {
   ex:p1 a kgp:WordPair ; kgp:pos "N" ; kgp:relationType "hyp-2" ;
@@ -94,6 +103,9 @@ GRAPH <https://w3id.org/kgprobe/graph/responses> {
 def mini_store() -> LocalStore:
     store = LocalStore.in_memory()
     store.oxigraph.load(MINI.encode(), format=ox.RdfFormat.TRIG)
+    reports = materialise(store.oxigraph)
+    assert [r.name for r in reports] == ["semrel-source-tuples", "semrel-tuples",
+                                         "semrel-relata"]
     return store
 
 
@@ -107,107 +119,109 @@ def gold_by_target(probe: Probe, store: LocalStore) -> dict[str, list[str]]:
     return {t: sorted(g) for t, g in df.select("target", "gold").rows()}
 
 
-def test_tuples_are_mapped_augmented_and_deduplicated(probes, mini_store) -> None:
+def test_tuples_before_and_after_augmentation(probes, mini_store) -> None:
     df = instances_for(probes["semrel/tuples"], mini_store)
-    got = sorted((json.loads(f)["word"], json.loads(f)["relation"], json.loads(f)["relatum"])
-                 for f in df["fields"])
-    # hyp-1 and hyp-2 (dog, animal) and the norms' dog -> "animal" give one HYP tuple and its
-    # reverse; cohyp, verbs, rank > 10 and first names are dropped.
-    assert got == [("animal", "HPO", "dog"), ("cold", "ANT", "hot"), ("dog", "HYP", "animal"),
-                   ("dog", "MER", "tail"), ("hot", "ANT", "cold"), ("tail", "HOL", "dog")]
+    got = {(w, json.loads(f)["relation"], g[0]): sorted(json.loads(f)["derivation"])
+           for w, g, f in df.select("target", "gold", "fields").rows()}
+    # HyperLex is read with WORD2 as the target: hyp-1/hyp-2 (dog, animal) -> (animal, HPO, dog)
+    # (once), mero (tail, dog) -> (dog, MER, tail), ant (hot, cold) -> (cold, ANT, hot); the norms
+    # give (animal, HPO, dog) again (rank 1) but not cat (rank 11 <= 20, yet no WordNet noun);
+    # cohyp, the verb pair and the unlisted category are dropped. Eqs. 4-7 add the reverses.
+    assert got == {("animal", "HPO", "dog"): ["source"], ("dog", "HYP", "animal"): ["reversed"],
+                   ("dog", "MER", "tail"): ["source"], ("tail", "HOL", "dog"): ["reversed"],
+                   ("cold", "ANT", "hot"): ["source"], ("hot", "ANT", "cold"): ["reversed"]}
 
 
 def test_relation_probe_targets_and_relatum_sets(probes, mini_store) -> None:
-    hyp = gold_by_target(probes["semrel/hyp"], mini_store)
-    # targets: the HYP/HPO tuple words (dog, animal) and the human HYP target puppy.
-    # dog: both senses, path <= 2 (organism is 3 away); puppy: "hound" is also its synonym.
-    assert hyp == {"animal": ["being", "organism"], "dog": ["animal", "canine", "sausage"],
-                   "puppy": ["canine", "dog"]}
-    hpo = gold_by_target(probes["semrel/hpo"], mini_store)
-    # animal: canine, then dog(1) = {dog, hound} two steps down (puppy is three); dog: hound is
-    # removed (it is also a synonym of dog)
-    assert hpo == {"animal": ["canine", "dog", "hound"], "dog": ["puppy"]}
-    syn = gold_by_target(probes["semrel/syn"], mini_store)
-    assert syn == {}  # no SYN tuples and no human SYN targets
-    assert gold_by_target(probes["semrel/mer"], mini_store) == {"dog": ["tail"],
-                                                                 "tail": []}
-    # the holonyms of tail: every word of the synset dog(1)
-    assert gold_by_target(probes["semrel/hol"], mini_store) == {"dog": [],
-                                                                 "tail": ["dog", "hound"]}
+    # W^r = the targets of r's tuples; the sets: tuple relata + noun-sense WordNet relata
+    # within path length 2 (an instance at the first step: rex), conflicts removed (hound).
+    assert gold_by_target(probes["semrel/hyp"], mini_store) == {
+        "dog": ["animal", "canine", "sausage"]}
+    assert gold_by_target(probes["semrel/hpo"], mini_store) == {
+        "animal": ["canine", "dog", "hound"]}
+    assert gold_by_target(probes["semrel/mer"], mini_store) == {"dog": ["tail"]}
+    assert gold_by_target(probes["semrel/hol"], mini_store) == {"tail": ["dog", "hound"]}
     assert gold_by_target(probes["semrel/ant"], mini_store) == {"cold": ["hot"],
-                                                                 "hot": ["cold"]}
+                                                                "hot": ["cold"]}
+    assert gold_by_target(probes["semrel/syn"], mini_store) == {}
+    # trick probes: the relata of the relation's tuples in the target slot
+    assert gold_by_target(probes["semrel/hyp-trick"], mini_store) == {
+        "animal": ["being", "organism"]}
+    assert gold_by_target(probes["semrel/mer-trick"], mini_store) == {"tail": []}
 
 
-def test_relata_hold_every_relation_of_every_target(probes, mini_store) -> None:
+def test_relata_hold_every_relation_of_every_word(probes, mini_store) -> None:
     df = instances_for(probes["semrel/relata"], mini_store)
-    sets = {(t, json.loads(f)["relation"]): sorted(g)
-            for t, f, g in df.select("target", "fields", "gold").rows()}
-    assert sets[("dog", "SYN")] == ["frank"]  # "hot dog" is not one word; hound conflicts
-    assert sets[("dog", "HPO")] == ["puppy"]
-    assert sets[("dog", "MER")] == ["tail"]
-    assert ("dog", "ANT") not in sets
-    assert sets[("puppy", "HYP")] == ["canine", "dog"]
-    words = {t for t, _ in sets}
-    assert {"dog", "animal", "puppy", "tail", "hot", "cold"} <= words
+    got = {(t, json.loads(f)["relation"]): sorted(g)
+           for t, g, f in df.select("target", "gold", "fields").rows()}
+    assert got[("dog", "HPO")] == ["puppy", "rex"]  # hound: also a synonym of dog, removed
+    assert got[("dog", "SYN")] == ["frank"]
+    assert got[("dog", "HYP")] == ["animal", "canine", "sausage"]
+    assert ("dog", "ANT") not in got
 
 
-def _block(text: str, name: str) -> str:
-    m = re.search(rf"# --- {name}: begin.*?# --- {name}: end", text, re.S)
-    assert m, f"no {name} block"
-    return "\n".join(line.strip() for line in m.group(0).splitlines())
+def test_probe_files_are_short_selects_over_the_derived_graphs() -> None:
+    for path in SEMREL.glob("*.rq"):
+        text = path.read_text(encoding="utf-8")
+        assert len(text.splitlines()) < 40, path
+        assert "derived/semrel-" in text, path
+    assert list(SEMREL.parent.joinpath("derived").glob("*.rq")) != []
 
 
-def test_shared_blocks_are_identical_in_every_file() -> None:
-    texts = {p.name: p.read_text(encoding="utf-8") for p in SEMREL.glob("*.rq")}
-    assert len(texts) == 8
-    for name in ("tuples", "wordnet"):
-        blocks = {f: _block(t, name) for f, t in texts.items() if f"# --- {name}: begin" in t}
-        assert len(set(blocks.values())) == 1, f"the {name} blocks differ: {sorted(blocks)}"
-    assert sum("# --- wordnet: begin" in t for t in texts.values()) == 7
+APPENDIX_A = {"HYP": 7, "HPO": 4, "HOL": 7, "MER": 6, "ANT": 9, "SYN": 7}
 
 
-def test_prompts_are_the_human_files_per_relation(probes) -> None:
+def test_prompts_are_appendix_a_lower_case(probes) -> None:
+    from probes.semrel import prompt_key
+
     path = config.data_dir() / "cao-probe-responses" / "human_responses.json.gz"
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         data = json.load(fh)
-    prompts: dict[str, set[str]] = defaultdict(set)
+    human: dict[str, set[str]] = defaultdict(set)
     for rels in data.values():
         for rel, by_prompt in rels.items():
-            prompts[FILE_RELATIONS[rel]].update(by_prompt)
+            human[FILE_RELATIONS[rel]].update(prompt_key(p) for p in by_prompt)
     for code, stem in RELATION_FILES.items():
         spec = probes[f"semrel/{stem}"].spec
-        assert set(spec.prompts) == prompts[code]
-        assert len(spec.prompts) == len(set(spec.prompts))
-        assert spec.params["slot_det"] == "both"
-    assert {c: len(prompts[c]) for c in RELATION_FILES} == {
-        "HYP": 7, "HPO": 7, "HOL": 7, "MER": 6, "ANT": 9, "SYN": 7}
+        assert len(spec.prompts) == APPENDIX_A[code]
+        assert spec.params["lower_case"] is True and spec.params["slot_det"] == "both"
+        assert all(t == t.lower().replace("[det]", "[DET]").replace("[w]", "[W]")
+                   .replace("[v]", "[V]") for t in spec.prompts)
+        # every Appendix A prompt keys a prompt of the response file
+        assert {prompt_key(t) for t in spec.prompts} <= human[code]
+    assert "[DET] [W] is the opposite of [DET] [V]" in probes["semrel/ant"].spec.prompts
+    assert sum(APPENDIX_A.values()) == 40
 
 
 HUMANS = """
 @prefix kgp: <https://w3id.org/kgprobe/vocab#> .
 @prefix ex: <http://example.org/> .
 GRAPH <https://w3id.org/kgprobe/graph/responses> {
-  ex:h1 kgp:prompt "[DET] [W] is a kind of [V]" .
-  ex:a1 kgp:answerOf ex:h1 ; kgp:annotator 1 ; kgp:position 1 ; kgp:normalisedText "dog" .
-  ex:a2 kgp:answerOf ex:h1 ; kgp:annotator 1 ; kgp:position 2 ; kgp:normalisedText "a canine" .
-  ex:a3 kgp:answerOf ex:h1 ; kgp:annotator 2 ; kgp:position 1 ; kgp:normalisedText "dog" .
-  ex:a4 kgp:answerOf ex:h1 ; kgp:annotator 3 ; kgp:position 1 ;
-        kgp:normalisedText "young dog" .
-  ex:a5 kgp:answerOf ex:h1 ; kgp:annotator 4 ; kgp:position 1 ; kgp:normalisedText "doggo" .
-  ex:h2 a kgp:HumanProbe ; kgp:targetWord "kitten" ; kgp:relationCode "HYP" ;
+  ex:hh1 a kgp:HumanProbe ; kgp:targetWord "dog" ; kgp:relationCode "HYP" ;
+        kgp:prompt "[DET] [W] is a kind of [V]" .
+  ex:a1 kgp:answerOf ex:hh1 ; kgp:annotator 1 ; kgp:position 1 ; kgp:normalisedText "animal" .
+  ex:a2 kgp:answerOf ex:hh1 ; kgp:annotator 1 ; kgp:position 2 ; kgp:normalisedText "a pet" .
+  ex:a3 kgp:answerOf ex:hh1 ; kgp:annotator 2 ; kgp:position 1 ; kgp:normalisedText "pet" .
+  ex:a4 kgp:answerOf ex:hh1 ; kgp:annotator 3 ; kgp:position 1 ;
+        kgp:normalisedText "good boy" .
+  ex:a5 kgp:answerOf ex:hh1 ; kgp:annotator 4 ; kgp:position 1 ; kgp:normalisedText "animal" .
+  ex:a6 kgp:answerOf ex:hh1 ; kgp:annotator 4 ; kgp:position 2 ; kgp:normalisedText "doggo" .
+  ex:hh2 a kgp:HumanProbe ; kgp:targetWord "dog" ; kgp:relationCode "HYP" ;
         kgp:prompt "[W] is a baby [V]" .
-  ex:a6 kgp:answerOf ex:h2 ; kgp:annotator 1 ; kgp:position 1 ; kgp:normalisedText "cat" .
+  ex:a7 kgp:answerOf ex:hh2 ; kgp:annotator 1 ; kgp:position 1 ; kgp:normalisedText "cat" .
 }
 """
 
 
-def test_human_agent_ranks_counts_and_keeps_other_rows(probes, tmp_path: Path) -> None:
+def test_human_agent_ranks_counts_and_keeps_other_rows(probes, mini_store,
+                                                       tmp_path: Path) -> None:
     from probes.export import export
     from probes.results import connect
     from probes.semrel import load_humans, relation_probes
 
     store = LocalStore.in_memory()
     store.oxigraph.load((MINI + HUMANS).encode(), format=ox.RdfFormat.TRIG)
+    materialise(store.oxigraph)
     results = tmp_path / "r.duckdb"
     export(list(probes.values()), store, results, progress=False)
     con = connect(results)
@@ -217,14 +231,18 @@ def test_human_agent_ranks_counts_and_keeps_other_rows(probes, tmp_path: Path) -
     rows = con.execute("""SELECT i.target, r.prompt_id, r.rank, r.token, r.probability
                           FROM responses r JOIN instances i USING (probe, split, instance_id)
                           WHERE r.run_id = 'human-semrel/hyp' ORDER BY rank""").fetchall()
-    # annotator 1: dog, canine (1/2 each of 1/4); 2: dog; 3: "young dog"; 4: "doggo"
+    # 6 tokens pooled: animal 2, pet 2 (tie: both first at position 0 -> alphabetical),
+    # "good boy" 1 (position 0), doggo 1 (position 1). The file's "[DET] [W] is a kind of [V]"
+    # keys Appendix A's "[DET] [W] is a kind of [DET] [V]", prompt 1.
     assert [(t, p, k, w) for t, p, k, w, _ in rows] == [
-        ("puppy", 0, 1, "dog"), ("puppy", 0, 2, "doggo"), ("puppy", 0, 3, "young dog"),
-        ("puppy", 0, 4, "canine")]
-    assert [p for *_, p in rows] == pytest.approx([0.375, 0.25, 0.25, 0.125])
-    assert report.multi_word == 1 and report.not_a_lemma == 1  # "young dog"; "doggo"
-    assert report.unmatched_prompts == {"HYP": 1}  # "[W] is a baby [V]" is no template
-    assert con.execute("SELECT count(*) FROM human_responses").fetchall()[0][0] == 5
+        ("dog", 1, 1, "animal"), ("dog", 1, 2, "pet"), ("dog", 1, 3, "good boy"),
+        ("dog", 1, 4, "doggo")]
+    assert [p for *_, p in rows] == pytest.approx([2 / 6, 2 / 6, 1 / 6, 1 / 6])
+    # answers (tokens) that are several words ("good boy") or no WordNet lemma (pet twice, doggo)
+    assert report.multi_word == 1 and report.not_a_lemma == 3
+    assert not report.unmatched_targets
+    assert report.unmatched_prompts == {"HYP": 1}  # "[W] is a baby [V]" is not in Appendix A
+    assert con.execute("SELECT count(*) FROM human_responses").fetchall()[0][0] == 6
     load_humans(con, store, relation_probes())  # again: replaced, not duplicated
-    assert con.execute("SELECT count(*) FROM human_responses").fetchall()[0][0] == 5
+    assert con.execute("SELECT count(*) FROM human_responses").fetchall()[0][0] == 6
     assert con.execute("SELECT count(*) FROM runs").fetchall()[0][0] == 7  # 6 human + m1

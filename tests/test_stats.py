@@ -8,9 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from eval.stats import COLUMNS, compare_with_humans, levene, mcnemar_exact, wilcoxon_signed_rank
+from eval.stats import (
+    COLUMNS,
+    compare_with_humans,
+    entropy_tests,
+    levene,
+    mcnemar_exact,
+    wilcoxon_signed_rank,
+)
 from probes.results import connect
-from tests.semrel_fixtures import build
+from tests.semrel_fixtures import DECLARED, build
 
 
 def test_mcnemar_exact() -> None:
@@ -60,41 +67,45 @@ def test_levene() -> None:
 def test_compare_with_humans(tmp_path: Path) -> None:
     build(tmp_path / "r.duckdb")
     con = connect(tmp_path / "r.duckdb", read_only=True)
+    con.execute("SET VARIABLE semrel_vocab_models = ?::VARCHAR[]", [DECLARED])
     df = compare_with_humans(con)
     assert df.schema == COLUMNS
     rows = {(r["model"], r["other"], r["relation"], r["measure"]): r
             for r in df.iter_rows(named=True)}
-    # Models mA, mB (mD answered nothing) x relations HYP, SYN x S, C, S_prompts, M10 / A10;
-    # P for the ordered model pairs.
+    # Model against humans and model against model (each pair once): S, C per relation; M5 /
+    # A5 only model against model (no human list of "large"; humans get no asymmetry);
+    # Levene across one agent's prompts; P for the ordered model pairs.
     assert set(rows) == {
-        *((m, "human", rel, meas) for m in ("mA", "mB") for rel in ("HYP", "SYN")
-          for meas in ("S", "C", "S_prompts")),
-        *((m, "human", "HYP", "A10") for m in ("mA", "mB")),
-        *((m, "human", "SYN", "M10") for m in ("mA", "mB")),
+        *((m, o, rel, meas) for m, o in (("mA", "human"), ("mB", "human"), ("mA", "mB"))
+          for rel in ("HYP", "SYN") for meas in ("S", "C")),
+        ("mA", "mB", "HYP", "A5"), ("mA", "mB", "SYN", "M5"),
+        *((a, "(prompts)", rel, "S_prompts") for a in ("human", "mA", "mB")
+          for rel in ("HYP", "SYN")),
         *((a, b, rel, "P") for a, b in (("mA", "mB"), ("mB", "mA")) for rel in ("HYP", "SYN"))}
-    # S, mB vs humans on hyp: dog p0 both right, dog p1 mB right ([pet]) and humans wrong
+    # S, mB vs humans on hyp: dog p0 both right, dog p1 mB right ([animal]) and humans wrong
     # (mammal): b = 1, c = 0 -> p = 1.
     r = rows[("mB", "human", "HYP", "S")]
     assert (r["n"], r["statistic"], r["pvalue"], r["model_value"], r["other_value"]) == (
         1, 1.0, pytest.approx(1.0), 1.0, 0.5)
-    # A10, mA vs humans: dog is in mA's top 10 of target animal at both prompts (asymmetry
-    # fails), never in the humans': b = 0, c = 2 -> p = 2 * 0.5^2.
-    r = rows[("mA", "human", "HYP", "A10")]
-    assert (r["n"], r["statistic"], r["pvalue"], r["model_value"], r["other_value"]) == (
-        2, 0.0, pytest.approx(0.5), 0.0, 1.0)
-    # C, mA vs humans on hyp: 1/2, 1/2 against 1/2, 1/2: no difference, p = 1.
-    r = rows[("mA", "human", "HYP", "C")]
-    assert (r["n"], r["pvalue"]) == (0, 1.0)
-    # S per prompt on syn: mA [p0 1, p1 0], humans [1, 1/2].
-    r = rows[("mA", "human", "SYN", "S_prompts")]
-    assert (r["n"], r["model_value"], r["other_value"]) == (4, 0.5, 0.75)
-    # P, mA vs mB on hyp: dog p0 .75 vs 5/6, animal p0 .25 vs .25: one non-zero difference,
-    # exact p = 1.
-    r = rows[("mA", "mB", "HYP", "P")]
-    assert (r["n"], r["pvalue"]) == (1, pytest.approx(1.0))
-    assert r["model_value"] == pytest.approx(0.5)
-    assert r["other_value"] == pytest.approx((0.5 + 0.5 * (1 - 2 / 6) + 0.25) / 2)
+    # A5, mA vs mB: alpha at p0 (0, 1), p1 (1, 0): two discordant pairs, one each way, p = 1.
+    r = rows[("mA", "mB", "HYP", "A5")]
+    assert (r["n"], r["statistic"], r["pvalue"]) == (2, 1.0, pytest.approx(1.0))
+    # M5, mA vs mB: mA 1 on all four (tuple, prompt) pairs, mB 1, 0, 1, 0: b = 2, c = 0.
+    r = rows[("mA", "mB", "SYN", "M5")]
+    assert (r["n"], r["statistic"], r["pvalue"]) == (2, 2.0, pytest.approx(0.5))
+    # Levene across mA's syn prompts: p0 S per word [1, 1], p1 [0, 0]: 2 groups, 4 values.
+    assert rows[("mA", "(prompts)", "SYN", "S_prompts")]["n"] == 4
     con.close()
+
+
+def test_entropy_tests_footnote_15(tmp_path: Path) -> None:
+    # human R: HYP (0.971, 0), SYN (0, 1): U(HYP) = [.971 > 0] + [0 = 0] / 2 = 1.5 of 4 pairs
+    build(tmp_path / "r.duckdb")
+    con = connect(tmp_path / "r.duckdb", read_only=True)
+    df = entropy_tests(con)
+    (row,) = df.iter_rows(named=True)
+    assert (row["relation"], row["n"], row["statistic"]) == ("HYP/SYN", 4, 1.5)
+    assert row["pvalue"] > 0.5
 
 
 def test_compare_with_humans_on_an_empty_file() -> None:

@@ -1,66 +1,99 @@
 -- Shared temporary views of the semantic-relation metrics (Cao, Yamada, Teufel, Tokunaga: "A
 -- Comprehensive Evaluation of Semantic Relation Knowledge of Pretrained Language Models and
--- Humans"). Not a metric: the metric files of eval/semrel name it in their `requires` header
--- and eval.sqlfile.run_metric executes it before them; in the DuckDB CLI run
+-- Humans", 2025). Not a metric: the metric files of eval/semrel name it in their `requires`
+-- header and eval.sqlfile.run_metric executes it before them; in the DuckDB CLI run
 -- `.read eval/semrel/_views.sql` first. Only temporary views and macros (works read-only).
 --
+-- Settings (DuckDB variables; eval.semrel_report sets them from queries/semrel/shared_vocab.yaml
+-- and its options; unset = the default):
+-- - semrel_vocab_models (VARCHAR[]): the declared model list whose shared vocabulary limits
+--   tuples, targets and relatum sets (section 4.2: "contained in the intersection of the
+--   vocabularies of all models"). Unset: nothing is limited.
+-- - semrel_model_lists: 'full' (default; a model's list is its ranking over its own lower-case
+--   whole words, as long as stored) or 'shared' (filtered to the shared vocabulary and
+--   re-ranked, kgprobe's earlier reading).
+-- - semrel_absent: how rho (eq. 24) treats an s-relatum that is not in L_k (the paper leaves it
+--   undefined): 'present' (default; delta(w, p, s) = the mean rho of the s-relata that are in
+--   L_k, 1 when none is), 'one' (each absent relatum counts rho = 1) or 'skip' (absent relata
+--   left out; a probe with none in L_k is left out of delta(r, s)).
+-- - semrel_rank: 'zero' (default; rho = (rank - 1) / k, the top word 0) or 'one' (rho =
+--   rank / k). docs/semrel.md gives the human AuDC under each reading.
+--
 -- Conventions
--- - Relations: HYP hypernymy, HPO hyponymy, HOL holonymy, MER meronymy (asymmetric), ANT
---   antonymy, SYN synonymy (symmetric); probe semrel/<code in lower case>, task relatum.
--- - Agent = runs.model ('human' for people). One done run per (agent, probe): the latest
---   finished one.
--- - A probe (in the paper's sense) = (instance, prompt_id). Words are compared lower-cased.
--- - Shared vocabulary: the words in model_vocab (any vocab) of every compared model, i.e. every
---   non-human model with a semrel run that has model_vocab rows (a model without rows imposes
---   no restriction; with no such model nothing is restricted). Relatum sets are limited to
---   it; model lists are filtered to it and re-ranked (rank = order among the kept words);
---   human lists are not filtered. A word repeated in a list keeps its best rank only.
+-- - Relations: HYP, HPO, HOL, MER (asymmetric), ANT, SYN (symmetric); probe semrel/<code in
+--   lower case>; trick probes semrel/<code>-trick (asymmetric relations only).
+-- - Agent = runs.model ('human' for people). One done run per (agent, probe): the latest.
+-- - A probe (paper's sense) = (instance, prompt_id). Words are compared lower-cased.
 
 CREATE OR REPLACE TEMP VIEW semrel_relations AS
 SELECT * FROM (VALUES
-    ('HYP', 'semrel/hyp', 'asymmetric'), ('HPO', 'semrel/hpo', 'asymmetric'),
-    ('HOL', 'semrel/hol', 'asymmetric'), ('MER', 'semrel/mer', 'asymmetric'),
-    ('ANT', 'semrel/ant', 'symmetric'),  ('SYN', 'semrel/syn', 'symmetric')
-) AS t(relation, probe, kind);
+    ('HYP', 'semrel/hyp', 'asymmetric', 'semrel/hyp-trick'),
+    ('HPO', 'semrel/hpo', 'asymmetric', 'semrel/hpo-trick'),
+    ('HOL', 'semrel/hol', 'asymmetric', 'semrel/hol-trick'),
+    ('MER', 'semrel/mer', 'asymmetric', 'semrel/mer-trick'),
+    ('ANT', 'semrel/ant', 'symmetric', NULL),
+    ('SYN', 'semrel/syn', 'symmetric', NULL)
+) AS t(relation, probe, kind, trick_probe);
 
--- The scored runs: one per (model, relation probe), the latest finished done relatum run.
+-- Every probe of a relation: its own (trick = false) and its trick probe (trick = true).
+CREATE OR REPLACE TEMP VIEW semrel_all_probes AS
+SELECT relation, probe, kind, false AS trick FROM semrel_relations
+UNION ALL
+SELECT relation, trick_probe, kind, true FROM semrel_relations WHERE trick_probe IS NOT NULL;
+
+-- The scored runs: one per (model, probe), the latest finished done relatum run.
 CREATE OR REPLACE TEMP VIEW semrel_runs AS
-SELECT run_id, model, probe, relation, is_human
+SELECT run_id, model, probe, relation, trick, is_human
 FROM (
-    SELECT r.run_id, r.model, r.probe, rel.relation,
+    SELECT r.run_id, r.model, r.probe, p.relation, p.trick,
            r.model = 'human' OR coalesce(r.backend = 'human', false) AS is_human,
            row_number() OVER (PARTITION BY r.model, r.probe
                               ORDER BY r.finished_at DESC NULLS LAST, r.run_id DESC) AS nth
-    FROM runs r JOIN semrel_relations rel USING (probe)
+    FROM runs r JOIN semrel_all_probes p USING (probe)
     WHERE r.task = 'relatum' AND r.status = 'done'
 )
 WHERE nth = 1;
 
--- Compared models that have a vocabulary, and the words all of them share.
+-- The declared models (semrel_vocab_models) and the words all of them share.
 CREATE OR REPLACE TEMP VIEW semrel_vocab_models AS
-SELECT DISTINCT r.model
-FROM semrel_runs r
-WHERE NOT r.is_human AND EXISTS (SELECT 1 FROM model_vocab v WHERE v.model = r.model);
+SELECT DISTINCT unnest(coalesce(getvariable('semrel_vocab_models'), []::VARCHAR[])) AS model;
 
 CREATE OR REPLACE TEMP VIEW semrel_shared_vocab AS
 SELECT lower(v.word) AS word
 FROM model_vocab v JOIN semrel_vocab_models USING (model)
+WHERE v.vocab = 'lowercase'
 GROUP BY ALL
 HAVING count(DISTINCT v.model) = (SELECT count(*) FROM semrel_vocab_models);
 
--- semrel_keep(word): the word is in the shared vocabulary (always true without one).
+-- semrel_keep(word): the word is in the shared vocabulary (always true without a declaration).
 CREATE OR REPLACE TEMP MACRO semrel_keep(w) AS (
     NOT EXISTS (SELECT 1 FROM semrel_vocab_models)
     OR w IN (SELECT word FROM semrel_shared_vocab)
 );
 
--- The relation probes' instances: word = target, gold = the limited relatum set (may be
--- empty), raw_gold = the set before limiting.
+-- Tuples T^r after augmentation with both words in the shared vocabulary; source = the tuple
+-- is in a source (before augmentation).
+CREATE OR REPLACE TEMP VIEW semrel_tuples AS
+SELECT DISTINCT lower(target) AS word,
+       upper(json_extract_string(fields, '$.relation')) AS relation,
+       lower(gold[1]) AS relatum,
+       coalesce(list_contains(json_extract_string(fields, '$.derivation[*]'), 'source'), false)
+           AS source
+FROM instances
+WHERE probe = 'semrel/tuples' AND semrel_keep(lower(target)) AND semrel_keep(lower(gold[1]));
+
+-- W^r: the targets of the relation's tuples (section 4.2).
+CREATE OR REPLACE TEMP VIEW semrel_targets AS
+SELECT DISTINCT word, relation FROM semrel_tuples;
+
+-- The relation and trick probes' instances of kept words: gold = the set limited to the
+-- shared vocabulary (may be empty), raw_gold = before limiting. A relation probe keeps the
+-- words of W^r; a trick probe the relata of the relation's tuples.
 CREATE OR REPLACE TEMP VIEW semrel_instances AS
 WITH raw AS (
-    SELECT i.probe, rel.relation, i.split, i.instance_id, lower(i.target) AS word,
+    SELECT i.probe, p.relation, p.trick, i.split, i.instance_id, lower(i.target) AS word,
            list_distinct(list_transform(coalesce(i.gold, []), lambda g: lower(g))) AS raw_gold
-    FROM instances i JOIN semrel_relations rel USING (probe)
+    FROM instances i JOIN semrel_all_probes p USING (probe)
 ),
 kept AS (
     SELECT probe, split, instance_id, list(g ORDER BY g) AS gold
@@ -69,41 +102,46 @@ kept AS (
     GROUP BY ALL
 )
 SELECT raw.*, coalesce(kept.gold, []::VARCHAR[]) AS gold
-FROM raw LEFT JOIN kept USING (probe, split, instance_id);
+FROM raw LEFT JOIN kept USING (probe, split, instance_id)
+WHERE (NOT raw.trick AND (raw.word, raw.relation) IN (SELECT (word, relation) FROM semrel_targets))
+   OR (raw.trick AND (raw.word, raw.relation) IN (SELECT (relatum, relation) FROM semrel_tuples));
 
--- Every (word, relation, relatum) of the limited sets: semrel/relata plus the probes' gold.
+-- Every (word, relation, relatum) of the limited relatum sets Y^r(w).
 CREATE OR REPLACE TEMP VIEW semrel_sets AS
 SELECT DISTINCT word, relation, relatum
 FROM (
     SELECT lower(i.target) AS word, upper(json_extract_string(i.fields, '$.relation'))
            AS relation, lower(unnest(i.gold)) AS relatum
     FROM instances i WHERE i.probe = 'semrel/relata'
-    UNION ALL
-    SELECT word, relation, unnest(gold) AS relatum FROM semrel_instances
 )
 WHERE relation IN (SELECT relation FROM semrel_relations) AND semrel_keep(relatum);
 
--- Ranked answer lists, one row per (agent, probe): answers[1] is the top answer.
+-- Ranked answer lists, one row per (agent, probe, instance, prompt): answers[1] is the top.
 CREATE OR REPLACE TEMP VIEW semrel_lists AS
 WITH kept AS (
-    SELECT r.model, r.is_human, r.run_id, r.probe, r.relation, s.split, s.instance_id,
-           s.prompt_id, lower(s.token) AS token, min(s.rank) AS rank
+    SELECT r.model, r.is_human, r.run_id, r.probe, r.relation, r.trick, s.split,
+           s.instance_id, s.prompt_id, lower(s.token) AS token, min(s.rank) AS rank
     FROM responses s JOIN semrel_runs r USING (run_id, probe)
-    WHERE r.is_human OR semrel_keep(lower(s.token))
+    WHERE r.is_human OR coalesce(getvariable('semrel_model_lists'), 'full') = 'full'
+       OR semrel_keep(lower(s.token))
     GROUP BY ALL
 )
-SELECT model, is_human, run_id, probe, relation, split, instance_id, prompt_id,
+SELECT model, is_human, run_id, probe, relation, trick, split, instance_id, prompt_id,
        list(token ORDER BY rank) AS answers
 FROM kept
 GROUP BY ALL;
 
--- The lists with their instance's word and limited gold set.
-CREATE OR REPLACE TEMP VIEW semrel_probes AS
+-- The lists with their instance's word and limited gold set (relation and trick probes).
+CREATE OR REPLACE TEMP VIEW semrel_all_lists AS
 SELECT l.*, i.word, i.gold
-FROM semrel_lists l JOIN semrel_instances i USING (probe, relation, split, instance_id);
+FROM semrel_lists l JOIN semrel_instances i USING (probe, relation, trick, split, instance_id);
 
--- Soundness (s_hit: the top answer is in the set) and completeness (c = |top-k ∩ set| / k,
--- k = min(|set|, list length); 0 for an empty list) per probe with a non-empty limited set.
+-- The relation probes X^r (no trick probes): what S, C, P, D and OOR score.
+CREATE OR REPLACE TEMP VIEW semrel_probes AS
+SELECT * FROM semrel_all_lists WHERE NOT trick;
+
+-- Soundness (s_hit: Precision@1, eq. 11) and completeness (c: Recall@k, eq. 13, k = min(|Y|,
+-- list length); 0 for an empty list) per probe with a non-empty limited set.
 CREATE OR REPLACE TEMP VIEW semrel_probe_sc AS
 SELECT model, is_human, run_id, probe, relation, split, instance_id, prompt_id, word,
        coalesce(list_contains(gold, answers[1]), false)::INTEGER AS s_hit,
@@ -115,80 +153,110 @@ SELECT model, is_human, run_id, probe, relation, split, instance_id, prompt_id, 
 FROM semrel_probes
 WHERE len(gold) > 0;
 
--- Tuples (word, relation, relatum) of semrel/tuples with both words kept.
-CREATE OR REPLACE TEMP VIEW semrel_tuples AS
-SELECT DISTINCT lower(target) AS word,
-       upper(json_extract_string(fields, '$.relation')) AS relation,
-       lower(coalesce(json_extract_string(fields, '$.relatum'), gold[1])) AS relatum
-FROM instances
-WHERE probe = 'semrel/tuples' AND semrel_keep(lower(target))
-  AND semrel_keep(lower(coalesce(json_extract_string(fields, '$.relatum'), gold[1])));
+-- Per word (eqs. 11 and 13): the mean over the word's prompts.
+CREATE OR REPLACE TEMP VIEW semrel_word_sc AS
+SELECT model, is_human, probe, relation, word, avg(s_hit) AS s, avg(c) AS c,
+       count(*) AS prompts
+FROM semrel_probe_sc GROUP BY ALL;
 
--- Trick probes: for tuple (w, r, v), the agent's list on semrel/<r> whose target is v, per
--- prompt; hit = w is in the top k (k = 1, 5, 10). Symmetry M_k = share of hits, asymmetry
--- A_k = share of misses.
+-- Symmetry / asymmetry per (tuple, prompt, k), eqs. 1-2: fwd = v in the top k of L(w, p),
+-- bwd = w in the top k of L(v, p) (the trick probe: v in the target slot of a prompt of r;
+-- for ANT and SYN v is itself a target of r). mu = fwd and bwd, alpha = fwd and not bwd.
 CREATE OR REPLACE TEMP VIEW semrel_trick AS
-SELECT p.model, p.is_human, p.run_id, p.probe, t.relation, rel.kind, t.word, t.relatum,
-       p.split, p.instance_id, p.prompt_id, ks.k,
-       list_contains(p.answers[1:ks.k], t.word) AS hit
+WITH fwd AS (
+    SELECT model, is_human, relation, prompt_id, word, answers FROM semrel_all_lists
+    WHERE NOT trick
+),
+bwd AS (
+    SELECT DISTINCT ON (model, relation, prompt_id, word)
+           model, relation, prompt_id, word, answers
+    FROM semrel_all_lists
+    ORDER BY model, relation, prompt_id, word, trick
+)
+SELECT f.model, f.is_human, t.relation, rel.kind, t.word, t.relatum, f.prompt_id, ks.k,
+       list_contains(f.answers[1:ks.k], t.relatum) AS fwd,
+       list_contains(b.answers[1:ks.k], t.word) AS bwd,
+       (list_contains(f.answers[1:ks.k], t.relatum)
+        AND list_contains(b.answers[1:ks.k], t.word))::INTEGER AS mu,
+       (list_contains(f.answers[1:ks.k], t.relatum)
+        AND NOT list_contains(b.answers[1:ks.k], t.word))::INTEGER AS alpha
 FROM semrel_tuples t
 JOIN semrel_relations rel USING (relation)
-JOIN semrel_probes p ON p.probe = rel.probe AND p.word = t.relatum
+JOIN fwd f ON f.relation = t.relation AND f.word = t.word
+JOIN bwd b ON b.model = f.model AND b.relation = t.relation AND b.prompt_id = f.prompt_id
+          AND b.word = t.relatum
 CROSS JOIN (VALUES (1), (5), (10)) AS ks(k);
 
--- Human response entropy per probe (from human_responses; each annotator's distinct answers):
--- an answer of annotator a weighs 1 / (n_a * annotators); p pools equal answers;
--- r = H(p) / H_max, H_max = the entropy of the same weights unpooled; r = 1 exactly when no
--- two annotators share an answer (shared = false).
-CREATE OR REPLACE TEMP VIEW semrel_probe_r AS
-WITH answers AS (
-    SELECT DISTINCT h.probe, rel.relation, h.instance_id, h.prompt_id, h.annotator,
-           lower(trim(h.response)) AS response
-    FROM human_responses h JOIN semrel_relations rel USING (probe)
-    WHERE trim(h.response) <> ''
-),
-per_annotator AS (
-    SELECT probe, instance_id, prompt_id, annotator, count(*) AS n_answers
-    FROM answers GROUP BY ALL
-),
-per_probe AS (
-    SELECT probe, instance_id, prompt_id, count(*) AS annotators
-    FROM per_annotator GROUP BY ALL
-),
-weighted AS (
-    SELECT a.*, pp.annotators, 1.0 / (pa.n_answers * pp.annotators) AS w
-    FROM answers a
-    JOIN per_annotator pa USING (probe, instance_id, prompt_id, annotator)
-    JOIN per_probe pp USING (probe, instance_id, prompt_id)
-),
-pooled AS (
-    SELECT probe, relation, instance_id, prompt_id, response, sum(w) AS p,
-           count(*) AS given_by
-    FROM weighted GROUP BY ALL
-),
-entropy AS (
-    SELECT probe, relation, instance_id, prompt_id, -sum(p * ln(p)) AS h,
-           max(given_by) > 1 AS shared
-    FROM pooled GROUP BY ALL
-),
-entropy_max AS (
-    SELECT probe, instance_id, prompt_id, annotators, -sum(w * ln(w)) AS h_max
-    FROM weighted GROUP BY ALL
-)
-SELECT e.probe, e.relation, e.instance_id, e.prompt_id, m.annotators, e.shared, e.h, m.h_max,
-       CASE WHEN e.shared THEN e.h / m.h_max ELSE 1.0 END AS r
-FROM entropy e JOIN entropy_max m USING (probe, instance_id, prompt_id);
+-- Per tuple (eqs. 15 and 17): the mean over the prompts with both lists.
+CREATE OR REPLACE TEMP VIEW semrel_tuple_ma AS
+SELECT model, is_human, relation, kind, word, relatum, k, avg(mu) AS m, avg(alpha) AS a,
+       count(*) AS prompts
+FROM semrel_trick GROUP BY ALL;
 
--- Distinguishability per probe: for a probe of relation r on word w (with a non-empty limited
--- set, as in S and C) and another relation s whose limited set S_s(w) is non-empty,
--- distinguished = the top k holds no word of S_s(w) (k = 1..10).
-CREATE OR REPLACE TEMP VIEW semrel_probe_d AS
-WITH other_sets AS (
-    SELECT word, relation AS other, list(relatum) AS relata FROM semrel_sets GROUP BY ALL
+-- Human answers: tokens (one per answer of one annotator) of the relation probes' kept
+-- instances, with the probe's word.
+CREATE OR REPLACE TEMP VIEW semrel_human_tokens AS
+SELECT h.probe, i.relation, h.instance_id, h.prompt_id, i.word, h.annotator, h.position,
+       lower(trim(h.response)) AS response
+FROM human_responses h
+JOIN semrel_instances i ON i.probe = h.probe AND i.instance_id = h.instance_id AND NOT i.trick
+WHERE trim(h.response) <> '';
+
+-- Human response entropy R per probe (eq. 19): p(v) = the pooled normalised frequency of
+-- answer v over all annotators' answer tokens; R = H(p) / log2 |D|, |D| = distinct answers;
+-- R = 0 when |D| = 1. n_distinct is Table 3's "length".
+CREATE OR REPLACE TEMP VIEW semrel_probe_r AS
+WITH counts AS (
+    SELECT probe, relation, instance_id, prompt_id, word, response, count(*) AS c
+    FROM semrel_human_tokens GROUP BY ALL
+),
+p AS (
+    SELECT *, c / sum(c) OVER (PARTITION BY probe, instance_id, prompt_id) AS p FROM counts
 )
-SELECT p.model, p.is_human, p.run_id, p.probe, p.relation, o.other, p.split, p.instance_id,
-       p.prompt_id, ks.k, NOT list_has_any(p.answers[1:ks.k], o.relata) AS distinguished
-FROM semrel_probes p
-JOIN other_sets o ON o.word = p.word AND o.other <> p.relation
-CROSS JOIN range(1, 11) AS ks(k)
-WHERE len(p.gold) > 0;
+SELECT probe, relation, instance_id, prompt_id, word, count(*) AS n_distinct,
+       sum(c) AS tokens, -sum(p * log2(p)) AS h,
+       CASE WHEN count(*) = 1 THEN 0.0 ELSE -sum(p * log2(p)) / log2(count(*)) END AS r,
+       list(response) AS answers
+FROM p GROUP BY ALL;
+
+-- semrel_rank_base: 1 when rho = (rank - 1) / k (default: the top word has rho 0), 0 when
+-- rho = rank / k (the top word has rho 1 / k); see semrel_rank (variable: 'zero' or 'one').
+CREATE OR REPLACE TEMP MACRO semrel_rank_base() AS (
+    CASE WHEN coalesce(getvariable('semrel_rank'), 'zero') = 'zero' THEN 1 ELSE 0 END
+);
+
+-- Distinguishability per (probe of r, other relation s), eq. 24: k = |Y^r(w)| (the limited
+-- set of the probed relation), L_k = the top k; rho(v) = rank of v in L_k / k; an s-relatum
+-- absent from L_k counts as rho = 1 ('one') or is left out ('skip', semrel_absent).
+CREATE OR REPLACE TEMP VIEW semrel_probe_delta AS
+WITH s_sets AS (
+    SELECT word, relation AS other, list(relatum) AS relata FROM semrel_sets GROUP BY ALL
+),
+rhos AS (
+    SELECT p.model, p.is_human, p.probe, p.relation, o.other, p.word, p.instance_id,
+           p.prompt_id, len(p.gold) AS k, v.relatum,
+           list_position(p.answers[1:len(p.gold)], v.relatum) AS rank
+    FROM semrel_probes p
+    JOIN s_sets o ON o.word = p.word
+    CROSS JOIN LATERAL (SELECT unnest(o.relata) AS relatum) v
+    WHERE len(p.gold) > 0
+)
+SELECT model, is_human, probe, relation, other, word, instance_id, prompt_id, k,
+       count(*) AS relata, count(rank) AS present,
+       CASE coalesce(getvariable('semrel_absent'), 'present')
+            WHEN 'skip' THEN avg((rank - semrel_rank_base()) / k)
+            WHEN 'present' THEN coalesce(avg((rank - semrel_rank_base()) / k), 1.0)
+            ELSE avg(coalesce((rank - semrel_rank_base()) / k, 1.0)) END AS delta
+FROM rhos GROUP BY ALL;
+
+-- delta(r, s) (eq. 25: the mean over words and prompts) and D(r, s) (eq. 26).
+CREATE OR REPLACE TEMP VIEW semrel_d AS
+WITH delta AS (
+    SELECT model, is_human, relation, other, avg(delta) AS delta, count(delta) AS n
+    FROM semrel_probe_delta GROUP BY ALL
+)
+SELECT d.model, d.is_human, d.relation, d.other, d.delta, rr.delta AS delta_rr, d.n,
+       greatest(d.delta - rr.delta, 0) AS d
+FROM delta d JOIN delta rr ON rr.model = d.model AND rr.relation = d.relation
+                          AND rr.other = d.relation
+WHERE d.other <> d.relation AND d.delta IS NOT NULL AND rr.delta IS NOT NULL;

@@ -1,24 +1,9 @@
 -- name: semrel_audc
 -- description: >-
---   Area under the distinguishability curve (a reconstruction of Cao et al.'s AuDC): per agent
---   and ordered relation pair (probe = r, other = s), the mean of D_k(r, s) over k = 1..10
---   (see semrel_distinguishability; at most 1). The row probe 'all', other 'all' is the
---   agent's AuDC: the sum over the pairs (n = pairs; at most 30 when all 30 ordered pairs have
---   probes). Shared views: eval/semrel/_views.sql.
+--   AuDC (Cao et al. eqs. 27-28): the integral over p in [0, 1] of eta(p) = the number of
+--   ordered pairs with D(r, s) > p. Since D is in [0, 1], the integral of [D > p] is D, so
+--   AuDC = the sum of D over the pairs (at most 30); n = pairs with a D.
 -- tasks: [relatum]
--- grain: [model, probe, other]
+-- grain: [model]
 -- requires: [_views.sql]
-WITH curve AS (                   -- D_k per pair and k
-    SELECT model, probe, other, k, avg(distinguished::INTEGER) AS d, count(*) AS n
-    FROM semrel_probe_d
-    GROUP BY ALL
-),
-pairs AS (
-    SELECT model, probe, other, avg(d) AS value, max(n) AS n
-    FROM curve
-    GROUP BY ALL
-)
-SELECT model, probe, other, value, n FROM pairs
-UNION ALL
-SELECT model, 'all', 'all', sum(value), count(*) FROM pairs GROUP BY model
-ORDER BY ALL
+SELECT model, sum(d) AS value, count(*) AS n FROM semrel_d GROUP BY ALL ORDER BY ALL

@@ -1,16 +1,13 @@
 -- name: semrel_distinguishability
 -- description: >-
---   Distinguishability D_k(r, s) (a reconstruction of Cao et al.'s measure): for relation probe
---   r (probe), another relation s (other) and k = 1..10, over the probes (instance x prompt) of
---   r on words w with a non-empty limited set for r and a non-empty set S_s(w) (from
---   semrel/relata, limited to the models' shared vocabulary), the share whose top k answers
---   (model lists filtered and re-ranked) hold NO word of S_s(w). 1 = the agent never mixes r
---   up with s. Summarised by semrel_audc. Shared views: eval/semrel/_views.sql.
+--   Distinguishability D(r, s) (Cao et al. eqs. 24-26) for the 30 ordered pairs: delta(r, s) =
+--   the mean over r's probes of the mean normalised rank rho of w's s-relata in L_k(w, p),
+--   k = |Y^r(w)| (absent relata: semrel_absent); D = max(delta(r, s) - delta(r, r), 0).
+--   probe = r, other = s; delta and delta_rr are given too.
 -- tasks: [relatum]
--- grain: [model, probe, other, k]
+-- grain: [model, probe, other]
 -- plot: false
 -- requires: [_views.sql]
-SELECT model, probe, other, k, avg(distinguished::INTEGER) AS value, count(*) AS n
-FROM semrel_probe_d
-GROUP BY ALL
+SELECT model, 'semrel/' || lower(relation) AS probe, other, d AS value, n, delta, delta_rr
+FROM semrel_d
 ORDER BY ALL

@@ -1,25 +1,19 @@
 -- name: semrel_prototypicality
 -- description: >-
---   Prototypicality P (Cao et al.) of a model against the humans, per probe (instance x prompt)
---   that has human answers on which annotators agree (R < 1, see semrel_response_entropy):
---   with k = the length of the humans' ranked list, P = 1/2 [model top-1 = human top-1] +
---   1/2 (1 - d / 2k), d = the edit distance between the model's top k (filtered to the shared
---   vocabulary, re-ranked) and the humans' top k as word sequences (insertion / deletion 1,
---   substitution 2). value = the mean P per model and relation probe; extra rows: probe
---   'macro' = the mean over the relations (n = relations), 'micro' = pooled over all probes.
---   Not computed for humans. Needs the Python function list_edit_distance (eval/udf.py), which
---   eval.sqlfile registers: it does not run in the plain DuckDB CLI.
+--   Prototypicality P (Cao et al. eqs. 20-23) of a model against the humans on the section 6.2
+--   probe set (HYP, HOL, ANT, SYN; human R < 1; human answers all in the shared vocabulary):
+--   per probe 1/2 [top-1 equal] + 1/2 E(L_k(m), L_k(h)), k = the human list's length; the mean
+--   over the word's prompts, then over words. 'macro' = over relations, 'micro' = over words.
 -- tasks: [relatum]
 -- grain: [model, probe]
 -- requires: [_views.sql, _prototypicality.sql]
-WITH per_relation AS (
-    SELECT model, probe, avg(p) AS value, count(*) AS n
-    FROM semrel_probe_p
-    GROUP BY ALL
-)
+WITH per_word AS (
+    SELECT model, probe, word, avg(p) AS p FROM semrel_probe_p GROUP BY ALL
+),
+per_relation AS (SELECT model, probe, avg(p) AS value, count(*) AS n FROM per_word GROUP BY ALL)
 SELECT model, probe, value, n FROM per_relation
 UNION ALL
 SELECT model, 'macro', avg(value), count(*) FROM per_relation GROUP BY model
 UNION ALL
-SELECT model, 'micro', avg(p), count(*) FROM semrel_probe_p GROUP BY model
+SELECT model, 'micro', avg(p), count(*) FROM per_word GROUP BY model
 ORDER BY ALL

@@ -1,26 +1,19 @@
 -- name: semrel_response_entropy
 -- description: >-
---   Human response entropy R (Cao et al.), from the raw answers in human_responses: per probe
---   (instance x prompt), each annotator's distinct answers weigh 1 / (their number x the number
---   of annotators) and equal answers are pooled into p; R = H(p) / H_max, H_max being the
---   entropy of the same weights with nothing pooled, so R = 1 exactly when no two annotators
---   share an answer and lower the more they agree. value = the mean R per relation probe
---   (model 'human'); agreeing = probes with R < 1 (those prototypicality uses). Extra rows:
---   probe 'macro' = the mean over the relations (n = relations), 'micro' = pooled over all
---   probes. Shared views: eval/semrel/_views.sql.
+--   Human response entropy R (Cao et al. eq. 19) per relation: value = the mean R over the
+--   probes with human answers (pooled normalised frequency of the answer tokens; R = 0 when one
+--   distinct answer); r0 = probes with R = 0 (Table 3), r1 = probes with R = 1 (removed from
+--   prototypicality), mean_r_nonzero = the mean R without the zeros (Fig. 2), length = the
+--   mean number of distinct answers (Table 3), tokens = answer tokens.
 -- tasks: [relatum]
 -- grain: [model, probe]
+-- plot: false
 -- requires: [_views.sql]
-WITH per_relation AS (
-    SELECT probe, avg(r) AS value, count(*) AS n, count(*) FILTER (WHERE shared) AS agreeing
-    FROM semrel_probe_r
-    GROUP BY ALL
-)
-SELECT 'human' AS model, probe, value, n, agreeing FROM per_relation
-UNION ALL
-SELECT 'human', 'macro', avg(value), count(*), sum(agreeing) FROM per_relation
-HAVING count(*) > 0
-UNION ALL
-SELECT 'human', 'micro', avg(r), count(*), count(*) FILTER (WHERE shared) FROM semrel_probe_r
-HAVING count(*) > 0
+SELECT 'human' AS model, probe, avg(r) AS value, count(*) AS n,
+       count(*) FILTER (WHERE r = 0) AS r0,
+       count(*) FILTER (WHERE r > 1 - 1e-9) AS r1,
+       avg(r) FILTER (WHERE r > 0) AS mean_r_nonzero,
+       stddev_samp(r) FILTER (WHERE r > 0) AS sd_r_nonzero,
+       avg(n_distinct) AS length, sum(tokens) AS tokens
+FROM semrel_probe_r GROUP BY ALL
 ORDER BY ALL

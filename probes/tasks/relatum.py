@@ -18,6 +18,9 @@ Params:
   in the British National Corpus, as listed by Leech, Rayson and Wilson, *Word Frequencies in
   Written and Spoken English* (2001): 0.863 / 0.137.
 - ``capitalize``: upper-case the first character of the prompt.
+- ``lower_case``: lower-case the first character of the prompt (the article that starts a
+  sentence is otherwise capitalised); Cao et al.'s probes are all lower case ("a wall is a part
+  of [DET] [V]", eq. 10). Wins over ``capitalize``.
 - ``vocab``: which answers count: ``lowercase`` (default; lower-case whole words of the
   model's vocabulary, like WordNet lemmas) or ``words`` (every whole word). Sub-word pieces
   never count (probes.wordvocab).
@@ -30,6 +33,10 @@ Params:
 >>> item = TASK.items(inst, spec, TaskContext("causal", None, 2))[0]
 >>> [(r.args, dict(r.options)["mix"]) for r in item.requests]
 [(('An owl is a', 'An owl is an'), (0.8631, 0.1369))]
+>>> low = ProbeSpec(name="d/r", task="relatum", split="test", prompts=["[DET] [W] is [DET] [V]"],
+...                 params={"lower_case": True})
+>>> TASK.items(inst, low, TaskContext("causal", None, 2))[0].requests[0].args
+('an owl is a', 'an owl is an')
 >>> rows = TASK.rows(item, [[("bird", .3), ("eagle", .2)]])
 >>> [(r.rank, r.token, r.probability) for r in rows.responses]
 [(1, 'bird', 0.3), (2, 'eagle', 0.2)]
@@ -85,7 +92,7 @@ def _det_before_slot(template: str) -> bool:
 
 class RelatumTask(Task):
     name = "relatum"
-    params = frozenset({"top_k", "slot_det", "det_weights", "capitalize", "vocab"})
+    params = frozenset({"top_k", "slot_det", "det_weights", "capitalize", "lower_case", "vocab"})
 
     def check(self, spec: ProbeSpec, ctx: TaskContext) -> None:
         check_params(spec, self.params)
@@ -106,26 +113,29 @@ class RelatumTask(Task):
                              "for the slot [V]; relatum prediction needs one")
 
     def _prompt(self, template: str, inst: Instance, ctx: TaskContext, det: str,
-                capitalize: bool) -> str:
+                capitalize: bool, lower_case: bool = False) -> str:
         slot = ctx.slot_token if ctx.kind != "causal" else ""
         r = render(template, inst.fields, target=inst.target, slot=slot or "", slot_known=False,
-                   slot_det=det, capitalize=capitalize)
-        return causal_prompt(r, template) if ctx.kind == "causal" else r.text
+                   slot_det=det, capitalize=capitalize and not lower_case)
+        text = causal_prompt(r, template) if ctx.kind == "causal" else r.text
+        return text[:1].lower() + text[1:] if lower_case else text
 
     def items(self, inst: Instance, spec: ProbeSpec, ctx: TaskContext) -> list[Item]:
         k = int(param(spec, "top_k", ctx.top_k))
         slot_det = str(param(spec, "slot_det", "both"))
         capitalize = bool(param(spec, "capitalize", False))
+        lower_case = bool(param(spec, "lower_case", False))
         options = (("k", k), ("vocab", param(spec, "vocab", "lowercase", VOCABS)))
         mix = det_mix(param(spec, "det_weights", DET_WEIGHTS))
         out = []
         for pid, template in enumerate(spec.prompts):
             if slot_det == "both" and _det_before_slot(template):
-                prompts = [self._prompt(template, inst, ctx, d, capitalize) for d in ("a", "an")]
+                prompts = [self._prompt(template, inst, ctx, d, capitalize, lower_case)
+                           for d in ("a", "an")]
                 req = Request("topk", tuple(prompts), (*options, ("mix", mix)))
             else:
                 det = "a" if slot_det == "both" else slot_det
-                prompts = [self._prompt(template, inst, ctx, det, capitalize)]
+                prompts = [self._prompt(template, inst, ctx, det, capitalize, lower_case)]
                 req = Request("topk", tuple(prompts), options)
             out.append(Item(inst.split, inst.instance_id, pid, "", None, prompts[0], (req,)))
         return out
