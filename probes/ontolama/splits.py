@@ -165,8 +165,11 @@ def balance(df: pl.DataFrame, probe: Probe) -> tuple[pl.DataFrame, dict[str, int
         quota[k] += extra
         short -= extra
     parts = [frame.filter(pl.col("_kind") == str(cfg["positive"]))]
-    for k in negatives:
-        parts.append(frame.filter(pl.col("_kind") == k)
-                     .sort(["_order", "instance_id"]).head(quota[k]))
+    taken: set[str] = set()
+    for k in negatives:  # a pair that is a candidate of two kinds is used once
+        part = (frame.filter((pl.col("_kind") == k) & ~pl.col("instance_id").is_in(list(taken)))
+                .sort(["_order", "instance_id"]).head(quota[k]))
+        taken.update(part["instance_id"].to_list())
+        parts.append(part)
     out = pl.concat(parts).drop("_kind", "_order")
     return out, {str(cfg["positive"]): n_pos, **quota}
