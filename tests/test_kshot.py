@@ -152,3 +152,56 @@ def test_protocol_runs_every_template_and_label_set(tiny_llama: Path, tmp_path: 
     assert kshot.main(argv) == 0
     con = connect(db, read_only=True)
     assert con.execute("SELECT count(*) FROM runs").fetchone() == (6,)
+
+
+NLI = """# name: t/binli
+# description: a biMNLI-like probe - premise and hypothesis are sentences, in T1 without It is
+# task: subsumption
+# split: test
+# target: ?sub
+# gold: ?label
+# prompts: ['[SUB]? [V], [SUPER].']
+# params:
+#   label_words:
+#     L1: {"1": ["yes"], "0": ["no"]}
+SELECT ?sub ?super ?label WHERE { VALUES (?sub ?super ?label) { ("a" "b" 1) } }
+"""
+
+
+@pytest.mark.slow
+def test_nli_comparison_path_on_a_tiny_masked_lm(tmp_path: Path) -> None:
+    """The NLI comparison (biMNLI) runs the prompt-based K-shot code with a masked LM and
+    premise/hypothesis sentences: here a 2-layer BERT built from a config with the MiniLM
+    tokenizer (no masked LM with its head ships offline) and made-up NLI pairs."""
+    from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
+
+    from probes.spec import parse_probe
+    from tests.test_backends import _minilm_dir
+
+    tok = AutoTokenizer.from_pretrained(_minilm_dir())
+    torch.manual_seed(1)
+    model = BertForMaskedLM(BertConfig(vocab_size=len(tok), hidden_size=32,
+                                       intermediate_size=64, num_hidden_layers=2,
+                                       num_attention_heads=4, max_position_embeddings=64))
+    path = tmp_path / "tiny-bert"
+    model.save_pretrained(path)
+    tok.save_pretrained(path)
+    probe = parse_probe(NLI, tmp_path / "binli.rq")
+    db = tmp_path / "r.duckdb"
+    con = connect(db)
+    pairs = [("the cat sleeps on the mat", "an animal sleeps", "1"),
+             ("the cat sleeps on the mat", "the cat is running", "0"),
+             ("a man plays a guitar", "someone makes music", "1"),
+             ("a man plays a guitar", "nobody is playing", "0")]
+    for split in ("train", "dev", "test"):
+        for i, (premise, hypothesis, gold) in enumerate(pairs * 2):
+            con.execute("INSERT INTO instances VALUES ('t/binli', ?, ?, ?, [?], [], ?::JSON, "
+                        "now())", [split, f"{split}{i}", premise, gold,
+                                   json.dumps({"sub": premise, "super": hypothesis})])
+    result = kshot.run_kshot(con, str(path), probe, 2, 6666, device="cpu",
+                             cfg=kshot.KshotConfig(epochs=2, lr=1e-3))
+    assert result.test_n == 8 and 0.0 <= result.test_accuracy <= 1.0
+    rows = con.execute("SELECT prompt, candidate FROM scores WHERE run_id = ? ORDER BY ALL",
+                       [result.run_id]).fetchall()
+    assert len(rows) == 8 * 2  # every test pair, once per label word
+    assert rows[0][0] == "a man plays a guitar? no, nobody is playing."
