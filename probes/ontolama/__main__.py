@@ -12,6 +12,7 @@ from kg.store import open_store
 from probes.errors import ProbeError
 from probes.ontolama.common import ontolama_probes
 from probes.ontolama.dataset import build, export_files, format_build, stats
+from probes.ontolama.inheritance import inheritance_report
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,6 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--no-parquet", action="store_true", help="write DuckDB only")
     sub.add_parser("stats", parents=[common],
                    help="dataset sizes per ontology beside the paper's Table 2")
+    i = sub.add_parser("inheritance", parents=[common],
+                       help="how many positives come from multiple inheritance (e.g. DOID)")
+    i.add_argument("--source", "-s", default="doid", help="source name (default doid)")
     e = sub.add_parser("export", parents=[common],
                        help="write <out>/<ontology>-<kind>-SI/{train,validation,test}.jsonl")
     e.add_argument("--out", type=Path, default=None,
@@ -50,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
             store = open_store(None, args.store)
             out = None if args.no_parquet else (args.out or config.exports_dir())
             print(format_build(build(probes, store, args.results, out)))
+        elif args.command == "inheritance":
+            print(inheritance_report(open_store(None, args.store), args.source))
         elif args.command == "stats":
             print(stats(open_store(None, args.store), args.results))
         else:
