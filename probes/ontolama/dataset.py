@@ -148,6 +148,17 @@ def stats(store: KnowledgeStore, results: str | Path | None = None) -> str:
                       _fmt(p.atomic), _fmt(p.complex)] if p else ["-", "-", "-", "-"])
             lines.append(f"| {s} | {n:,} | {eq:,} | {_fmt(atomic)} | {_fmt(complex_)} | "
                          + " | ".join(paper) + " |")
+        lines += ["", "Positives per split (every split of every dataset must be exactly 50 %):",
+                  "", "| dataset | train | dev | test |", "|---|---:|---:|---:|"]
+        rows = con.execute("""SELECT probe, split, count(*), sum((gold[1] = '1')::INTEGER)
+                              FROM instances WHERE probe LIKE 'ontolama/%' GROUP BY ALL
+                              ORDER BY ALL""").fetchall()
+        share: dict[str, dict[str, str]] = defaultdict(dict)
+        for probe, split, n, pos in rows:
+            share[probe][split] = f"{n:,} ({100 * pos / n:.1f} %)"
+        for probe in sorted(share):
+            lines.append(f"| {probe} | " + " | ".join(share[probe].get(s, "-") for s in SPLITS)
+                         + " |")
     finally:
         con.close()
     return "\n".join(lines)
