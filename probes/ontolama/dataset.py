@@ -24,7 +24,7 @@ from probes.ontolama.common import (
     split_proportions,
 )
 from probes.ontolama.complex import complex_instances
-from probes.ontolama.splits import balance, split_per_class
+from probes.ontolama.splits import balance, equalise, split_per_class
 from probes.results import connect
 from probes.spec import Probe
 
@@ -34,7 +34,7 @@ def atomic_instances(probe: Probe, store: KnowledgeStore) -> tuple[pl.DataFrame,
     each kind."""
     df, counts = balance(instances_for(probe, store), probe)
     seed = int(probe.spec.seed if probe.spec.seed is not None else DEFAULT_SEED)
-    return split_per_class(df, split_proportions(probe), seed), counts
+    return split_per_class(equalise(df, seed), split_proportions(probe), seed), counts
 
 
 def instances(probe: Probe, store: KnowledgeStore) -> pl.DataFrame:

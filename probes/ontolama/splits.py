@@ -79,6 +79,23 @@ def split_per_class(df: pl.DataFrame, proportions: Sequence[Fraction], seed: int
                            pl.Series("fields", fields, dtype=pl.String))
 
 
+def equalise(df: pl.DataFrame, seed: int) -> pl.DataFrame:
+    """``df`` with its larger gold class cut (by a seeded hash of the instance id) to the size
+    of the smaller: a no-op when :func:`balance` found enough negatives."""
+    labels = [str(g[0]) if len(g) else "" for g in df["gold"].to_list()]
+    counts = {label: labels.count(label) for label in set(labels)}
+    if len(counts) < 2 or len(set(counts.values())) == 1:
+        return df
+    n = min(counts.values())
+    ids = df["instance_id"].to_list()
+    keep: set[int] = set()
+    for label in counts:
+        members = sorted((i for i, x in enumerate(labels) if x == label),
+                         key=lambda i: (seeded_hash(seed, "keep", ids[i]), ids[i]))
+        keep.update(members[:n])
+    return df.filter(pl.Series([i in keep for i in range(len(ids))]))
+
+
 def complex_on_premise(sample: Sample) -> bool:
     """Whether the complex concept of a Complex SI sample is its premise (``C ⊑ A``)."""
     return not isinstance(sample.sub, Named)
@@ -164,12 +181,15 @@ def balance(df: pl.DataFrame, probe: Probe) -> tuple[pl.DataFrame, dict[str, int
         extra = min(short, available[k] - quota[k])
         quota[k] += extra
         short -= extra
+    pairs = [f"{f.get('sub_class')}\x1f{f.get('super_class')}" if "sub_class" in f
+             else iid for f, iid in zip(fields, df["instance_id"].to_list(), strict=True)]
+    frame = frame.with_columns(pl.Series("_pair", pairs))
     parts = [frame.filter(pl.col("_kind") == str(cfg["positive"]))]
     taken: set[str] = set()
-    for k in negatives:  # a pair that is a candidate of two kinds is used once
-        part = (frame.filter((pl.col("_kind") == k) & ~pl.col("instance_id").is_in(list(taken)))
+    for k in negatives:  # a pair drawn by two kinds (a sibling pair is also random) is used once
+        part = (frame.filter((pl.col("_kind") == k) & ~pl.col("_pair").is_in(list(taken)))
                 .sort(["_order", "instance_id"]).head(quota[k]))
-        taken.update(part["instance_id"].to_list())
+        taken.update(part["_pair"].to_list())
         parts.append(part)
-    out = pl.concat(parts).drop("_kind", "_order")
+    out = pl.concat(parts).drop("_kind", "_order", "_pair")
     return out, {str(cfg["positive"]): n_pos, **quota}
