@@ -347,7 +347,7 @@ def kshot_plot(res: Results, path: Path) -> Path | None:
     curves = kshot_curves(res)
     if not curves:
         return None
-    return line_chart(curves, f"OntoLAMA K-shot accuracy ({res.split}; mean ± std over runs)",
+    return line_chart(curves, f"OntoLAMA K-shot ({res.split}, mean ± std)",
                       path, xlabel="K (examples per class; 0 = zero-shot)", ylabel="accuracy",
                       baselines=kshot_baselines(res))
 
