@@ -6,11 +6,14 @@ on the prompt, with the label words as the classifier, on K examples per class.
 - **Data**: the probe's exported instances (``python -m probes.export``). K examples per class
   (gold ``"1"`` / ``"0"``) are drawn from ``train``, and as many from ``dev`` for model
   selection, with ``random.Random(seed)`` over the instances sorted by id; the best dev epoch
-  is evaluated on all of ``test`` (or its first ``--test-limit`` instances).
-- **Prompt**: one template of the probe's ``prompts`` and one set of ``params.label_words``
-  (``--template 1 --label-set L1`` by default), rendered as in the zero-shot task
-  (probes.tasks.subsumption).
-- **Class scores**, one per class, the mean over its label words of the word's score:
+  is evaluated on all of ``test``, or a seeded class-balanced sample of it (``--sample N``).
+  ``--full``: the fully supervised setting (whole train and dev splits, T1 L1, one seed, K = -1).
+- **Protocol** (He et al. 2023, L176): by default every template of the probe's ``prompts``
+  x every set of ``params.label_words`` x every seed, i.e. 2 x 3 x 3 = 18 runs per K
+  (``--template``, ``--label-set``, ``--seed`` restrict it); a run already done is skipped.
+- **Class scores**, one per class, from its label words' scores (:func:`combine`): the sum of
+  their probabilities (the paper's equation, default) or the mean of their log-probabilities
+  (``--scoring mean_logprob``, OpenPrompt); a word's score:
   masked LMs: log-softmax at the mask of the word's first token (OpenPrompt's verbaliser
   default for words of several tokens); causal LMs: the log-likelihood of the continuation from
   the slot (the word and the rest of the template), as in zero-shot scoring. The loss is the
@@ -22,11 +25,12 @@ on the prompt, with the label words as the classifier, on K examples per class.
   accuracy after every epoch, the weights of the best epoch (the first of ties) kept.
 - **K** in {4, 8, 16, 32, 64, 128}, seeds 6666, 7777, 8888.
 
-Each (K, seed) writes one run: ``runs.config`` holds the probe's ``prompts`` and ``params`` and
-``kshot`` (K, seed, template, label set, hyper-parameters, best epoch, dev accuracy per epoch,
+Each (K, template, label set, seed) writes one run: ``runs.config`` holds the probe's
+``prompts`` and ``params`` and ``kshot`` (K, seed, template, label set, hyper-parameters, best epoch, dev accuracy per epoch,
 train loss per epoch); ``scores`` holds, per test instance, one row per label word of the chosen
 set (``prompt_id`` encoded as in the zero-shot task), so eval/ontolama/ontolama_accuracy.sql
-scores K-shot runs too and ontolama_kshot.sql averages them over seeds.
+scores K-shot runs too, ontolama_kshot.sql averages them over seeds and
+ontolama_kshot_protocol.sql over all runs of a K.
 
 >>> picked = sample_k([Instance("p", "train", str(i), None, [str(i % 2)], [], {})
 ...                    for i in range(10)], 2, 6666)
