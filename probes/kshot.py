@@ -28,9 +28,10 @@ on the prompt, with the label words as the classifier, on K examples per class.
 Each (K, template, label set, seed) writes one run: ``runs.config`` holds the probe's
 ``prompts`` and ``params`` and ``kshot`` (K, seed, template, label set, scoring, sample,
 hyper-parameters, best epoch, dev accuracy and train loss per epoch); ``scores`` holds, per
-test instance, one row per label word of the chosen set (``prompt_id`` encoded as in the zero-shot task), so eval/ontolama/ontolama_accuracy.sql
-scores K-shot runs too, ontolama_kshot.sql averages them over seeds and
-ontolama_kshot_protocol.sql over all runs of a K.
+test instance, one row per label word of the chosen set (``prompt_id`` encoded as in the
+zero-shot task), so eval/ontolama/ontolama_accuracy.sql scores K-shot runs too,
+ontolama_kshot.sql averages them over seeds and ontolama_kshot_protocol.sql over all runs
+of a K.
 
 >>> picked = sample_k([Instance("p", "train", str(i), None, [str(i % 2)], [], {})
 ...                    for i in range(10)], 2, 6666)
