@@ -2,17 +2,23 @@
 
 Runs the metric files of ``eval/ontolama/`` over the results file and prints markdown:
 
-1. **Zero-shot**: one row per model and dataset (ontology, Atomic or Complex SI), the accuracy
-   (%) of every template x label-word set (T1 L1 ... T2 L3), their mean ± population std, the
-   number of test instances scored (``n``: all of them, or the first N by instance id of a
-   ``--limit`` run), the majority-class baseline on those instances and their share of
-   positives (which shows whether a sample keeps the 1:1 balance);
-2. **K-shot** (when ``python -m probes.kshot`` runs exist): one row per model, dataset, K and
-   template x label set, the test accuracy (%) as mean ± std over the seeds, the number of
-   seeds, ``n``, the zero-shot accuracy of the same template x label set and the majority
-   baseline; and a PNG of accuracy against K, one line per dataset (error bars: the std over
-   seeds), zero-shot drawn as K = 0, the majority-class baseline dashed;
-3. **Runs**: wall time and throughput of each zero-shot run (``runs.wall_s``,
+1. **Datasets**: the shortcut baselines of every split (``ontolama_shortcuts``: the majority
+   class and, for Complex SI, "complex concept first => subsumption"), which must be 50 %;
+2. **Zero-shot**: one row per model and dataset (ontology, Atomic or Complex SI), the accuracy
+   (%) of every template x label-word set (T1 L1 ... T2 L3) with the paper's class score (the
+   sum of the label words' probabilities), their mean ± population std, the number of test
+   instances scored (``n``) and the split's size (a smaller ``n`` is a seeded class-balanced
+   sample, ``--sample``: marked, with the 95 % Wilson interval of the mean accuracy), the
+   majority-class baseline on those instances and their share of positives; then L3 under
+   both class scorings (the paper's sum of probabilities and OpenPrompt's mean of
+   log-probabilities);
+3. **K-shot** (when ``python -m probes.kshot`` runs exist): the paper's protocol, one row per
+   model, dataset and K, the mean ± std over all runs (templates x label sets x seeds: 18 when
+   complete); one row per K and prompt (mean ± std over seeds) beside zero-shot on the same
+   prompt; and a PNG of the protocol mean against K, one line per dataset (error bars: the
+   std over runs), zero-shot (mean over the six prompts) drawn as K = 0, the majority class
+   (50 %) dashed, as the paper's Figure 3;
+4. **Runs**: wall time and throughput of each zero-shot run (``runs.wall_s``,
    ``runs.requests``).
 
 A dataset run more than once with different ``--limit`` values gets one row per run.
@@ -26,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,10 +70,26 @@ class Results:
     metrics: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     runs: dict[str, RunInfo] = field(default_factory=dict)
     split: str = "test"
+    sizes: dict[tuple[str, str], int] = field(default_factory=dict)  # (probe, split) -> n
 
-    def rows(self, metric: str) -> list[dict[str, Any]]:
-        """The metric's rows of the report's split."""
-        return [r for r in self.metrics.get(metric, []) if r["split"] == self.split]
+    def rows(self, metric: str, scoring: str | None = "sum_prob") -> list[dict[str, Any]]:
+        """The metric's rows of the report's split (of one class scoring, where the metric
+        has several; ``None``: all)."""
+        return [r for r in self.metrics.get(metric, []) if r["split"] == self.split
+                and (scoring is None or r.get("scoring", scoring) == scoring)]
+
+
+def wilson(p: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a proportion ``p`` observed on ``n`` items (95 %).
+
+    >>> [round(x, 3) for x in wilson(0.5, 100)]
+    [0.404, 0.596]
+    """
+    if n <= 0:
+        return 0.0, 1.0
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return centre - half, centre + half
 
 
 def dataset(probe: str) -> str:
@@ -99,6 +122,8 @@ def build(con: duckdb.DuckDBPyConnection, split: str = "test",
           metric_dir: Path = METRIC_DIR) -> Results:
     """Run the OntoLAMA metrics and collect what the tables need."""
     res = Results(runs=_runs(con), split=split)
+    res.sizes = {(p, s): n for p, s, n in con.execute(
+        "SELECT probe, split, count(*) FROM instances GROUP BY ALL").fetchall()}
     for metric in discover_metrics([metric_dir]):
         cols, rows = run_metric(con, metric)
         res.metrics[metric.name] = [dict(zip(cols, r, strict=True)) for r in rows]
@@ -146,16 +171,22 @@ def zero_shot_table(res: Results) -> str:
     acc, base = _accuracy(res), _baseline(res)
     summary = {r["run_id"]: r for r in res.rows("ontolama_zero_shot")}
     models = {i.model for i in runs}
-    head = (["model"] if len(models) > 1 else []) + ["dataset", "n"] + [
-        f"{t} {s}" for t, s in combos] + ["mean ± std", "majority", "positives"]
+    head = (["model"] if len(models) > 1 else []) + ["dataset", "n", "of split"] + [
+        f"{t} {s}" for t, s in combos] + ["mean ± std", "95% CI (sample)", "majority",
+                                          "positives"]
     lines = ["| " + " | ".join(head) + " |",
-             "|" + "---|" * (len(head) - len(combos) - 4) + "---:|" * (len(combos) + 4)]
+             "|" + "---|" * (len(head) - len(combos) - 6) + "---:|" * (len(combos) + 6)]
     for info in runs:
         z, b = summary[info.run_id], base.get(info.run_id, {})
-        cells = ([info.model] if len(models) > 1 else []) + [dataset(info.probe), f"{z['n']:,}"]
+        size = res.sizes.get((info.probe, res.split), 0)
+        sampled = z["n"] < size
+        low, high = wilson(z["value"], z["n"])
+        cells = ([info.model] if len(models) > 1 else []) + [
+            dataset(info.probe), f"{z['n']:,}" + (" (sample)" if sampled else ""), f"{size:,}"]
         cells += [_pct(acc.get((info.run_id, t, s))) for t, s in combos]
-        cells += [_mean_std(z["value"], z["std"], z["combinations"]), _pct(b.get("value")),
-                  _pct(b.get("positive_share"))]
+        cells += [_mean_std(z["value"], z["std"], z["combinations"]),
+                  f"{_pct(low)}–{_pct(high)}" if sampled else "full split",
+                  _pct(b.get("value")), _pct(b.get("positive_share"))]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -210,33 +241,105 @@ def kshot_table(res: Results) -> str:
     return "\n".join(lines)
 
 
+def scoring_table(res: Results) -> str:
+    """L3 (two words per class) under both class scorings, and the zero-shot mean of each."""
+    runs = _zero_shot_runs(res)
+    if not runs:
+        return "No zero-shot runs."
+    acc = {(r["run_id"], r["template"], r["label_set"], r["scoring"]): r["value"]
+           for r in res.rows("ontolama_accuracy", None)}
+    mean = {(r["run_id"], r["scoring"]): r["value"] for r in res.rows("ontolama_zero_shot", None)}
+    lines = ["| dataset | n | T1 L3 sum | T1 L3 mean | T2 L3 sum | T2 L3 mean | "
+             "mean of 6, sum | mean of 6, mean |", "|---|" + "---:|" * 7]
+    for info in runs:
+        rid = info.run_id
+        cells = [dataset(info.probe), f"{_n(res, rid):,}"]
+        for t in ("T1", "T2"):
+            cells += [_pct(acc.get((rid, t, "L3", sc))) for sc in ("sum_prob", "mean_logprob")]
+        cells += [_pct(mean.get((rid, sc))) for sc in ("sum_prob", "mean_logprob")]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def _n(res: Results, run_id: str) -> int:
+    return next((r["n"] for r in res.rows("ontolama_zero_shot") if r["run_id"] == run_id), 0)
+
+
+def shortcuts_table(res: Results) -> str:
+    """The shortcut baselines of every dataset and split (not only the report's split)."""
+    rows = res.metrics.get("ontolama_shortcuts", [])
+    if not rows:
+        return "No OntoLAMA datasets in the results file."
+    cell = {(r["probe"], r["split"], r["baseline"]): r for r in rows}
+    keys = sorted({(r["probe"], r["split"]) for r in rows},
+                  key=lambda ps: (*_order(ps[0]), ("train", "dev", "test").index(ps[1])
+                                  if ps[1] in ("train", "dev", "test") else 3))
+    lines = ["| dataset | split | n | positives | majority | complex first ⇒ yes |",
+             "|---|---|---:|---:|---:|---:|"]
+    for probe, split in keys:
+        m = cell[(probe, split, "majority")]
+        c = cell.get((probe, split, "complex_first"))
+        lines.append(f"| {dataset(probe)} | {split} | {m['n']:,} | {m['n'] // 2:,} | "
+                     f"{_pct(m['value'])} | {_pct(c['value']) if c else '–'} |")
+    return "\n".join(lines)
+
+
+def _protocol_rows(res: Results) -> list[dict[str, Any]]:
+    return sorted(res.rows("ontolama_kshot_protocol"),
+                  key=lambda r: (r["model"], *_order(r["probe"]), r["k"]))
+
+
+def protocol_table(res: Results) -> str:
+    """The paper's K-shot protocol: mean ± std over all runs per dataset and K."""
+    rows = _protocol_rows(res)
+    if not rows:
+        return "No K-shot runs."
+    lines = ["| model | dataset | K | accuracy (mean ± std over runs) | runs | test n | "
+             "of split | zero-shot (mean of 6) |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        zs = _zero_shot_mean(res, r["model"], r["probe"])
+        size = res.sizes.get((r["probe"], res.split), 0)
+        k = "full" if r["k"] == -1 else str(r["k"])
+        lines.append(f"| {r['model']} | {dataset(r['probe'])} | {k} | "
+                     f"{_mean_std(r['value'], r['std'], r['runs'])} | {r['runs']} | "
+                     f"{r['n']:,}{' (sample)' if r['n'] < size else ''} | {size:,} | "
+                     f"{_pct(zs[0]) if zs else '–'} |")
+    return "\n".join(lines)
+
+
+def _zero_shot_mean(res: Results, model: str, probe: str) -> tuple[float, float] | None:
+    """(mean, std) over the six prompts of the largest zero-shot run of a model on a probe."""
+    rows = [(r["n"], r["value"], r["std"]) for r in res.rows("ontolama_zero_shot")
+            if (info := res.runs.get(r["run_id"])) and info.model == model
+            and info.probe == probe]
+    if not rows:
+        return None
+    _, value, std = max(rows)
+    return value, std
+
+
 def kshot_curves(res: Results) -> dict[str, list[tuple[float, float, float | None]]]:
-    """Per dataset (and prompt, and model when there are several): (K, accuracy, std) points,
-    K = 0 being the zero-shot accuracy of the same template x label set when it was run."""
-    rows = _kshot_rows(res)
+    """Per dataset (and model when there are several): (K, mean accuracy, std over runs), the
+    zero-shot mean over the six prompts drawn as K = 0 (the fully supervised setting is left
+    out of the curve)."""
+    rows = [r for r in _protocol_rows(res) if r["k"] > 0]
     models = {r["model"] for r in rows}
     out: dict[str, list[tuple[float, float, float | None]]] = {}
     for r in rows:
-        name = f"{dataset(r['probe'])} ({r['template']} {r['label_set']})"
-        if len(models) > 1:
-            name = f"{r['model']}: {name}"
+        name = dataset(r["probe"]) if len(models) == 1 else f"{r['model']}: {dataset(r['probe'])}"
         if name not in out:
-            zs = _zero_shot_at(res, r["model"], r["probe"], r["template"], r["label_set"])
-            out[name] = [(0, zs[0], None)] if zs else []
-        out[name].append((r["k"], r["value"], r["std"] if r["seeds"] > 1 else None))
+            zs = _zero_shot_mean(res, r["model"], r["probe"])
+            out[name] = [(0, zs[0], zs[1])] if zs else []
+        out[name].append((r["k"], r["value"], r["std"] if r["runs"] > 1 else None))
     return out
 
 
 def kshot_baselines(res: Results) -> dict[str, float]:
-    """Per dataset of the K-shot runs, the majority-class baseline on their test instances."""
-    models = {r["model"] for r in _kshot_rows(res)}
-    out = {}
-    for r in _kshot_rows(res):
-        base = _kshot_baseline(res, r)
-        if base is not None:
-            prefix = f"{r['model']}: " if len(models) > 1 else ""
-            out.setdefault(f"{prefix}{dataset(r['probe'])}: majority class", base)
-    return out
+    """The majority-class baseline of the K-shot test sets (balanced: 50 %)."""
+    bases = {_kshot_baseline(res, r) for r in _kshot_rows(res)} - {None}
+    if not bases:
+        return {}
+    return {"majority class": max(b for b in bases if b is not None)}
 
 
 def kshot_plot(res: Results, path: Path) -> Path | None:
@@ -244,8 +347,8 @@ def kshot_plot(res: Results, path: Path) -> Path | None:
     curves = kshot_curves(res)
     if not curves:
         return None
-    return line_chart(curves, f"OntoLAMA K-shot accuracy ({res.split})", path,
-                      xlabel="K (examples per class; 0 = zero-shot)", ylabel="accuracy",
+    return line_chart(curves, f"OntoLAMA K-shot ({res.split}, mean ± std)",
+                      path, xlabel="K (examples per class; 0 = zero-shot)", ylabel="accuracy",
                       baselines=kshot_baselines(res))
 
 
@@ -273,19 +376,32 @@ def runs_table(res: Results) -> str:
 def render(res: Results, plot: Path | None = None) -> str:
     """The whole report as markdown; ``plot`` is the K-shot PNG, when one was written."""
     parts = ["# OntoLAMA report", ""]
-    if not res.runs:
+    if not res.runs and not res.metrics.get("ontolama_shortcuts"):
         parts.append("No OntoLAMA runs in the results file: export the probes (python -m "
                      "probes.export -p 'ontolama/*') and score them (python -m probes.run -p "
                      "ontolama/NAME) first.")
         return "\n".join(parts)
-    parts += [f"Accuracy (%) on {res.split}. A class's score is the mean of its label words' "
-              "scores; a tie counts as wrong. mean ± std: over the template x label-word "
-              "combinations (zero-shot) or over the seeds (K-shot), population std. n: "
-              "instances scored. majority: always answering the more frequent class on them; "
-              "positives: their share of label 1.", "", "## Zero-shot", "",
-              zero_shot_table(res), "", "## K-shot", "", kshot_table(res), ""]
+    parts += ["## Datasets: shortcut baselines", "",
+              "Over the instances themselves, every split: majority = always answering the "
+              "more frequent class; complex first ⇒ yes = the rule \"the complex concept is the "
+              "premise => subsumption\" (Complex SI). Both must be 50 % (He et al. 2023, "
+              "L129, L190).", "", shortcuts_table(res), "",
+              f"Accuracy (%) on {res.split}. A class's score is the paper's: the sum of its "
+              "label words' probabilities (L149); a tie counts as wrong. mean ± std: over the "
+              "template x label-word combinations (zero-shot) or over the runs (K-shot), "
+              "population std. n: instances scored; \"(sample)\" marks a seeded "
+              "class-balanced sample of the split (--sample), with the 95 % Wilson interval "
+              "of the mean accuracy. majority: always answering the more frequent class on "
+              "them; positives: their share of label 1.", "", "## Zero-shot", "",
+              zero_shot_table(res), "", "### L3 under both class scorings", "",
+              "sum: the paper's sum of the label words' probabilities (default); mean: "
+              "OpenPrompt's mean of their log-probabilities. L1 and L2 have one word per "
+              "class, so they do not change.", "", scoring_table(res), "",
+              "## K-shot (the paper's protocol: 2 templates x 3 label sets x 3 seeds per K)", "",
+              protocol_table(res), ""]
     if plot is not None:
         parts += [f"![K-shot accuracy]({plot.name})", ""]
+    parts += ["### Per prompt (mean ± std over seeds)", "", kshot_table(res), ""]
     parts += ["## Runs", "", runs_table(res)]
     return "\n".join(parts)
 

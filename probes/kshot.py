@@ -6,11 +6,14 @@ on the prompt, with the label words as the classifier, on K examples per class.
 - **Data**: the probe's exported instances (``python -m probes.export``). K examples per class
   (gold ``"1"`` / ``"0"``) are drawn from ``train``, and as many from ``dev`` for model
   selection, with ``random.Random(seed)`` over the instances sorted by id; the best dev epoch
-  is evaluated on all of ``test`` (or its first ``--test-limit`` instances).
-- **Prompt**: one template of the probe's ``prompts`` and one set of ``params.label_words``
-  (``--template 1 --label-set L1`` by default), rendered as in the zero-shot task
-  (probes.tasks.subsumption).
-- **Class scores**, one per class, the mean over its label words of the word's score:
+  is evaluated on all of ``test``, or a seeded class-balanced sample of it (``--sample N``).
+  ``--full``: the fully supervised setting (whole train and dev splits, T1 L1, one seed, K = -1).
+- **Protocol** (He et al. 2023, L176): by default every template of the probe's ``prompts``
+  x every set of ``params.label_words`` x every seed, i.e. 2 x 3 x 3 = 18 runs per K
+  (``--template``, ``--label-set``, ``--seed`` restrict it); a run already done is skipped.
+- **Class scores**, one per class, from its label words' scores (:func:`combine`): the sum of
+  their probabilities (the paper's equation, default) or the mean of their log-probabilities
+  (``--scoring mean_logprob``, OpenPrompt); a word's score:
   masked LMs: log-softmax at the mask of the word's first token (OpenPrompt's verbaliser
   default for words of several tokens); causal LMs: the log-likelihood of the continuation from
   the slot (the word and the rest of the template), as in zero-shot scoring. The loss is the
@@ -22,11 +25,13 @@ on the prompt, with the label words as the classifier, on K examples per class.
   accuracy after every epoch, the weights of the best epoch (the first of ties) kept.
 - **K** in {4, 8, 16, 32, 64, 128}, seeds 6666, 7777, 8888.
 
-Each (K, seed) writes one run: ``runs.config`` holds the probe's ``prompts`` and ``params`` and
-``kshot`` (K, seed, template, label set, hyper-parameters, best epoch, dev accuracy per epoch,
-train loss per epoch); ``scores`` holds, per test instance, one row per label word of the chosen
-set (``prompt_id`` encoded as in the zero-shot task), so eval/ontolama/ontolama_accuracy.sql
-scores K-shot runs too and ontolama_kshot.sql averages them over seeds.
+Each (K, template, label set, seed) writes one run: ``runs.config`` holds the probe's
+``prompts`` and ``params`` and ``kshot`` (K, seed, template, label set, scoring, sample,
+hyper-parameters, best epoch, dev accuracy and train loss per epoch); ``scores`` holds, per
+test instance, one row per label word of the chosen set (``prompt_id`` encoded as in the
+zero-shot task), so eval/ontolama/ontolama_accuracy.sql scores K-shot runs too,
+ontolama_kshot.sql averages them over seeds and ontolama_kshot_protocol.sql over all runs
+of a K.
 
 >>> picked = sample_k([Instance("p", "train", str(i), None, [str(i % 2)], [], {})
 ...                    for i in range(10)], 2, 6666)
@@ -60,6 +65,9 @@ from probes.tasks import Instance
 from probes.tasks.subsumption import CLASSES, label_sets, prompt_id
 
 KS = (4, 8, 16, 32, 64, 128)
+SCORINGS = ("sum_prob", "mean_logprob")
+FULL = -1
+"""``K = -1``: the fully supervised setting (the whole training split, L176)."""
 SEEDS = (6666, 7777, 8888)
 
 
@@ -113,7 +121,9 @@ class PromptClassifier:
     """A language model with one template and one label-word set as a two-class classifier."""
 
     def __init__(self, model: Any, tokenizer: Any, kind: str, template: str,
-                 words: dict[str, list[str]], max_length: int = 256) -> None:
+                 words: dict[str, list[str]], max_length: int = 256,
+                 scoring: str = "sum_prob") -> None:
+        self.scoring = scoring
         if kind not in ("masked", "causal"):
             raise ProbeError(f"K-shot fine-tuning supports masked and causal LMs, not {kind}")
         self.model, self.tokenizer, self.kind = model, tokenizer, kind
@@ -160,10 +170,9 @@ class PromptClassifier:
         return self._causal(batch)
 
     def class_scores(self, batch: Sequence[Instance]) -> torch.Tensor:
-        """[batch, 2]: column j is the mean word score of class j (``"0"``, ``"1"``), so the
-        argmax is the predicted label."""
-        scores = self.word_scores(batch)
-        return torch.stack([scores["0"].mean(dim=1), scores["1"].mean(dim=1)], dim=1)
+        """[batch, 2]: column j is the score of class j (``"0"``, ``"1"``), so the argmax is
+        the predicted label (:func:`combine`)."""
+        return combine(self.word_scores(batch), self.scoring)
 
     def _masked(self, batch: Sequence[Instance]) -> dict[str, torch.Tensor]:
         mask = self.tokenizer.mask_token
@@ -216,6 +225,43 @@ class PromptClassifier:
         return out
 
 
+def combine(word_scores: dict[str, torch.Tensor], scoring: str = "sum_prob") -> torch.Tensor:
+    """[batch, 2] class scores from each class's [batch, n_words] word log-probabilities:
+    ``sum_prob`` (the paper's equation, L149: log of the sum of the words' probabilities) or
+    ``mean_logprob`` (OpenPrompt: the mean of their log-probabilities).
+
+    >>> ws = {"0": torch.tensor([[0.01, 0.5]]).log(), "1": torch.tensor([[0.2, 0.2]]).log()}
+    >>> combine(ws).exp()  # 0.01 + 0.5 against 0.2 + 0.2
+    tensor([[0.5100, 0.4000]])
+    >>> combine(ws, "mean_logprob").exp()  # geometric means: sqrt(0.005) against 0.2
+    tensor([[0.0707, 0.2000]])
+    """
+    if scoring not in SCORINGS:
+        raise ProbeError(f"unknown class scoring {scoring!r}; use one of {', '.join(SCORINGS)}")
+    agg = (lambda t: torch.logsumexp(t, dim=1)) if scoring == "sum_prob" else (
+        lambda t: t.mean(dim=1))
+    return torch.stack([agg(word_scores["0"]), agg(word_scores["1"])], dim=1)
+
+
+def balanced_sample(instances: Sequence[Instance], n: int | None, seed: int = 42
+                    ) -> list[Instance]:
+    """A seeded, class-balanced sample of ``n`` instances (``n // 2`` per class, ordered by a
+    seeded hash of the id), or all of them when ``n`` is None or not smaller.
+
+    >>> pool = [Instance("p", "test", str(i), None, [str(int(i < 8))], [], {}) for i in range(20)]
+    >>> sorted(i.gold[0] for i in balanced_sample(pool, 6))
+    ['0', '0', '0', '1', '1', '1']
+    """
+    if n is None or n >= len(instances):
+        return list(instances)
+    out: list[Instance] = []
+    for cls in CLASSES:
+        pool = sorted((i for i in instances if i.gold[:1] == [cls]), key=lambda i: hashlib.md5(
+            f"{seed}:{i.instance_id}".encode()).hexdigest())
+        out += pool[:n // 2]
+    return sorted(out, key=lambda i: i.instance_id)
+
+
 def _labels(batch: Sequence[Instance], device: torch.device) -> torch.Tensor:
     return torch.tensor([int(i.gold[0]) for i in batch], device=device)
 
@@ -230,7 +276,7 @@ def evaluate(clf: PromptClassifier, instances: Sequence[Instance], batch_size: i
         for s in range(0, len(instances), batch_size):
             batch = instances[s:s + batch_size]
             ws = clf.word_scores(batch)
-            cs = torch.stack([ws["0"].mean(dim=1), ws["1"].mean(dim=1)], dim=1)
+            cs = combine(ws, clf.scoring)
             gold = _labels(batch, clf.device)
             right += int((cs.gather(1, gold[:, None]).squeeze(1)
                           > cs.gather(1, (1 - gold)[:, None]).squeeze(1)).sum())
@@ -343,7 +389,8 @@ def write_run(con: duckdb.DuckDBPyConnection, *, model: str, revision: str, kind
 def run_kshot(con: duckdb.DuckDBPyConnection, model_name: str, probe: Probe, k: int, seed: int,
               *, template: int = 1, label_set: str = "L1", cfg: KshotConfig | None = None,
               test_limit: int | None = None, device: str | None = None,
-              threads: int | None = None) -> KshotResult:
+              threads: int | None = None, scoring: str = "sum_prob",
+              test_sample: int | None = None) -> KshotResult:
     """Fine-tune a fresh copy of ``model_name`` on K examples per class and write the run
     (``threads``: torch CPU threads, as ``probes.run --threads``)."""
     from probes.backends.registry import load_scorer
@@ -361,19 +408,32 @@ def run_kshot(con: duckdb.DuckDBPyConnection, model_name: str, probe: Probe, k: 
         raise ProbeError(f"{probe.path}: --label-set {label_set!r} is not one of "
                          f"{', '.join(sets)}")
     t0 = time.perf_counter()
-    train_set = sample_k(load_split(con, spec.name, "train"), k, seed)
-    dev_set = sample_k(load_split(con, spec.name, "dev"), k, seed)
-    test = load_split(con, spec.name, "test")[:test_limit]
+    if k == FULL:  # the fully supervised setting: the whole train and dev splits
+        train_set = load_split(con, spec.name, "train")
+        dev_set = load_split(con, spec.name, "dev")
+    else:
+        train_set = sample_k(load_split(con, spec.name, "train"), k, seed)
+        dev_set = sample_k(load_split(con, spec.name, "dev"), k, seed)
+    test = balanced_sample(load_split(con, spec.name, "test")[:test_limit], test_sample)
     if not test:
         raise ProbeError(f"no test instances of {spec.name}: export the probe first")
     scorer = load_scorer(model_name, device=device, dtype="float32", threads=threads)
     clf = PromptClassifier(scorer.model, scorer.tokenizer, scorer.kind,
-                           spec.prompts[template - 1], sets[label_set], cfg.max_length)
+                           spec.prompts[template - 1], sets[label_set], cfg.max_length,
+                           scoring)
+    identity = {"k": k, "seed": seed, "template": f"T{template}", "label_set": label_set,
+                "test_limit": test_limit, "test_sample": test_sample, "scoring": scoring,
+                **asdict(cfg)}
+    rid = _run_id(scorer.name, scorer.revision, spec.name, identity)
+    done = con.execute("SELECT json_extract(config, '$.kshot') FROM runs WHERE run_id = ? AND "
+                       "status = 'done'", [rid]).fetchone()
+    if done is not None:  # already run with these settings: resume, do not redo
+        old = json.loads(done[0])
+        return KshotResult(rid, k, seed, int(old["best_epoch"]), old["dev_accuracy"],
+                           old["train_loss"], float("nan"), len(test), 0.0,
+                           {"resumed": True})
     best, dev_acc, losses = train(clf, train_set, dev_set, cfg, seed)
     acc, words = evaluate(clf, test, cfg.eval_batch_size)
-    identity = {"k": k, "seed": seed, "template": f"T{template}", "label_set": label_set,
-                "test_limit": test_limit, **asdict(cfg)}
-    rid = _run_id(scorer.name, scorer.revision, spec.name, identity)
     result = KshotResult(rid, k, seed, best, dev_acc, losses, acc, len(test),
                          time.perf_counter() - t0)
     write_run(con, model=scorer.name, revision=scorer.revision, kind=scorer.kind, probe=probe,
@@ -404,8 +464,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"examples per class; repeatable (default: {' '.join(map(str, KS))})")
     p.add_argument("--seed", type=int, action="append", default=None,
                    help=f"repeatable (default: {' '.join(map(str, SEEDS))})")
-    p.add_argument("--template", type=int, default=1, help="1-based template index (default 1)")
-    p.add_argument("--label-set", default="L1", help="params.label_words set (default L1)")
+    p.add_argument("--template", type=int, action="append", default=None,
+                   help="1-based template index; repeatable (default: every template, the "
+                   "paper's protocol)")
+    p.add_argument("--label-set", action="append", default=None,
+                   help="params.label_words set; repeatable (default: every set)")
+    p.add_argument("--scoring", choices=SCORINGS, default="sum_prob",
+                   help="class score from the label words: sum_prob (the paper's equation, "
+                   "default) or mean_logprob (OpenPrompt)")
+    p.add_argument("--sample", type=int, default=None, metavar="N",
+                   help="evaluate on a seeded class-balanced sample of N test instances")
+    p.add_argument("--full", action="store_true",
+                   help="the fully supervised setting (whole train split, T1 and L1 unless "
+                   "given, one seed; stored as K = -1)")
     p.add_argument("--results", type=Path, default=None, help="results DuckDB file")
     p.add_argument("--queries", "-q", action="append", type=Path, default=[], metavar="DIR",
                    help="extra folder of probe files")
@@ -436,13 +507,25 @@ def main(argv: list[str] | None = None) -> int:
         if not probes:
             raise ProbeError(f"no subsumption probe matches {' '.join(args.probe)}")
         con = connect(args.results)
+        if args.sample is not None and args.sample < 2:
+            raise ProbeError(f"--sample must be at least 2 (got {args.sample})")
+        ks = [FULL] if args.full else (args.k or list(KS))
+        seeds = args.seed or ([SEEDS[0]] if args.full else list(SEEDS))
         for probe in probes:
-            for k in args.k or KS:
-                for seed in args.seed or SEEDS:
-                    results.append(run_kshot(con, args.model, probe, k, seed,
-                                             template=args.template, label_set=args.label_set,
-                                             cfg=cfg, test_limit=args.test_limit,
-                                             device=args.device, threads=args.threads))
+            templates = args.template or ([1] if args.full else
+                                          list(range(1, len(probe.spec.prompts) + 1)))
+            sets = args.label_set or (["L1"] if args.full else
+                                      [n for n, _ in label_sets(probe.spec)])
+            for k in ks:
+                for template in templates:
+                    for label_set in sets:
+                        for seed in seeds:
+                            results.append(run_kshot(
+                                con, args.model, probe, k, seed, template=template,
+                                label_set=label_set, cfg=cfg, test_limit=args.test_limit,
+                                device=args.device, threads=args.threads,
+                                scoring=args.scoring, test_sample=args.sample))
+                            print(format_results(results[-1:]).splitlines()[-1], flush=True)
     except (ProbeError, KgError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

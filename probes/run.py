@@ -55,6 +55,7 @@ class RunOptions:
     top_k: int = 10
     splits: list[str] | None = None
     limit: int | None = None
+    sample: int | None = None  # a seeded sample stratified by gold class (--sample)
     chunk_size: int | None = None  # None: DEFAULT_CHUNK by the scorer's device
     use_cache: bool = True
     progress: bool = True
@@ -104,8 +105,11 @@ def slot_token(scorer: Any) -> str | None:
 
 
 def load_instances(con: duckdb.DuckDBPyConnection, probe: str, splits: list[str] | None,
-                   limit: int | None, results: str) -> list[Instance]:
-    """The probe's instances, ordered by split and instance id; the first ``limit`` per split."""
+                   limit: int | None, results: str, sample: int | None = None
+                   ) -> list[Instance]:
+    """The probe's instances, ordered by split and instance id; the first ``limit`` per split,
+    or a seeded sample of ``sample`` per split stratified by gold class: ``sample // c`` of
+    each of the probe's ``c`` gold classes, the first by MD5(instance id + "42")."""
     sql = "SELECT * FROM instances WHERE probe = ?"
     params: list[Any] = [probe]
     if splits:
@@ -114,6 +118,12 @@ def load_instances(con: duckdb.DuckDBPyConnection, probe: str, splits: list[str]
     if limit is not None:
         sql += " QUALIFY row_number() OVER (PARTITION BY split ORDER BY instance_id) <= ?"
         params.append(limit)
+    elif sample is not None:
+        classes = con.execute("SELECT count(DISTINCT gold[1]) FROM instances WHERE probe = ?",
+                              [probe]).fetchone()
+        sql += (" QUALIFY row_number() OVER (PARTITION BY split, gold[1] ORDER BY "
+                "md5(instance_id || '42'), instance_id) <= ?")
+        params.append(max(1, sample // max(1, classes[0] if classes else 1)))
     sql += " ORDER BY split, instance_id"
     cur = con.execute(sql, params)
     cols = [d[0] for d in cur.description]
@@ -268,6 +278,7 @@ def run_identity(scorer: Any, probe: Probe, work: Plan,
         "task": spec.task, "prompts": spec.prompts, "params": spec.params,
         "request_options": sorted({json.dumps(r.options) for r in work.requests.values()}),
         "splits": sorted(opts.splits) if opts.splits else None, "limit": opts.limit,
+        **({"sample": opts.sample} if opts.sample is not None else {}),
         "scorer": dict(scorer.cache_key_options()),
     }
     return run_id(scorer.name, scorer.revision, spec.name, identity), identity
@@ -380,7 +391,7 @@ def run_probe(con: duckdb.DuckDBPyConnection, scorer: Any, probe: Probe,
         raise ProbeError(f"{probe.path}: {e}") from e
     if work is None:
         work = plan(task, probe, ctx, load_instances(con, spec.name, opts.splits, opts.limit,
-                                                     results), scorer)
+                                                     results, opts.sample), scorer)
     if hasattr(scorer, "require"):  # fail before any work when the model lacks a head
         scorer.require(*sorted({r.op for r in work.requests.values()}))
     if opts.use_cache:
@@ -560,6 +571,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, default=None, metavar="N",
                    help="only the first N instances (by instance id) of each probe and split, "
                    "for smoke runs; a limited run is a run of its own")
+    p.add_argument("--sample", type=int, default=None, metavar="N",
+                   help="a seeded sample of N instances per probe and split, stratified by "
+                   "gold class (N / classes of each); a sampled run is a run of its own")
     p.add_argument("--split", action="append", default=None, metavar="NAME",
                    help="only instances of this split; repeatable (default: all splits)")
     p.add_argument("--chunk-size", type=int, default=None, metavar="N",
@@ -664,7 +678,8 @@ def fully_cached(con: duckdb.DuckDBPyConnection, scorer: Any, probes: Sequence[P
         try:
             task.check(probe.spec, ctx)
             work = plan(task, probe, ctx, load_instances(con, probe.spec.name, opts.splits,
-                                                         opts.limit, results), scorer)
+                                                         opts.limit, results, opts.sample),
+                        scorer)
         except ProbeError:
             return None
         if len(cache.present(con, list(work.requests))) < len(work.requests):
@@ -692,7 +707,10 @@ def main(argv: list[str] | None = None, scorer_factory: ScorerFactory | None = N
     results = str(args.results) if args.results else None
     con = None
     try:
-        for flag, value in (("--limit", args.limit), ("--top-k", args.top_k),
+        if args.limit is not None and args.sample is not None:
+            raise ProbeError("--limit and --sample exclude each other: use one")
+        for flag, value in (("--limit", args.limit), ("--sample", args.sample),
+                            ("--top-k", args.top_k),
                             ("--chunk-size", args.chunk_size), ("--threads", args.threads),
                             ("--batch-size", args.batch_size)):
             if value is not None and value < 1:
@@ -701,6 +719,7 @@ def main(argv: list[str] | None = None, scorer_factory: ScorerFactory | None = N
         where = results or str(config.results_path())
         probes = select_probes(con, args.probe, args.queries, not args.only_extra, where)
         opts = RunOptions(top_k=args.top_k, splits=args.split, limit=args.limit,
+                          sample=args.sample,
                           chunk_size=args.chunk_size, use_cache=not args.no_cache,
                           progress=not args.quiet,
                           runtime={"threads": args.threads, "batch_size": args.batch_size,

@@ -24,8 +24,12 @@ C1 ⊔ ... ⊔ Cn             as ⊓ with "or" (merging ∃r.D1 ⊔ ∃r.D2 into
                           case (b) is verbalised as case (c)
 ========================  ==========================================================
 
-Operands keep their order, except that in case (b) the non-restrictions come first; a merged
-restriction takes the place of its first member. :func:`article` is the paper's ``<A>`` rule
+Operands are verbalised in a stable order, the OWL API's (:func:`operand_key`: named classes
+by IRI, then intersections, unions, complements, ∃ and ∀ restrictions), so the text does not
+depend on the order of the RDF list in the file; in case (b) the non-restrictions come first. A
+name that ends in a preposition ("concentration of") is followed by "something" before the
+relative clause of case (b) (Table 6: "concentration of something that is characteristic of
+…"). :func:`article` is the paper's ``<A>`` rule
 for the templates. :func:`functional` writes an expression in OWL functional syntax (the
 ``axiom`` field of OntoLAMA's files).
 
@@ -162,6 +166,21 @@ def replace(e: Expr, old: str, new: str) -> Expr:
 
 # --- part of speech of a property name's first word ----------------------------------------
 
+#: Closed-class words that a property name can start with and that are never a noun, an
+#: adjective or a passive verb: prepositions (and particles, conjunctions, determiners). WordNet
+#: lists some of them as nouns or adjectives ("in" = inch, "on", "about"), which is why they are
+#: decided here first; a tagger (spaCy, the paper's choice) tags them ADP/SCONJ/DET.
+CLOSED_CLASS = frozenset({
+    "about", "above", "across", "after", "against", "along", "alongside", "amid", "among",
+    "around", "as", "at", "before", "behind", "below", "beneath", "beside", "besides",
+    "between", "beyond", "by", "despite", "down", "during", "except", "for", "from", "in",
+    "inside", "into", "like", "near", "of", "off", "on", "onto", "out", "outside", "over",
+    "past", "per", "since", "than", "through", "throughout", "till", "to", "toward", "towards",
+    "under", "underneath", "unlike", "until", "up", "upon", "via", "with", "within", "without",
+    "and", "or", "but", "nor", "if", "whether", "because", "while", "the", "a", "an", "some",
+    "only", "not", "no", "all", "each", "every", "any",
+})
+
 _FINITE = frozenset({"is", "are", "was", "were", "be", "been", "has", "have", "had", "does", "do",
                      "did", "can", "may", "must", "should", "will", "would"})
 
@@ -172,12 +191,14 @@ class PosLexicon:
 
     :meth:`needs_is` looks at the first word ``w`` of a property name, in this order:
 
+    0. ``w`` is a closed-class word (:data:`CLOSED_CLASS`: a preposition such as "in", "of",
+       "from", a conjunction or a determiner): no "is", whatever WordNet lists it as;
     1. ``w`` is a finite auxiliary (is, has, does, can, ...): no "is";
     2. ``w`` ends in "-ed" and is a verb form (its stem, or its WordNet past form in
        ``verb.exc``, is a verb) or an adjective: a passive participle, so "is";
     3. ``w`` is a third-person verb form ("regulates", "derives", "carries", or a form listed
        in ``verb.exc`` such as "has"): no "is";
-    4. ``w`` is a noun or an adjective ("part of", "member of", "capable of", "in taxon"):
+    4. ``w`` is a noun or an adjective ("part of", "member of", "capable of", "output of"):
        "is";
     5. anything else (an adverb as in "negatively regulates", a base-form verb, a word WordNet
        does not know): no "is".
@@ -224,11 +245,11 @@ class PosLexicon:
     def small(cls) -> PosLexicon:
         """A tiny built-in lexicon (for doctests, and when WordNet is not installed): the
         suffix rules still work, nouns and adjectives are only those listed here."""
-        nouns = frozenset({"part", "member", "output", "input", "quality", "bearer", "in",
+        nouns = frozenset({"part", "member", "output", "input", "quality", "bearer",
                            "topping", "base", "ingredient", "component", "participant"})
         verbs = frozenset({"have", "derive", "regulate", "occur", "result", "locate", "start",
                            "end", "happen", "contain", "produce", "output", "part"})
-        adjectives = frozenset({"capable", "adjacent", "located", "in"})
+        adjectives = frozenset({"capable", "adjacent", "located", "characteristic"})
         return cls(nouns, verbs, adjectives, {"has": "have", "does": "do", "is": "be"})
 
     def _is_verb_stem(self, w: str, suffix: str) -> bool:
@@ -245,14 +266,15 @@ class PosLexicon:
 
         >>> lex = PosLexicon.small()
         >>> [lex.needs_is(n) for n in ["part of", "located in", "has topping", "derives from",
-        ...                            "negatively regulates", "is topping of", "capable of"]]
-        [True, True, False, False, False, False, True]
+        ...                            "negatively regulates", "is topping of", "capable of",
+        ...                            "in taxon", "from"]]
+        [True, True, False, False, False, False, True, False, False]
         """
         words = name.split()
         if not words:
             return False
         w = words[0].lower()
-        if w in _FINITE:
+        if w in CLOSED_CLASS or w in _FINITE:
             return False
         if len(w) > 3 and w.endswith("ed"):
             past = self.verb_forms.get(w)
@@ -309,7 +331,30 @@ def _merge(e: And | Or) -> list[Expr]:
             out.append(rtype(prop, filler))
         else:
             out.append(item)
-    return out
+    return sorted(out, key=operand_key)
+
+
+#: Rank of each kind of operand in a junction, as the OWL API orders class expressions (named
+#: classes first, then intersections, unions, complements, existential and universal
+#: restrictions).
+_RANK = {"Named": 0, "And": 1, "Or": 2, "Not": 3, "Some": 4, "Only": 5}
+
+
+def operand_key(e: Expr) -> tuple[int, str]:
+    """The sort key of a junction's operand: its kind (:data:`_RANK`), then its text in OWL
+    functional syntax (a named class: its IRI). Operands are verbalised in this order, so the
+    text does not depend on the order of the RDF list in the source file; it is the order in
+    which the OWL API (and so OntoLAMA's verbaliser) holds them: Table 6 verbalises
+    ``∃derivesFrom.(…) ⊓ PlantFoodProd ⊓ Silage`` as "silage and plant food product that …",
+    silage being ``obo:ENVO_00003030`` and plant food product ``obo:FOODON_00001015``.
+
+    >>> ops = [Some("p", Named("b")), Named("z"), Not(Named("a")), Named("c")]
+    >>> [type(x).__name__ for x in sorted(ops, key=operand_key)]
+    ['Named', 'Named', 'Not', 'Some']
+    >>> sorted(ops, key=operand_key)[:2]
+    [Named(iri='c'), Named(iri='z')]
+    """
+    return _RANK[type(e).__name__], functional(e)
 
 
 class Verbaliser:
@@ -371,5 +416,8 @@ class Verbaliser:
             return "something that " + word.join(self._restriction(r) for r in restrictions)
         if not restrictions or isinstance(e, Or):  # case (c); case (b) of a union
             return word.join(self.verbalise(x) for x in operands)
-        return (word.join(self.verbalise(x) for x in plain) + " that "  # case (b)
+        head = word.join(self.verbalise(x) for x in plain)
+        if head.split()[-1] in CLOSED_CLASS:  # "concentration of" + "something that ..."
+            head += " something"
+        return (head + " that "  # case (b)
                 + word.join(self._restriction(r) for r in restrictions))

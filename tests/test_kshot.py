@@ -110,3 +110,98 @@ def test_bad_settings_are_clear_errors(tmp_path: Path, capsys: pytest.CaptureFix
     assert kshot.main(["-m", "x", "-p", PIZZA.spec.name, "--results", str(db),
                        "--label-set", "L9"]) == 2
     assert "'L9' is not one of L1, L2, L3" in capsys.readouterr().err
+
+
+def test_balanced_sample_is_seeded_and_class_balanced() -> None:
+    pool = [Instance("p", "test", f"i{n:03d}", None, [str(int(n < 30))], [], {})
+            for n in range(100)]  # 30 positives, 70 negatives
+    a = kshot.balanced_sample(pool, 20)
+    assert sorted(i.gold[0] for i in a) == ["0"] * 10 + ["1"] * 10
+    assert a == kshot.balanced_sample(pool, 20)
+    assert {i.instance_id for i in a} != {i.instance_id for i in kshot.balanced_sample(pool, 20, 7)}
+    assert kshot.balanced_sample(pool, None) == pool and kshot.balanced_sample(pool, 500) == pool
+
+
+def test_combine_is_the_papers_sum_of_probabilities() -> None:
+    # class 0: P = 0.01 and 0.5 (sum 0.51); class 1: 0.2 and 0.2 (sum 0.4). The sum picks 0,
+    # the mean of log-probabilities (geometric mean 0.0707 against 0.2) picks 1.
+    ws = {"0": torch.tensor([[0.01, 0.5]]).log(), "1": torch.tensor([[0.2, 0.2]]).log()}
+    assert kshot.combine(ws).exp().tolist()[0] == pytest.approx([0.51, 0.4])
+    assert int(kshot.combine(ws).argmax()) == 0
+    assert int(kshot.combine(ws, "mean_logprob").argmax()) == 1
+
+
+@pytest.mark.slow
+def test_protocol_runs_every_template_and_label_set(tiny_llama: Path, tmp_path: Path) -> None:
+    """Without --template/--label-set a K runs all 2 x 3 combinations (x the seeds given); the
+    protocol metric averages over all of them; a second call resumes (no new run)."""
+    db = tmp_path / "r.duckdb"
+    results(db).close()
+    argv = ["-m", str(tiny_llama), "-p", PIZZA.spec.name, "--results", str(db), "--k", "2",
+            "--seed", "6666", "--epochs", "1", "--device", "cpu", "--sample", "8"]
+    assert kshot.main(argv) == 0
+    con = connect(db)
+    cols, rows = run_metric(con, METRICS["ontolama_kshot_protocol"])
+    [row] = [dict(zip(cols, r, strict=True)) for r in rows]
+    assert (row["k"], row["runs"], row["n"]) == (2, 6, 8)
+    cfgs = [json.loads(c)["kshot"] for (c,) in con.execute("SELECT config FROM runs").fetchall()]
+    assert {(c["template"], c["label_set"]) for c in cfgs} == {
+        (t, s) for t in ("T1", "T2") for s in ("L1", "L2", "L3")}
+    assert {c["scoring"] for c in cfgs} == {"sum_prob"}
+    con.close()
+    assert kshot.main(argv) == 0
+    con = connect(db, read_only=True)
+    assert con.execute("SELECT count(*) FROM runs").fetchone() == (6,)
+
+
+NLI = """# name: t/binli
+# description: a biMNLI-like probe - premise and hypothesis are sentences, in T1 without It is
+# task: subsumption
+# split: test
+# target: ?sub
+# gold: ?label
+# prompts: ['[SUB]? [V], [SUPER].']
+# params:
+#   label_words:
+#     L1: {"1": ["yes"], "0": ["no"]}
+SELECT ?sub ?super ?label WHERE { VALUES (?sub ?super ?label) { ("a" "b" 1) } }
+"""
+
+
+@pytest.mark.slow
+def test_nli_comparison_path_on_a_tiny_masked_lm(tmp_path: Path) -> None:
+    """The NLI comparison (biMNLI) runs the prompt-based K-shot code with a masked LM and
+    premise/hypothesis sentences: here a 2-layer BERT built from a config with the MiniLM
+    tokenizer (no masked LM with its head ships offline) and made-up NLI pairs."""
+    from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
+
+    from probes.spec import parse_probe
+    from tests.test_backends import _minilm_dir
+
+    tok = AutoTokenizer.from_pretrained(_minilm_dir())
+    torch.manual_seed(1)
+    model = BertForMaskedLM(BertConfig(vocab_size=len(tok), hidden_size=32,
+                                       intermediate_size=64, num_hidden_layers=2,
+                                       num_attention_heads=4, max_position_embeddings=64))
+    path = tmp_path / "tiny-bert"
+    model.save_pretrained(path)
+    tok.save_pretrained(path)
+    probe = parse_probe(NLI, tmp_path / "binli.rq")
+    db = tmp_path / "r.duckdb"
+    con = connect(db)
+    pairs = [("the cat sleeps on the mat", "an animal sleeps", "1"),
+             ("the cat sleeps on the mat", "the cat is running", "0"),
+             ("a man plays a guitar", "someone makes music", "1"),
+             ("a man plays a guitar", "nobody is playing", "0")]
+    for split in ("train", "dev", "test"):
+        for i, (premise, hypothesis, gold) in enumerate(pairs * 2):
+            con.execute("INSERT INTO instances VALUES ('t/binli', ?, ?, ?, [?], [], ?::JSON, "
+                        "now())", [split, f"{split}{i}", premise, gold,
+                                   json.dumps({"sub": premise, "super": hypothesis})])
+    result = kshot.run_kshot(con, str(path), probe, 2, 6666, device="cpu",
+                             cfg=kshot.KshotConfig(epochs=2, lr=1e-3))
+    assert result.test_n == 8 and 0.0 <= result.test_accuracy <= 1.0
+    rows = con.execute("SELECT prompt, candidate FROM scores WHERE run_id = ? ORDER BY ALL",
+                       [result.run_id]).fetchall()
+    assert len(rows) == 8 * 2  # every test pair, once per label word
+    assert rows[0][0] == "a man plays a guitar? no, nobody is playing."

@@ -25,7 +25,6 @@ from kg.store import LocalStore
 from kg.vocab import KGP, OWL, RDF, RDFS, graph, inferred_graph
 from probes import ontolama
 from probes.errors import ProbeError, ProbeFileError
-from probes.export import instances_for
 from probes.spec import discover, parse_probe
 from probes.verbalise import Named, Verbaliser, entities, functional
 
@@ -75,7 +74,7 @@ def facts(store: LocalStore) -> dict:
 @pytest.fixture(scope="module")
 def atomic(store: LocalStore) -> tuple[list[dict], dict[str, int]]:
     (probe,) = discover(patterns=["ontolama/pizza-atomic"])
-    df, counts = ontolama.balance(instances_for(probe, store), probe)
+    df, counts = ontolama.atomic_instances(probe, store)
     return [json.loads(f) | {"_split": s} for f, s in zip(df["fields"], df["split"],
                                                           strict=True)], counts
 
@@ -183,15 +182,17 @@ def test_negatives_pass_assumed_disjointness(atomic: tuple, facts: dict) -> None
     assert bad == []
 
 
-def test_hard_negatives_are_siblings_soft_ones_are_not(atomic: tuple, facts: dict) -> None:
+def test_hard_negatives_are_siblings_and_no_pair_is_used_twice(atomic: tuple,
+                                                                facts: dict) -> None:
+    """Hard: siblings (a shared asserted direct named parent). Soft: two random concepts
+    (siblings not excluded, L75); a pair drawn by both kinds is used once."""
     rows, _ = atomic
     p = facts["parents"]
     for r in rows:
-        shared = p[r["sub_class"]] & p[r["super_class"]] & facts["probe"]
         if r["kind"] == "hard":
-            assert shared, r
-        elif r["kind"] == "soft":
-            assert not shared, r
+            assert p[r["sub_class"]] & p[r["super_class"]] & facts["probe"], r
+    pairs = [(r["sub_class"], r["super_class"]) for r in rows]
+    assert len(pairs) == len(set(pairs))
 
 
 def test_atomic_names_articles_and_splits(atomic: tuple, store: LocalStore) -> None:
@@ -201,8 +202,11 @@ def test_atomic_names_articles_and_splits(atomic: tuple, store: LocalStore) -> N
         assert r["sub"] == names[r["sub_class"]] and r["super"] == names[r["super_class"]]
         assert r["a_sub"] == ("an " if r["sub"][0] in "aeiou" else "a ")
         assert r["split"] == r["_split"]
-    share = sum(r["split"] == "train" for r in rows) / len(rows)
-    assert 0.74 < share < 0.86  # declared 8:1:1
+    # declared 8:1:1, split per class by exact counts: floor(0.8 P), floor(0.1 P), the rest
+    n_pos = sum(r["label"] for r in rows)
+    for split, size in (("train", int(0.8 * n_pos)), ("dev", int(0.1 * n_pos))):
+        assert sum(r["split"] == split and r["label"] == 1 for r in rows) == size
+        assert sum(r["split"] == split and r["label"] == 0 for r in rows) == size
 
 
 def test_atomic_is_reproducible_and_seeded(store: LocalStore, atomic: tuple) -> None:
@@ -237,15 +241,21 @@ def test_complex_anchors_and_skips(complex_: tuple) -> None:
 
 
 def test_complex_at_most_four_per_anchor(complex_: tuple, facts: dict) -> None:
-    samples, _, _ = complex_
+    samples, report, _ = complex_
     per: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for s in samples:
         per[s.anchor][s.label] += 1
     assert all(neg <= 4 and pos <= 4 for neg, pos in per.values())
+    expected = 0
     for anchor, (_, pos) in per.items():  # A itself twice, plus its sub- and superclasses
         below = {c for c in _below(facts, anchor) if c in facts["probe"]} - {anchor}
         above = facts["supers"][anchor] & facts["probe"]
-        assert pos == min(4, 2 + len(below) + len(above)), anchor
+        assert pos <= min(4, 2 + len(below) + len(above)), anchor
+        expected += min(4, 2 + len(below) + len(above))
+    # before the per-split balance every anchor had all the positives it could have; after
+    # it, as many positives as negatives are kept
+    assert report.before_balance[0] >= expected
+    assert sum(p for _, p in per.values()) == sum(n for n, _ in per.values())
 
 
 def test_complex_positives_are_entailed(complex_: tuple, facts: dict) -> None:

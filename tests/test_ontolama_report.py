@@ -58,6 +58,7 @@ def db(tmp_path: Path) -> Path:
         add_instance(con, PIZZA, iid, gold[iid])
     for iid in "EFG":
         add_instance(con, GO, iid, gold[iid])
+    add_instance(con, GO, "H", "0")  # never scored: the go runs score a sample of 3 of 4
     # Zero-shot on pizza: who is right under each prompt id (T1 L1, T1 L2, T1 L3, T2 L1, ...)
     right = ["ABCD", "ABC", "AB", "A", "", "AB"]
     add_run(con, "Z1", PIZZA, wall=8.0, requests=20)
@@ -106,15 +107,17 @@ def test_majority_baseline_metric(db: Path) -> None:
 
 def test_zero_shot_table(db: Path) -> None:
     table = report.zero_shot_table(built(db)).splitlines()
-    assert table[0] == ("| dataset | n | T1 L1 | T1 L2 | T1 L3 | T2 L1 | T2 L2 | T2 L3 | "
-                        "mean ± std | majority | positives |")
+    assert table[0] == ("| dataset | n | of split | T1 L1 | T1 L2 | T1 L3 | T2 L1 | T2 L2 | "
+                        "T2 L3 | mean ± std | 95% CI (sample) | majority | positives |")
     # pizza: 4/4, 3/4, 2/4, 1/4, 0/4, 2/4; mean 3/6 = 0.5; deviations .5 .25 0 -.25 -.5 0,
     # squares sum 0.625, / 6 = 0.10417, std 0.3227
-    assert table[2] == ("| pizza atomic | 4 | 100.0 | 75.0 | 50.0 | 25.0 | 0.0 | 50.0 | "
-                        "50.0 ± 32.3 | 50.0 | 50.0 |")
-    # go complex: 2/3 under every prompt, std 0; majority 2/3 (2 of 3 positive)
-    assert table[3] == ("| go complex | 3 | 66.7 | 66.7 | 66.7 | 66.7 | 66.7 | 66.7 | "
-                        "66.7 ± 0.0 | 66.7 | 66.7 |")
+    assert table[2] == ("| pizza atomic | 4 | 4 | 100.0 | 75.0 | 50.0 | 25.0 | 0.0 | 50.0 | "
+                        "50.0 ± 32.3 | full split | 50.0 | 50.0 |")
+    # go complex: 2/3 under every prompt, std 0; majority 2/3 (2 of 3 positive); 3 of the
+    # split's 4 instances, so a sample: Wilson 95 % at p = 2/3, n = 3, z = 1.96: centre
+    # (2/3 + z²/6) / (1 + z²/3) = 0.5731, half-width z sqrt(2/27 + z²/36) / (1 + z²/3) = 0.3654
+    assert table[3] == ("| go complex | 3 (sample) | 4 | 66.7 | 66.7 | 66.7 | 66.7 | 66.7 | "
+                        "66.7 | 66.7 ± 0.0 | 20.8–93.9 | 66.7 | 66.7 |")
     assert len(table) == 4  # K-shot runs are not zero-shot rows
 
 
@@ -127,9 +130,15 @@ def test_kshot_table_and_curve(db: Path) -> None:
     assert table[2] == "| pizza atomic | 4 | T1 L1 | 75.0 ± 25.0 | 2 | 4 | 100.0 (4) | 50.0 |"
     # K=8: one seed, 3/4: no std
     assert table[3] == "| pizza atomic | 8 | T1 L1 | 75.0 | 1 | 4 | 100.0 (4) | 50.0 |"
+    # The curve is the protocol's mean over all runs of a K; K = 0 is the zero-shot mean over
+    # the six prompts: 4, 3, 2, 1, 0, 2 of 4 right: mean 0.5, deviations 0.5, 0.25, 0, -0.25,
+    # -0.5, 0: population variance 0.625 / 6.
     assert report.kshot_curves(res) == {
-        "pizza atomic (T1 L1)": [(0, 1.0, None), (4, 0.75, 0.25), (8, 0.75, None)]}
-    assert report.kshot_baselines(res) == {"pizza atomic: majority class": 0.5}
+        "pizza atomic": [(0, 0.5, pytest.approx((0.625 / 6) ** 0.5)), (4, 0.75, 0.25),
+                         (8, 0.75, None)]}
+    assert report.kshot_baselines(res) == {"majority class": 0.5}
+    protocol = report.protocol_table(res).splitlines()
+    assert protocol[2] == "| m | pizza atomic | 4 | 75.0 ± 25.0 | 2 | 4 | 4 | 50.0 |"
 
 
 def test_runs_table(db: Path) -> None:

@@ -8,6 +8,7 @@ metrics on hand-worked score tables whose expected values are worked out in the 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -161,24 +162,59 @@ def metric(con: duckdb.DuckDBPyConnection, name: str) -> list[dict[str, Any]]:
 
 
 def test_accuracy_per_template_and_label_set(hand: duckdb.DuckDBPyConnection) -> None:
-    got = {(r["template"], r["label_set"]): (r["value"], r["n"])
-           for r in metric(hand, "ontolama_accuracy")}
-    # right: T1 L1 A, C; T1 L2 B, C; T1 L3 B, C; T2 L1 none (A and B tie, C wrong);
-    # T2 L2 A; T2 L3 A.
+    rows = metric(hand, "ontolama_accuracy")
+    assert {r["scoring"] for r in rows} == {"sum_prob", "mean_logprob"}
+    # right: T1 L1 A, C; T1 L2 B, C; T2 L1 none (A and B tie, C wrong); T2 L2 A.
+    # L3 by the mean of log-probabilities (OpenPrompt): T1 L3 B, C; T2 L3 A.
+    # L3 by the sum of probabilities (the paper): pid 2 for A: e^-1 + e^-5 > e^-2 + e^-3, so A
+    # is right and B wrong: T1 L3 A, C; pid 5: e^-2 + e^-2 = 0.271 < e^-1 + e^-4 = 0.386, so
+    # B is right: T2 L3 B. The same totals, from other instances.
     third, two = pytest.approx(1 / 3), pytest.approx(2 / 3)
-    assert got == {("T1", "L1"): (two, 3), ("T1", "L2"): (two, 3),
-                   ("T1", "L3"): (two, 3), ("T2", "L1"): (0.0, 3),
-                   ("T2", "L2"): (third, 3), ("T2", "L3"): (third, 3)}
+    for scoring in ("sum_prob", "mean_logprob"):
+        got = {(r["template"], r["label_set"]): (r["value"], r["n"])
+               for r in rows if r["scoring"] == scoring}
+        assert got == {("T1", "L1"): (two, 3), ("T1", "L2"): (two, 3),
+                       ("T1", "L3"): (two, 3), ("T2", "L1"): (0.0, 3),
+                       ("T2", "L2"): (third, 3), ("T2", "L3"): (third, 3)}
 
 
 def test_zero_shot_mean_and_std(hand: duckdb.DuckDBPyConnection) -> None:
     # six accuracies 2/3, 2/3, 2/3, 0, 1/3, 1/3: mean 8/18 = 4/9; deviations 2/9 (x3), -4/9,
     # -1/9 (x2): squares (12 + 16 + 2)/81 = 30/81, / 6 = 5/81: population std sqrt(5)/9.
-    [row] = metric(hand, "ontolama_zero_shot")
+    rows = metric(hand, "ontolama_zero_shot")
+    assert sorted(r["scoring"] for r in rows) == ["mean_logprob", "sum_prob"]
+    row = next(r for r in rows if r["scoring"] == "sum_prob")
     assert (row["run_id"], row["probe"], row["split"]) == ("R", "o/p", "test")
     assert row["value"] == pytest.approx(4 / 9)
     assert row["std"] == pytest.approx(5 ** 0.5 / 9)
     assert row["combinations"] == 6
+
+
+def test_l3_sum_of_probabilities_against_a_hand_computation() -> None:
+    """The paper's equation (L149): P(y | x) sums the probabilities of y's label words.
+
+    Instance D (gold 1), T1 L3: P(Yes) = P(Right) = 0.30, P(No) = 0.65, P(Wrong) = 0.001.
+    Sum: class 1 has 0.60, class 0 has 0.651, so D is wrong. Mean of log-probabilities:
+    class 1 ln 0.30 = -1.204, class 0 (ln 0.65 + ln 0.001) / 2 = -3.669, so D is right.
+    Instance F (gold 1): 0.5, 0.2 (sum 0.7) against 0.25, 0.25 (0.5): right both ways
+    ((ln 0.5 + ln 0.2) / 2 = -1.151 > ln 0.25 = -1.386). Accuracy: 1/2 by the sum, 2/2 by
+    the mean."""
+    con = connect(":memory:")
+    add_instance(con, "D", "1")
+    add_instance(con, "F", "1")
+    add_run(con, "R")
+    ln = math.log
+    add_scores(con, "R", "D", 2, {"Yes": ln(0.30), "Right": ln(0.30), "No": ln(0.65),
+                                  "Wrong": ln(0.001)})
+    add_scores(con, "R", "F", 2, {"Yes": ln(0.5), "Right": ln(0.2), "No": ln(0.25),
+                                  "Wrong": ln(0.25)})
+    got = {r["scoring"]: (r["template"], r["label_set"], r["value"], r["n"])
+           for r in metric(con, "ontolama_accuracy")}
+    assert got == {"sum_prob": ("T1", "L3", 0.5, 2), "mean_logprob": ("T1", "L3", 1.0, 2)}
+    run_metric(con, METRICS["ontolama_accuracy"])  # creates the views
+    [(class0,)] = con.execute("SELECT score FROM ontolama_class_scores WHERE instance_id = 'D' "
+                              "AND label = '0' AND scoring = 'sum_prob'").fetchall()
+    assert class0 == pytest.approx(ln(0.651))
 
 
 # --- end to end through probes.run ----------------------------------------------------------
@@ -230,5 +266,6 @@ def test_probes_run_writes_rows_the_metrics_read() -> None:
     assert {(r["template"], r["label_set"]) for r in rows} == {
         (t, s) for t in ("T1", "T2") for s in ("L1", "L2", "L3")}
     assert all(r["value"] == 1.0 and r["n"] == 3 for r in rows)
-    [summary] = metric(con, "ontolama_zero_shot")
-    assert summary["value"] == 1.0 and summary["std"] == 0.0
+    summaries = metric(con, "ontolama_zero_shot")
+    assert len(summaries) == 2
+    assert all(s["value"] == 1.0 and s["std"] == 0.0 for s in summaries)

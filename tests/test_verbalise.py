@@ -12,6 +12,10 @@ Worked examples whose expected strings come from OntoLAMA's authors:
 - the figure example of the DeepOnto parser (FoodOn's cephalopod food product): "mollusk food
   product that derives from some cephalopod".
 
+- the five verbalised complex concepts of the paper's Table 6 (GO and FoodOn; their IRIs are
+  the real ones where the operand order depends on them), and the "is" rule's examples of
+  Appendix C ("characteristic of" → "is characteristic of", "realised in" → "is realised in").
+
 The other cases follow Table 1 row by row (¬, ∃, ∀, the three conjunction cases).
 """
 
@@ -37,8 +41,8 @@ from probes.verbalise import (
 
 NAMES = {
     "sandwich": "ham and cheese sandwich", "lima": "lima bean (whole)",
-    "seafood": "sea food", "nonveg": "non-vegetarian product", "shark": "shark",
-    "goldfish": "goldfish", "mollusk": "mollusk food product", "cephalopod": "cephalopod",
+    "f1-seafood": "sea food", "f2-nonveg": "non-vegetarian product", "f3-shark": "shark",
+    "f4-goldfish": "goldfish", "mollusk": "mollusk food product", "cephalopod": "cephalopod",
     "pizza": "pizza", "mozzarella": "mozzarella topping", "tomato": "tomato topping",
     "fish": "fish topping", "meat": "meat topping", "hot": "hot", "topping": "pizza topping",
 }
@@ -62,12 +66,12 @@ def test_cephalopod_example(v: Verbaliser) -> None:
 
 
 def test_merging_examples(v: Verbaliser) -> None:
-    conj = And((Named("seafood"), Named("nonveg"), Some("derives", Named("shark")),
-                Some("derives", Named("goldfish"))))
+    conj = And((Named("f1-seafood"), Named("f2-nonveg"), Some("derives", Named("f3-shark")),
+                Some("derives", Named("f4-goldfish"))))
     assert v(conj) == ("sea food and non-vegetarian product that derives from some shark "
                        "and goldfish")
-    disj = Or((Named("seafood"), Named("nonveg"), Some("derives", Named("shark")),
-               Some("derives", Named("goldfish"))))
+    disj = Or((Named("f1-seafood"), Named("f2-nonveg"), Some("derives", Named("f3-shark")),
+               Some("derives", Named("f4-goldfish"))))
     assert v(disj) == ("sea food or non-vegetarian product or something that derives from "
                        "some shark or goldfish")
 
@@ -77,9 +81,9 @@ def test_table1_rows(v: Verbaliser) -> None:
     assert v(Not(Named("meat"))) == "not meat topping"
     assert v(Some("topping", Named("fish"))) == "something that has topping some fish topping"
     assert v(Only("topping", Named("tomato"))) == "something that has topping only tomato topping"
-    # (a) only restrictions, on different properties: no merging
+    # (a) only restrictions, on different properties: no merging; ordered by property IRI
     assert v(And((Some("topping", Named("mozzarella")), Some("spiciness", Named("hot"))))) == (
-        "something that has topping some mozzarella topping and has spiciness some hot")
+        "something that has spiciness some hot and has topping some mozzarella topping")
     # (c) no restriction
     assert v(And((Named("pizza"), Not(Named("meat"))))) == "pizza and not meat topping"
     # a negated restriction is not a restriction: case (c)
@@ -115,7 +119,8 @@ def test_is_rule(v: Verbaliser) -> None:
 
 
 @pytest.mark.parametrize(("name", "expected"), [
-    ("part of", True), ("member of", True), ("in taxon", True), ("capable of", True),
+    ("part of", True), ("member of", True), ("capable of", True), ("characteristic of", True),
+    ("realized in", True), ("in taxon", False), ("from", False), ("on", False),
     ("located in", True), ("surrounded by", True), ("output of", True),
     ("has part", False), ("derives from", False), ("regulates", False), ("results in", False),
     ("negatively regulates", False), ("is topping of", False), ("occurs in", False),
@@ -145,3 +150,73 @@ def test_functional_entities_replace() -> None:
     swapped = replace(e, "http://x/B", "http://x/D")
     assert "http://x/D" in functional(swapped) and "http://x/B" not in functional(swapped)
     assert replace(e, "http://x/r", "http://x/s") != e
+
+
+# --- the paper's Table 6 (He et al. 2023, Appendix D) and Appendix C -------------------------
+
+OBO = "http://purl.obolibrary.org/obo/"
+T6_CLASSES = {
+    "bioreg": "biological regulation", "proline": "proline biosynthetic process",
+    "apoptotic": "apoptotic process", "luteolysis": "lutelysis",  # the paper's spelling
+    "concn": "concentration of", "fucose": "fucose", "material": "material entity",
+    OBO + "ENVO_00003030": "silage", OBO + "FOODON_00001015": "plant food product",
+    "timothy": "timothy plant", "trifolium": "trifolium pratense",
+    "apple": "apple (whole or parts)", "peel": "apple peel",
+}
+T6_PROPS = {"negreg": "negatively regulates", "partof": "part of",
+            "charof": "characteristic of", "derives": "derives from", "haspart": "has part",
+            "realised": "realised in"}
+
+
+@pytest.fixture(scope="module")
+def v6() -> Verbaliser:
+    return Verbaliser(T6_CLASSES, T6_PROPS, PosLexicon.from_wordnet())
+
+
+def test_table6_go_regulation(v6: Verbaliser) -> None:
+    e = And((Named("bioreg"), Some("negreg", Named("proline"))))
+    assert v6(e) == ("biological regulation that negatively regulates some proline "
+                     "biosynthetic process")
+
+
+def test_table6_go_part_of(v6: Verbaliser) -> None:
+    e = And((Named("apoptotic"), Some("partof", Named("luteolysis"))))
+    assert v6(e) == "apoptotic process that is part of some lutelysis"
+
+
+def test_table6_nested_and_name_ending_in_a_preposition(v6: Verbaliser) -> None:
+    e = And((Named("concn"), Some("charof", And((Named("fucose"),
+                                                  Some("partof", Named("material")))))))
+    assert v6(e) == ("concentration of something that is characteristic of some fucose that "
+                     "is part of some material entity")
+
+
+def test_table6_operand_order_is_the_owl_api_order(v6: Verbaliser) -> None:
+    """Table 6 writes the formula ∃derivesFrom.(…) ⊓ PlantFoodProd ⊓ Silage but verbalises
+    "silage and plant food product …": named operands are ordered by IRI (ENVO_00003030
+    before FOODON_00001015), whatever the order of the RDF list."""
+    expected = ("silage and plant food product that derives from some timothy plant or "
+                "trifolium pratense")
+    restriction = Some("derives", Or((Named("timothy"), Named("trifolium"))))
+    silage, plant = Named(OBO + "ENVO_00003030"), Named(OBO + "FOODON_00001015")
+    assert v6(And((restriction, plant, silage))) == expected
+    assert v6(And((silage, restriction, plant))) == expected
+
+
+def test_table6_negated_restriction(v6: Verbaliser) -> None:
+    e = And((Named("apple"), Not(Some("haspart", Named("peel")))))
+    assert v6(e) == "apple (whole or parts) and not something that has part some apple peel"
+
+
+def test_appendix_c_is_rule(v6: Verbaliser) -> None:
+    assert v6.property("charof") == "is characteristic of"
+    assert v6.property("realised") == "is realised in"
+    assert v6.property("derives") == "derives from"
+
+
+@pytest.mark.parametrize("preposition", ["in", "on", "about", "over", "from", "of", "at"])
+def test_is_rule_never_fires_on_a_preposition(preposition: str) -> None:
+    """WordNet lists "in" (inch), "on", "about", "over" as nouns or adjectives; none gets
+    "is" (issue 11: "is in taxon" in 70 % of FoodOn complex samples before)."""
+    assert not PosLexicon.from_wordnet().needs_is(f"{preposition} taxon")
+    assert not PosLexicon.small().needs_is(f"{preposition} taxon")

@@ -31,9 +31,10 @@ probes.run), so the metric SQL (eval/ontolama/*.sql) decodes both from it:
 ``list_sort(json_keys(config, '$.params.label_words'))``. :func:`decode_prompt_id` is the same
 in Python.
 
-A class's score is the mean of its words' scores (L3 has two words per class); the class with
-the higher score is the prediction, and gold is ``instance.gold[0]``. That comparison is done in
-SQL (eval/ontolama/ontolama_accuracy.sql), not here.
+A class's score comes from its words' scores (L3 has two words per class): the paper's sum of
+their probabilities (default) or OpenPrompt's mean of their log-probabilities; the class with
+the higher score is the prediction, and gold is ``instance.gold[0]``. That is done in SQL
+(eval/ontolama/_class_scores.sql, ontolama_accuracy.sql), not here.
 
 >>> from probes.spec import ProbeSpec
 >>> spec = ProbeSpec(name="o/a", task="subsumption", split="test",

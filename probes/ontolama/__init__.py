@@ -1,0 +1,78 @@
+"""OntoLAMA datasets (He et al., Findings of ACL 2023): build, statistics and export
+(``python -m probes.ontolama``).
+
+The probe files are ``queries/ontolama/<ontology>-atomic.rq`` and ``<ontology>-complex.rq``
+(header ``params.ontolama``). The modules do what their SPARQL cannot:
+
+- :mod:`probes.ontolama.splits`: the class balance (as many negatives as positives, half soft
+  and half hard, in *each* split) and the per-class splits by exact counts (seeded);
+- :mod:`probes.ontolama.expressions`: class expressions, names and hierarchies from the store;
+- :mod:`probes.ontolama.complex`: the Complex SI samples (positives from the inferred graph,
+  corrupted negatives checked for assumed disjointness with one HermiT run);
+- :mod:`probes.ontolama.dataset`: ``build`` (instances table and Parquet), ``stats`` (sizes
+  beside the paper's Table 2) and ``export`` (OntoLAMA's own JSON-lines files).
+
+>>> sorted(PAPER)
+['doid', 'foodon', 'go', 'schemaorg']
+>>> PAPER["schemaorg"].atomic
+(808, 404, 2830)
+"""
+
+from probes.ontolama.common import (
+    DEFAULT_SEED,
+    PAPER,
+    SPLITS,
+    PaperRow,
+    ontolama_probes,
+    seeded_hash,
+    split_proportions,
+)
+from probes.ontolama.complex import (
+    FRESH,
+    ComplexReport,
+    Sample,
+    anchor_definitions,
+    classify_with_fresh,
+    complex_instances,
+    complex_samples,
+    negative_candidates,
+    positive_samples,
+    sample_instances,
+)
+from probes.ontolama.dataset import (
+    BuildReport,
+    atomic_instances,
+    build,
+    export_files,
+    format_build,
+    instances,
+    stats,
+)
+from probes.ontolama.expressions import (
+    Unsupported,
+    parse_expression,
+    property_name,
+    read_blank_triples,
+    read_class_names,
+    read_hierarchy,
+    read_individual_types,
+    read_property_names,
+)
+from probes.ontolama.splits import (
+    balance,
+    balance_complex,
+    complex_on_premise,
+    split_counts,
+    split_per_class,
+)
+
+__all__ = [
+    "DEFAULT_SEED", "FRESH", "PAPER", "SPLITS", "BuildReport", "ComplexReport", "PaperRow",
+    "Sample", "Unsupported", "anchor_definitions", "atomic_instances", "balance",
+    "balance_complex", "build", "classify_with_fresh", "complex_instances", "complex_on_premise",
+    "complex_samples", "export_files", "format_build", "instances", "negative_candidates",
+    "ontolama_probes", "parse_expression", "positive_samples", "property_name",
+    "read_blank_triples", "read_class_names", "read_hierarchy", "read_individual_types",
+    "read_property_names", "sample_instances", "seeded_hash", "split_counts", "split_per_class",
+    "split_proportions", "stats",
+]

@@ -1,0 +1,166 @@
+"""Per-class splits by exact counts and the class balance of every split (issue 11, point 1
+and 2), on a small ontology written by the test, and the shortcut-baseline metric.
+
+The ontology (no data files, no reasoner: the asserted closure is the inferred graph)::
+
+    Food > Bread, Cake, Pie, Fruit;  each of those > three kinds (e.g. Bread > Bread1..3);
+    Stone > Stone1..3;  Tool > Tool1..3
+
+Entailed subsumptions between probe classes, counted by hand: 4 (kinds of food ⊑ Food) +
+12 × 2 (each food kind ⊑ its parent and Food) + 3 + 3 = 34 positives.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from fractions import Fraction
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from eval.sqlfile import discover_metrics, run_metric
+from kg.build import load_source
+from kg.manifest import Source, SourceFile
+from kg.store import LocalStore
+from probes import ontolama
+from probes.ontolama.complex import Sample
+from probes.results import connect
+from probes.spec import Probe, parse_probe
+from probes.verbalise import And, Named, Some
+
+T = "http://example.org/s#"
+ROOT = Path(__file__).resolve().parents[1]
+METRICS = {m.name: m for m in discover_metrics([ROOT / "eval" / "ontolama"])}
+PARENTS = {"Food": None, "Stone": None, "Tool": None,
+           **{k: "Food" for k in ("Bread", "Cake", "Pie", "Fruit")}}
+for _p in ("Bread", "Cake", "Pie", "Fruit", "Stone", "Tool"):
+    PARENTS.update({f"{_p}{i}": _p for i in (1, 2, 3)})
+POSITIVES = 4 + 12 * 2 + 3 + 3
+
+
+def _owl() -> str:
+    classes = []
+    for name, parent in PARENTS.items():
+        sub = f'<rdfs:subClassOf rdf:resource="{T}{parent}"/>' if parent else ""
+        classes.append(f'<owl:Class rdf:about="{T}{name}"><rdfs:label>{name.lower()}'
+                       f"</rdfs:label>{sub}</owl:Class>")
+    return f"""<?xml version="1.0"?>
+<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+         xmlns:rdfs="http://www.w3.org/2000/01/rdf-schema#"
+         xmlns:owl="http://www.w3.org/2002/07/owl#" xml:base="http://example.org/s">
+  <owl:Ontology rdf:about="http://example.org/s"/>
+  {"".join(classes)}
+</rdf:RDF>"""
+
+
+def small_probe(splits: str) -> Probe:
+    text = (ROOT / "queries" / "ontolama" / "pizza-atomic.rq").read_text(encoding="utf-8")
+    text = text.replace("graph/pizza", "graph/small").replace("ontolama/pizza-", "t/small-")
+    text = text.replace("graphs: [pizza]", "graphs: [small]")
+    text = text.replace("ontology: pizza", "ontology: small")
+    text = text.replace("splits: {train: 0.8, dev: 0.1, test: 0.1}", f"splits: {splits}")
+    return parse_probe(text, "small-atomic.rq")
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> LocalStore:
+    tmp = tmp_path_factory.mktemp("small")
+    (tmp / "small.owl").write_text(_owl(), encoding="utf-8")
+    src = Source(name="small", title="small", loader="kg.owl", root="data", format="test",
+                 license="test", url="https://example.org/small",
+                 files=(SourceFile("small.owl"),), options={"reason": False})
+    s = LocalStore.in_memory()
+    load_source(s.oxigraph, src, [tmp / "small.owl"], tmp)
+    return s
+
+
+def per_split(df: pl.DataFrame) -> dict[str, Counter[str]]:
+    out: dict[str, Counter[str]] = {}
+    for split, gold in zip(df["split"].to_list(), df["gold"].to_list(), strict=True):
+        out.setdefault(split, Counter())[gold[0]] += 1
+    return out
+
+
+@pytest.mark.parametrize(("splits", "expected"), [
+    # 34 per class: floor(0.8 * 34) = 27, floor(0.1 * 34) = 3, the rest 4
+    ("{train: 0.8, dev: 0.1, test: 0.1}", {"train": 27, "dev": 3, "test": 4}),
+    # floor(0.2 * 34) = 6, floor(0.1 * 34) = 3, the rest 25 (the paper's 2:1:7)
+    ("{train: 0.2, dev: 0.1, test: 0.7}", {"train": 6, "dev": 3, "test": 25}),
+])
+def test_exact_per_class_split_counts(store: LocalStore, splits: str,
+                                      expected: dict[str, int]) -> None:
+    df, counts = ontolama.atomic_instances(small_probe(splits), store)
+    assert counts["positive"] == POSITIVES
+    assert counts["soft"] + counts["hard"] == POSITIVES  # as many negatives, half of each kind
+    assert abs(counts["soft"] - counts["hard"]) <= 1
+    got = per_split(df)
+    assert got == {s: Counter({"1": n, "0": n}) for s, n in expected.items()}
+    fields = [json.loads(f) for f in df["fields"]]
+    assert [f["split"] for f in fields] == df["split"].to_list()  # the field agrees
+
+
+def test_split_is_seeded(store: LocalStore) -> None:
+    probe = small_probe("{train: 0.8, dev: 0.1, test: 0.1}")
+    df, _ = ontolama.atomic_instances(probe, store)
+    again, _ = ontolama.atomic_instances(probe, store)
+    assert df.sort("instance_id")["split"].to_list() == again.sort("instance_id")["split"].to_list()
+    other = ontolama.split_per_class(df, (Fraction(8, 10), Fraction(1, 10), Fraction(1, 10)), 7)
+    assert per_split(other) == per_split(df)  # same counts ...
+    assert (other.sort("instance_id")["split"].to_list()
+            != df.sort("instance_id")["split"].to_list())  # ... other members
+
+
+def test_paper_sizes() -> None:
+    """Schema.org: 2,021 positives at 2:1:7 give the paper's 808/404/2,830; DOID's 56,563 at
+    8:1:1 its 90,500/11,312/11,314 (Table 2)."""
+    two, eight = ((Fraction(2, 10), Fraction(1, 10), Fraction(7, 10)),
+                  (Fraction(8, 10), Fraction(1, 10), Fraction(1, 10)))
+    assert tuple(2 * n for n in ontolama.split_counts(2021, two)) == (808, 404, 2830)
+    assert tuple(2 * n for n in ontolama.split_counts(56563, eight)) == (90500, 11312, 11314)
+
+
+def _sample(anchor: str, label: int, complex_first: bool) -> Sample:
+    named, expr = Named(anchor), And((Named("X"), Some("p", Named(anchor + "-y"))))
+    sub, sup = (expr, named) if complex_first else (named, expr)
+    return Sample(anchor, expr, sub, sup, label, "test")
+
+
+def test_complex_balance_removes_the_side_shortcut(tmp_path: Path) -> None:
+    """Positives put the complex concept first 3 times in 4 (as superclasses outnumber
+    subclasses in real ontologies); negatives come 50/50 from the corruption step and are 2
+    more than the positives. After balance_complex: as many of each class in every split, and
+    in every split as many negatives as positives with the complex concept first, so the rule
+    "complex first => subsumption" scores exactly 50 %."""
+    samples = [_sample(f"a{i}", 1, i % 4 != 0) for i in range(40)]
+    samples += [_sample(f"b{i}", 0, i % 2 == 0) for i in range(42)]
+    out = ontolama.balance_complex(samples, (Fraction(2, 10), Fraction(1, 10),
+                                             Fraction(7, 10)), 42)
+    counts = Counter((s.split, s.label) for s in out)
+    assert counts == {("train", 1): 8, ("train", 0): 8, ("dev", 1): 4, ("dev", 0): 4,
+                      ("test", 1): 28, ("test", 0): 28}
+    for split in ("train", "dev", "test"):
+        first = Counter(s.label for s in out if s.split == split
+                        and ontolama.complex_on_premise(s))
+        assert first[1] == first[0]
+    # the same through the instances table and the SQL metric
+    names = {"X": "x", "p": "has y"} | {f"{s.anchor}-y": "y" for s in out} | {
+        s.anchor: s.anchor for s in out}
+    from probes.verbalise import PosLexicon, Verbaliser
+
+    df = ontolama.sample_instances("ontolama/t-complex", out,
+                                   Verbaliser(names, {"p": "has y"}, PosLexicon.small()))
+    con = connect(tmp_path / "r.duckdb")
+    con.register("df", df.to_arrow())
+    con.execute("INSERT INTO instances SELECT probe, split, instance_id, target, gold, "
+                "candidates, fields::JSON, now() FROM df")
+    rows = _metric(con, "ontolama_shortcuts")
+    assert {(r["split"], r["baseline"]): r["value"] for r in rows} == {
+        (s, b): 0.5 for s in ("train", "dev", "test") for b in ("majority", "complex_first")}
+
+
+def _metric(con: duckdb.DuckDBPyConnection, name: str) -> list[dict]:
+    cols, rows = run_metric(con, METRICS[name])
+    return [dict(zip(cols, r, strict=True)) for r in rows]
