@@ -90,7 +90,7 @@ def build(probes: list[Probe], store: KnowledgeStore, results: str | Path | None
                 reports.append(BuildReport(probe.spec.name, {}, {}, time.perf_counter() - t0,
                                            [f"not built: {e}"]))
                 continue
-            write_instances(con, probe.spec.name, df)
+            write_instances(con, probe.spec.name, df, probe.instances_hash)
             if out_dir is not None:
                 write_parquet(out_dir, probe.spec.name, df)
             splits = dict(Counter(df["split"].to_list()))
