@@ -4,7 +4,8 @@ Runs in the peers' virtual environment (``scripts/setup_peers.sh``); see ``commo
 request conventions. minicons has no request scheduler, so requests go in workload order in
 batches of ``--batch-size`` (16): ``conditional_score(contexts, candidates, separator="")`` for
 multiple choice and ``sequence_score(sentences, bos_token=True)`` for sentences, both with a
-summing reduction.
+summing reduction. Masked (``--only masked``): ``scorer.MaskedLMScorer`` with
+``PLL_metric="original"``, ``sequence_score(sentences)`` in batches of ``--batch-size``.
 """
 
 from __future__ import annotations
@@ -45,7 +46,20 @@ def main() -> int:
             out.extend(lm.sequence_score(list(chunk), reduction=_total, bos_token=True))
         return out
 
+    def load_masked() -> scorer.MaskedLMScorer:
+        return scorer.MaskedLMScorer(str(args.model), "cpu", PLL_metric="original",
+                                     dtype=torch.float32)
+
+    def score_masked(lm: scorer.MaskedLMScorer, texts: list[str]) -> list[float]:
+        out: list[float] = []
+        for chunk in common.batches(texts, args.batch_size):
+            out.extend(lm.sequence_score(list(chunk), reduction=_total))
+        return out
+
     versions = common.version_of("minicons", "torch", "transformers")
+    if args.only == ["masked"]:
+        return common.run("minicons", args, versions, load_masked, None, None,
+                          score_masked=score_masked)
     return common.run("minicons", args, versions, load, score_mc, score_sentences)
 
 
