@@ -124,21 +124,32 @@ def count_parameters(folder: Path) -> int:
     return total
 
 
-def measure_matmul_gflops(threads: int, n: int = 2048, rounds: int = 5) -> float:
-    """Best fp32 GFLOP/s of ``n x n`` matmuls with torch on ``threads`` CPU threads."""
+def measure_matmul_gflops(threads: int, n: int = 2048, rounds: int = 5, device: str = "cpu",
+                          dtype: str = "float32") -> float:
+    """Best GFLOP/s of ``n x n`` matmuls with torch on ``threads`` CPU threads (or on the GPU,
+    ``device="cuda"``, in ``dtype``; there ``n`` is raised to 8192 so the GPU is busy)."""
     import torch
 
     torch.set_num_threads(threads)
-    a = torch.randn(n, n, dtype=torch.float32)
-    b = torch.randn(n, n, dtype=torch.float32)
+    gpu = device.startswith("cuda")
+    n = max(n, 8192) if gpu else n
+    a = torch.randn(n, n, dtype=getattr(torch, dtype), device=device)
+    b = torch.randn(n, n, dtype=getattr(torch, dtype), device=device)
+
+    def sync() -> None:
+        if gpu:
+            torch.cuda.synchronize()
+
     for _ in range(2):
         torch.mm(a, b)
+    sync()
     best = 0.0
     for _ in range(rounds):
         reps, t0 = 0, time.perf_counter()
         while True:
             torch.mm(a, b)
             reps += 1
+            sync()
             elapsed = time.perf_counter() - t0
             if elapsed > 0.5:
                 break
@@ -232,7 +243,7 @@ def run_tool(tool: str, python: Path, model: Path, workload: Path, out: Path,
     script, _ = TOOLS[tool]
     cmd = [str(python), str(RUNNERS / script), "--model", str(model), "--workload",
            str(workload), "--out", str(out), "--threads", str(args.threads),
-           "--batch-size", str(args.batch_size)]
+           "--batch-size", str(args.batch_size), "--device", args.device, "--dtype", args.dtype]
     for name in only:
         cmd += ["--only", name]
     env = dict(os.environ)
@@ -278,7 +289,7 @@ def report(results: dict[str, dict], workload: dict, gflops: float,
     tokens = tokens_per_request(workload)
     flops = flops_per_request(workload, params)
     lines = [
-        f"Machine fp32 matmul: {gflops:.1f} GFLOP/s; parameters: "
+        f"Machine matmul: {gflops:.1f} GFLOP/s; parameters: "
         + ", ".join(f"{k} {v:,}" for k, v in params.items()),
         "",
         "| tool | workload | requests | seconds | requests/s | kgprobe speed-up | "
@@ -392,6 +403,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="multiple-choice instances (x 21 candidates) in the seq2seq "
                         "workload (default 40)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads for every tool")
+    parser.add_argument("--device", default="cpu",
+                        help="cpu (default) or cuda: every tool runs on this device; on cuda the "
+                        "floor is the GPU's measured matmul rate in --dtype")
+    parser.add_argument("--dtype", default=None,
+                        help="float32 or bfloat16 for every tool (default: float32 on the CPU, "
+                        "bfloat16 on cuda)")
     parser.add_argument("--batch-size", type=int, default=16,
                         help="batch size for lm-eval and minicons (kgprobe chooses its own)")
     parser.add_argument("--peers-venv", type=Path, default=default_peers_venv())
@@ -407,6 +424,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the benchmark; return the exit code."""
     args = parse_args(argv)
+    args.dtype = args.dtype or ("bfloat16" if args.device.startswith("cuda") else "float32")
     tools = [t.strip() for t in args.tools.split(",") if t.strip()]
     unknown = [t for t in tools if t not in TOOLS]
     if unknown:
@@ -457,8 +475,9 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"{len(workload['sentences'])} sentences, {len(workload['masked'])} masked-LM "
           f"sentences, {sum(len(i['candidates']) for i in workload['seq2seq'])} seq2seq "
           f"requests); threads: {args.threads}")
-    gflops = gflops_before = measure_matmul_gflops(args.threads)
-    print(f"fp32 matmul (2048x2048, {args.threads} threads): {gflops:.1f} GFLOP/s")
+    gflops = gflops_before = measure_matmul_gflops(args.threads, device=args.device,
+                                                   dtype=args.dtype)
+    print(f"{args.dtype} matmul on {args.device} ({args.threads} threads): {gflops:.1f} GFLOP/s")
 
     results: dict[str, dict] = {}
     failed: list[str] = []
@@ -481,8 +500,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"{tool} ({group}): failed (exit code {code}); see its output above",
                       file=sys.stderr)
                 failed.append(f"{tool} ({group})")
-    gflops_after = measure_matmul_gflops(args.threads)
-    print(f"\nfp32 matmul after the tools: {gflops_after:.1f} GFLOP/s")
+    gflops_after = measure_matmul_gflops(args.threads, device=args.device, dtype=args.dtype)
+    print(f"\n{args.dtype} matmul after the tools: {gflops_after:.1f} GFLOP/s")
     if abs(gflops_after - gflops) > NOISE * max(gflops, gflops_after):
         print(f"WARNING: the matmul rate changed by more than {NOISE:.0%} during the run "
               f"({gflops:.1f} -> {gflops_after:.1f} GFLOP/s): the machine is busy and the "
@@ -494,6 +513,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("\n" + table)
     summary = {
         "model": str(model), "parameters": params, "gflops": gflops, "threads": args.threads,
+        "device": args.device, "dtype": args.dtype,
         "gflops_before_after": [gflops_before, gflops_after],
         "quick": args.quick, "tools": tools, "failed": failed,
         "tokens_per_request": tokens_per_request(workload),

@@ -73,6 +73,8 @@ def parse_args(description: str, argv: Sequence[str] | None = None) -> argparse.
     parser.add_argument("--out", type=Path, required=True, help="result JSON to write")
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads")
     parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--device", default="cpu", help="torch device: cpu or cuda")
+    parser.add_argument("--dtype", default="float32", help="float32 or bfloat16")
     parser.add_argument("--only", choices=WORKLOADS, action="append",
                         help="run only this request set (repeatable)")
     return parser.parse_args(argv)

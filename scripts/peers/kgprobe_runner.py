@@ -28,7 +28,7 @@ def main() -> int:
     from transformers import AutoTokenizer
 
     def load():
-        wanted = {"device": "cpu", "dtype": "float32", "threads": args.threads}
+        wanted = {"device": args.device, "dtype": args.dtype, "threads": args.threads}
         accepted = inspect.signature(load_scorer).parameters
         return load_scorer(str(args.model), **{k: v for k, v in wanted.items() if k in accepted})
 

@@ -26,8 +26,8 @@ def main() -> int:
     seq2seq = args.only == ["seq2seq"]
 
     def load() -> HFLM:
-        return HFLM(pretrained=str(args.model), batch_size=args.batch_size, device="cpu",
-                    dtype="float32", backend="seq2seq" if seq2seq else "default")
+        return HFLM(pretrained=str(args.model), batch_size=args.batch_size, device=args.device,
+                    dtype=args.dtype, backend="seq2seq" if seq2seq else "default")
 
     def score(lm: HFLM, pairs: list[tuple[str, str]]) -> list[float]:
         reqs = [Instance(request_type="loglikelihood", doc={}, arguments=pair, idx=i)

@@ -5,7 +5,8 @@ request conventions. minicons has no request scheduler, so requests go in worklo
 batches of ``--batch-size`` (16): ``conditional_score(contexts, candidates, separator="")`` for
 multiple choice and ``sequence_score(sentences, bos_token=True)`` for sentences, both with a
 summing reduction. Masked (``--only masked``): ``scorer.MaskedLMScorer`` with
-``PLL_metric="original"``, ``sequence_score(sentences)`` in batches of ``--batch-size``.
+``PLL_metric="original"``, ``sequence_score`` in batches of ``--batch-size`` (sentences encoded
+by ``tokenizer(batch, padding="longest")``, what minicons' own encode does).
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ def main() -> int:
     from minicons import scorer
 
     def load() -> scorer.IncrementalLMScorer:
-        return scorer.IncrementalLMScorer(str(args.model), "cpu", dtype=torch.float32)
+        return scorer.IncrementalLMScorer(str(args.model), args.device,
+                                          dtype=getattr(torch, args.dtype))
 
     def score_mc(lm: scorer.IncrementalLMScorer, pairs: list[tuple[str, str]]) -> list[float]:
         out: list[float] = []
@@ -47,13 +49,17 @@ def main() -> int:
         return out
 
     def load_masked() -> scorer.MaskedLMScorer:
-        return scorer.MaskedLMScorer(str(args.model), "cpu", PLL_metric="original",
-                                     dtype=torch.float32)
+        return scorer.MaskedLMScorer(str(args.model), args.device, PLL_metric="original",
+                                     dtype=getattr(torch, args.dtype))
 
     def score_masked(lm: scorer.MaskedLMScorer, texts: list[str]) -> list[float]:
+        # minicons 0.3.39 encodes with tokenizer.batch_encode_plus, which transformers 5 no
+        # longer has; the same call through tokenizer(...) gives the BatchEncoding that
+        # sequence_score accepts as it is.
         out: list[float] = []
         for chunk in common.batches(texts, args.batch_size):
-            out.extend(lm.sequence_score(list(chunk), reduction=_total))
+            encoded = lm.tokenizer(list(chunk), padding="longest", return_attention_mask=True)
+            out.extend(lm.sequence_score(encoded, reduction=_total))
         return out
 
     versions = common.version_of("minicons", "torch", "transformers")
