@@ -47,7 +47,7 @@ def load_options(args: argparse.Namespace) -> dict[str, Any]:
         if args.max_memory or args.offload_folder:
             raise ProbeError("--max-memory and --offload-folder need --device-map (e.g. auto)")
         return {}
-    from probes.models import parse_max_memory
+    from probes.placement import parse_max_memory
 
     return {"device_map": args.device_map, "max_memory": parse_max_memory(args.max_memory),
             "offload_folder": args.offload_folder}

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from probes.backends import ModelError, load_scorer
-from probes.models import Placement, parse_max_memory
+from probes.placement import Placement, parse_max_memory
 from tests.test_run import ANIMALS, tiny_causal_model, tiny_masked_model
 
 TOL = 1e-5

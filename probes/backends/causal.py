@@ -49,11 +49,11 @@ from probes.backends.registry import register
 from probes.models import (
     ModelError,
     ModelSource,
-    Placement,
     hub_commit,
     load_model,
     load_tokenizer,
 )
+from probes.placement import Placement
 from probes.wordvocab import WholeWordVocab
 
 Ids = tuple[int, ...]

@@ -30,7 +30,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from probes.backends.base import Scorer, resolve_device, resolve_dtype
-from probes.models import ModelError, Placement, load_config, parse_max_memory, resolve
+from probes.models import ModelError, load_config, resolve
+from probes.placement import Placement, parse_max_memory
 
 _BACKENDS: dict[str, type[Scorer]] = {}
 _MODULES = {
