@@ -516,11 +516,27 @@ def load_tokenizer(source: ModelSource | str) -> Any:
         ) from exc
 
 
-def load_model(source: ModelSource, auto_class: Any, *, dtype: Any, device: Any) -> Any:
-    """Weights through ``auto_class.from_pretrained`` with the source's safety options."""
+def load_model(
+    source: ModelSource,
+    auto_class: Any,
+    *,
+    dtype: Any,
+    device: Any,
+    placement: Any = None,
+) -> Any:
+    """Weights through ``auto_class.from_pretrained`` with the source's safety options.
+
+    With a ``placement`` (``device_map``), accelerate spreads the layers over the devices its
+    ``max_memory`` allows and offloads the rest to the CPU or to disk; the model is not moved
+    afterwards, and the outputs of its body, encoder and LM head are brought back to ``device``
+    (:func:`probes.placement.follow_device`), so the backends' scoring code runs unchanged.
+    ``placement`` is a :class:`probes.placement.Placement`.
+    """
     from transformers.utils import logging as hf_logging
 
     kwargs = source.pretrained_kwargs()
+    if placement is not None and placement.device_map is not None:
+        kwargs.update(placement.pretrained_kwargs(source.name))
     bars = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()
     try:
@@ -545,6 +561,10 @@ def load_model(source: ModelSource, auto_class: Any, *, dtype: Any, device: Any)
     finally:
         if bars:
             hf_logging.enable_progress_bar()
+    if placement is not None and placement.device_map is not None:
+        from probes.placement import follow_device
+
+        return follow_device(model, device).eval()
     return model.to(device).eval()
 
 

@@ -38,7 +38,7 @@ from tqdm import tqdm
 
 from kg import config
 from kg.errors import KgError
-from probes import cache
+from probes import cache, scale_cli
 from probes.errors import ProbeError
 from probes.models import PromptTooLongError
 from probes.results import connect, diagnose
@@ -541,9 +541,9 @@ def build_parser() -> argparse.ArgumentParser:
         "scores and top-k responses into the results DuckDB file. Scores are cached by (model, "
         "revision, prompt, scoring options): a re-run with nothing new does no model work, and "
         "a run that was killed resumes where it stopped.")
-    p.add_argument("--model", "-m", required=True,
+    p.add_argument("--model", "-m",
                    help="model: a Hugging Face hub name, a local folder, a GGUF file, or an "
-                   "offline alias (smollm2-135m, gemma3-270m; see probes.models)")
+                   "offline alias (smollm2-135m, gemma3-270m; see probes.models); or --models")
     p.add_argument("--probe", "-p", action="append", required=True, metavar="PATTERN",
                    help="probe name or glob pattern (e.g. 'starter/*'); repeatable. The probes "
                    "must have been exported with `python -m probes.export`")
@@ -587,6 +587,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="allow loading pickle weights (pytorch_model.bin) when a model has no "
                    "safetensors; pickle can run code when loaded, so only for sources you trust")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    scale_cli.add_arguments(p)  # --models, --device-map, --max-memory, --shard (docs/scale.md)
     return p
 
 
@@ -702,8 +703,16 @@ def _default_factory(name: str, **kwargs: Any) -> Any:
 def main(argv: list[str] | None = None, scorer_factory: ScorerFactory | None = None) -> int:
     """The command line. ``scorer_factory(name, device=, dtype=, batch_size=, threads=)`` replaces
     ``probes.backends.registry.load_scorer`` (tests pass a fake scorer)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["merge"]:  # python -m probes.run merge --shards N (probes.shard)
+        from probes.shard import merge_main
+
+        return merge_main(argv[1:])
     args = build_parser().parse_args(argv)
     factory = scorer_factory or _default_factory
+    routed = scale_cli.route(args, argv, main, factory)  # a model list, a shard or a rank
+    if routed is not None:
+        return routed
     results = str(args.results) if args.results else None
     con = None
     try:
@@ -735,7 +744,8 @@ def main(argv: list[str] | None = None, scorer_factory: ScorerFactory | None = N
             check_device(args.device)
             extra = {"allow_pickle": True} if args.allow_pickle else {}
             scorer = factory(args.model, device=args.device, dtype=args.dtype,
-                             batch_size=args.batch_size, threads=args.threads, **extra)
+                             batch_size=args.batch_size, threads=args.threads, **extra,
+                             **scale_cli.load_options(args))
         t0 = time.perf_counter()
         reports = [run_probe(con, scorer, p, opts, where, (plans or {}).get(p.spec.name))
                    for p in probes]

@@ -307,6 +307,7 @@ class Scorer(ABC):
             "max_length": self.max_length,
             "batch_size": self.batch_size,
             "batch_limits": {k: (b.rows, b.tokens) for k, b in self._batchers.items()},
+            "device_map": _device_map(self.model),
         }
 
     def batcher(self, label: str, *, rows: int | None = None) -> Batcher:
@@ -522,6 +523,13 @@ def log_normalizer(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     best = logits.amax(dim=-1)
     total = logits.sub_(best[:, None]).exp_().sum(dim=-1)
     return total.log_().add_(best), best
+
+
+def _device_map(model: Any) -> dict[str, str] | None:
+    """Where accelerate placed each part of a dispatched model (None for a model on one
+    device)."""
+    found = getattr(model, "hf_device_map", None)
+    return {k: str(v) for k, v in found.items()} if found else None
 
 
 def _vocab_size(model: Any) -> int:

@@ -46,7 +46,14 @@ from probes.backends.base import (
     segment_sum,
 )
 from probes.backends.registry import register
-from probes.models import ModelError, ModelSource, hub_commit, load_model, load_tokenizer
+from probes.models import (
+    ModelError,
+    ModelSource,
+    hub_commit,
+    load_model,
+    load_tokenizer,
+)
+from probes.placement import Placement
 from probes.wordvocab import WholeWordVocab
 
 Ids = tuple[int, ...]
@@ -86,6 +93,7 @@ class CausalScorer(Scorer):
         dtype: torch.dtype,
         batch_size: int | None = None,
         max_batch_tokens: int | None = None,
+        placement: Placement | None = None,
         verify: bool = True,
         has_head: bool = True,
         prefix_mode: str | None = "packed",
@@ -102,7 +110,8 @@ class CausalScorer(Scorer):
         if prefix_mode not in PREFIX_MODES:
             raise ModelError(f"unknown prefix_mode {prefix_mode!r}; use packed, cache or None")
         tokenizer = load_tokenizer(source)
-        model = load_model(source, AutoModelForCausalLM, dtype=dtype, device=device)
+        model = load_model(source, AutoModelForCausalLM, dtype=dtype, device=device,
+                           placement=placement)
         revision = source.revision or hub_commit(source.location, source.options.get("revision"))
         scorer = cls(
             model,
@@ -636,7 +645,8 @@ def _select_cache(cache: Any, rows: torch.Tensor, config: Any) -> Any:
     from transformers import DynamicCache
 
     data = [
-        (layer.keys.index_select(0, rows), layer.values.index_select(0, rows))
+        (layer.keys.index_select(0, rows.to(layer.keys.device)),
+         layer.values.index_select(0, rows.to(layer.values.device)))
         for layer in cache.layers
     ]
     return DynamicCache(ddp_cache_data=data, config=config)

@@ -29,7 +29,14 @@ from probes.backends.base import (
     pool,
 )
 from probes.backends.registry import register
-from probes.models import ModelError, ModelSource, hub_commit, load_model, load_tokenizer
+from probes.models import (
+    ModelError,
+    ModelSource,
+    hub_commit,
+    load_model,
+    load_tokenizer,
+)
+from probes.placement import Placement
 from probes.wordvocab import WholeWordVocab
 
 
@@ -66,6 +73,7 @@ class MaskedScorer(Scorer):
         dtype: torch.dtype,
         batch_size: int | None = None,
         max_batch_tokens: int | None = None,
+        placement: Placement | None = None,
         has_head: bool = True,
         verify: bool = True,
         **options: Any,
@@ -76,7 +84,8 @@ class MaskedScorer(Scorer):
             raise ModelError(f"unknown scorer options: {', '.join(sorted(options))}")
         tokenizer = load_tokenizer(source)
         auto = AutoModelForMaskedLM if has_head else AutoModel
-        model = load_model(source, auto, dtype=dtype, device=device)
+        model = load_model(source, auto, dtype=dtype, device=device,
+                           placement=placement)
         scorer = cls(
             model,
             tokenizer,

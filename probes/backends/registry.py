@@ -31,6 +31,7 @@ from typing import Any
 
 from probes.backends.base import Scorer, resolve_device, resolve_dtype
 from probes.models import ModelError, load_config, resolve
+from probes.placement import Placement, parse_max_memory
 
 _BACKENDS: dict[str, type[Scorer]] = {}
 _MODULES = {
@@ -118,6 +119,9 @@ def load_scorer(
     allow_pickle: bool = False,
     trust_remote_code: bool = False,
     revision: str | None = None,
+    device_map: str | None = None,
+    max_memory: dict[int | str, int | str] | str | None = None,
+    offload_folder: str | None = None,
     **options: Any,
 ) -> Scorer:
     """Load a model by name and wrap it in the scorer for its kind.
@@ -128,9 +132,12 @@ def load_scorer(
     ``require``: operations that must be supported (e.g. ``("topk",)``), checked before any
     work; ``threads``: torch CPU threads; ``max_batch_tokens``: the automatic batches' padded-
     token budget; ``allow_pickle`` / ``trust_remote_code``: opt in to pickle weights /
-    repository code; ``revision``: a hub branch, tag or commit. Backend options: ``verify``
-    (causal, masked: check the fast paths against a plain forward at load, default True) and
-    ``prefix_mode`` (causal: ``"packed"`` default, ``"cache"`` or None, see
+    repository code; ``revision``: a hub branch, tag or commit; ``device_map`` (``auto``,
+    ``balanced``, ``sequential``), ``max_memory`` (``{0: "70GiB", "cpu": "200GiB"}`` or the
+    string ``"0=70GiB,cpu=200GiB"``) and ``offload_folder``: spread a model larger than one
+    device over several and offload the rest to CPU or disk (accelerate). Backend options:
+    ``verify`` (causal, masked: check the fast paths against a plain forward at load, default
+    True) and ``prefix_mode`` (causal: ``"packed"`` default, ``"cache"`` or None, see
     :mod:`probes.backends.causal`).
     """
     if threads is not None:
@@ -159,6 +166,12 @@ def load_scorer(
             f"model {str(name)!r} ({arch}) is a {detected} LM, not {kind}; "
             f"a {kind} scorer needs a {_HEAD_NEEDED[kind]}"
         )
+    if device_map is not None:
+        if isinstance(max_memory, str):
+            max_memory = parse_max_memory(max_memory)
+        options["placement"] = Placement(device_map, max_memory, offload_folder)
+    elif max_memory is not None or offload_folder is not None:
+        raise ModelError("max_memory and offload_folder need a device_map (e.g. device_map='auto')")
     scorer = backend(detected).from_source(
         source,
         config,

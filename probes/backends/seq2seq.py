@@ -30,7 +30,14 @@ from probes.backends.base import (
     segment_sum,
 )
 from probes.backends.registry import register
-from probes.models import ModelError, ModelSource, hub_commit, load_model, load_tokenizer
+from probes.models import (
+    ModelError,
+    ModelSource,
+    hub_commit,
+    load_model,
+    load_tokenizer,
+)
+from probes.placement import Placement
 from probes.wordvocab import WholeWordVocab
 
 SENTINEL = "<extra_id_0>"
@@ -62,6 +69,7 @@ class Seq2SeqScorer(Scorer):
         dtype: torch.dtype,
         batch_size: int | None = None,
         max_batch_tokens: int | None = None,
+        placement: Placement | None = None,
         has_head: bool = True,
         **options: Any,
     ) -> Seq2SeqScorer:
@@ -77,7 +85,8 @@ class Seq2SeqScorer(Scorer):
         if options:
             raise ModelError(f"unknown scorer options: {', '.join(sorted(options))}")
         tokenizer = load_tokenizer(source)
-        model = load_model(source, AutoModelForSeq2SeqLM, dtype=dtype, device=device)
+        model = load_model(source, AutoModelForSeq2SeqLM, dtype=dtype, device=device,
+                           placement=placement)
         return cls(
             model,
             tokenizer,

@@ -16,6 +16,11 @@ Request conventions (identical for every tool):
   log-probability of its tokens given the context.
 * ``sentences``: the summed log-probability of every token of the sentence given the
   tokenizer's BOS token (and the preceding sentence tokens).
+* ``masked`` (a bert-base-shaped model): the pseudo-log-likelihood of each sentence, every
+  non-special token masked in its own copy ("original" PLL of Salazar et al.).
+* ``seq2seq`` (a t5-base-shaped model): ``(context, candidate)`` pairs; the encoder reads the
+  context (tokenizer's special tokens included: T5 appends ``</s>``), the score is the summed
+  log-probability of the candidate's tokens followed by ``</s>``.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 Request = tuple[str, str]
-WORKLOADS = ("mc", "sentences")
+WORKLOADS = ("mc", "sentences", "masked", "seq2seq")
 
 
 def mc_requests(workload: dict) -> list[Request]:
@@ -39,6 +44,16 @@ def mc_requests(workload: dict) -> list[Request]:
     [('A dog is a kind of', ' animal'), ('A dog is a kind of', ' tree')]
     """
     return [(inst["context"], cand) for inst in workload["mc"] for cand in inst["candidates"]]
+
+
+def seq2seq_requests(workload: dict) -> list[Request]:
+    """The seq2seq ``(context, candidate)`` pairs, in workload order."""
+    return [(i["context"], c) for i in workload.get("seq2seq", []) for c in i["candidates"]]
+
+
+def masked_texts(workload: dict) -> list[str]:
+    """The sentences of the masked-LM workload, in workload order."""
+    return [s["text"] for s in workload.get("masked", [])]
 
 
 def sentences(workload: dict) -> list[str]:
@@ -58,6 +73,8 @@ def parse_args(description: str, argv: Sequence[str] | None = None) -> argparse.
     parser.add_argument("--out", type=Path, required=True, help="result JSON to write")
     parser.add_argument("--threads", type=int, default=2, help="torch CPU threads")
     parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--device", default="cpu", help="torch device: cpu or cuda")
+    parser.add_argument("--dtype", default="float32", help="float32 or bfloat16")
     parser.add_argument("--only", choices=WORKLOADS, action="append",
                         help="run only this request set (repeatable)")
     return parser.parse_args(argv)
@@ -77,12 +94,14 @@ def run(
     args: argparse.Namespace,
     versions: dict[str, str],
     load: Callable[[], object],
-    score_mc: Callable[[object, list[Request]], list[float]],
-    score_sentences: Callable[[object, list[str]], list[float]],
+    score_mc: Callable[[object, list[Request]], list[float]] | None,
+    score_sentences: Callable[[object, list[str]], list[float]] | None,
+    score_masked: Callable[[object, list[str]], list[float]] | None = None,
+    score_seq2seq: Callable[[object, list[Request]], list[float]] | None = None,
 ) -> int:
     """Load the model, score each request set, write the result JSON; return an exit code."""
     workload = json.loads(args.workload.read_text(encoding="utf-8"))
-    wanted = args.only or list(WORKLOADS)
+    wanted = args.only or ["mc", "sentences"]
     t0 = time.perf_counter()
     model = load()
     result: dict = {
@@ -94,12 +113,21 @@ def run(
         "workloads": {},
     }
     jobs: list[tuple[str, Callable[[], list[float]], int]] = []
-    if "mc" in wanted:
+    if "mc" in wanted and score_mc is not None:
         reqs = mc_requests(workload)
         jobs.append(("mc", lambda: score_mc(model, reqs), len(reqs)))
-    if "sentences" in wanted:
+    if "sentences" in wanted and score_sentences is not None:
         sents = sentences(workload)
         jobs.append(("sentences", lambda: score_sentences(model, sents), len(sents)))
+    if "masked" in wanted and score_masked is not None:
+        texts = masked_texts(workload)
+        jobs.append(("masked", lambda: score_masked(model, texts), len(texts)))
+    if "seq2seq" in wanted and score_seq2seq is not None:
+        pairs = seq2seq_requests(workload)
+        jobs.append(("seq2seq", lambda: score_seq2seq(model, pairs), len(pairs)))
+    if not jobs:
+        print(f"[{tool}] nothing to do for {', '.join(wanted)}", file=sys.stderr)
+        return 1
     for name, job, n in jobs:
         print(f"[{tool}] {name}: {n} requests ...", file=sys.stderr, flush=True)
         t0 = time.perf_counter()

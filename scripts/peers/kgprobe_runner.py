@@ -2,7 +2,9 @@
 
 Runs with kgprobe's Python. Each request set goes to one ``Scorer.loglik`` call, so kgprobe's
 own length sorting, batching and shared-prefix reuse apply. Sentences are sent as
-``(bos_token, sentence)`` pairs: the score of the sentence tokens given the BOS token.
+``(bos_token, sentence)`` pairs: the score of the sentence tokens given the BOS token. Masked:
+one ``Scorer.pll`` call over ``(text, (0, len(text)))``; seq2seq: one ``Scorer.loglik`` call
+(kgprobe's seq2seq target convention appends the tokenizer's ``</s>``).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ def main() -> int:
     from transformers import AutoTokenizer
 
     def load():
-        wanted = {"device": "cpu", "dtype": "float32", "threads": args.threads}
+        wanted = {"device": args.device, "dtype": args.dtype, "threads": args.threads}
         accepted = inspect.signature(load_scorer).parameters
         return load_scorer(str(args.model), **{k: v for k, v in wanted.items() if k in accepted})
 
@@ -39,8 +41,12 @@ def main() -> int:
         scores = scorer.loglik([(bos, t) for t in texts])
         return [s.logprob for s in scores]
 
+    def score_masked(scorer, texts: list[str]) -> list[float]:
+        return [s.logprob for s in scorer.pll([(t, (0, len(t))) for t in texts])]
+
     versions = common.version_of("kgprobe", "torch", "transformers")
-    return common.run("kgprobe", args, versions, load, score_mc, score_sentences)
+    return common.run("kgprobe", args, versions, load, score_mc, score_sentences,
+                      score_masked=score_masked, score_seq2seq=score_mc)
 
 
 if __name__ == "__main__":

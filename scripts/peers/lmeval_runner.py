@@ -4,7 +4,9 @@ Runs in the peers' virtual environment (``scripts/setup_peers.sh``); see ``commo
 request conventions. All requests of a set go to one ``HFLM.loglikelihood`` call, batch 16, so
 the harness applies its own length sorting and one-token-continuation logits cache. Sentences
 are sent with an empty context, which the harness conditions on ``prefix_token_id`` (the
-tokenizer's BOS token).
+tokenizer's BOS token). Seq2seq (``--only seq2seq``): ``HFLM(backend="seq2seq")``; the harness
+encodes the continuation without special tokens, so each candidate is sent with the tokenizer's
+``</s>`` appended, the same target as kgprobe's.
 """
 
 from __future__ import annotations
@@ -21,9 +23,11 @@ def main() -> int:
     from lm_eval.api.instance import Instance
     from lm_eval.models.huggingface import HFLM
 
+    seq2seq = args.only == ["seq2seq"]
+
     def load() -> HFLM:
-        return HFLM(pretrained=str(args.model), batch_size=args.batch_size, device="cpu",
-                    dtype="float32")
+        return HFLM(pretrained=str(args.model), batch_size=args.batch_size, device=args.device,
+                    dtype=args.dtype, backend="seq2seq" if seq2seq else "default")
 
     def score(lm: HFLM, pairs: list[tuple[str, str]]) -> list[float]:
         reqs = [Instance(request_type="loglikelihood", doc={}, arguments=pair, idx=i)
@@ -36,7 +40,14 @@ def main() -> int:
             raise SystemExit(f"lm-eval prefix token {lm.prefix_token_id} is not BOS {bos}")
         return score(lm, [("", text) for text in texts])
 
+    def score_seq2seq(lm: HFLM, pairs: list[tuple[str, str]]) -> list[float]:
+        eos = lm.tokenizer.eos_token
+        return score(lm, [(c, x + eos) for c, x in pairs])
+
     versions = common.version_of("lm_eval", "torch", "transformers")
+    if seq2seq:
+        return common.run("lm-eval", args, versions, load, None, None,
+                          score_seq2seq=score_seq2seq)
     return common.run("lm-eval", args, versions, load, score, score_sentences)
 
 

@@ -4,7 +4,9 @@ Runs in the peers' virtual environment (``scripts/setup_peers.sh``); see ``commo
 request conventions. minicons has no request scheduler, so requests go in workload order in
 batches of ``--batch-size`` (16): ``conditional_score(contexts, candidates, separator="")`` for
 multiple choice and ``sequence_score(sentences, bos_token=True)`` for sentences, both with a
-summing reduction.
+summing reduction. Masked (``--only masked``): ``scorer.MaskedLMScorer`` with
+``PLL_metric="original"``, ``sequence_score`` in batches of ``--batch-size`` (sentences encoded
+by ``tokenizer(batch, padding="longest")``, what minicons' own encode does).
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ def main() -> int:
     from minicons import scorer
 
     def load() -> scorer.IncrementalLMScorer:
-        return scorer.IncrementalLMScorer(str(args.model), "cpu", dtype=torch.float32)
+        return scorer.IncrementalLMScorer(str(args.model), args.device,
+                                          dtype=getattr(torch, args.dtype))
 
     def score_mc(lm: scorer.IncrementalLMScorer, pairs: list[tuple[str, str]]) -> list[float]:
         out: list[float] = []
@@ -45,7 +48,24 @@ def main() -> int:
             out.extend(lm.sequence_score(list(chunk), reduction=_total, bos_token=True))
         return out
 
+    def load_masked() -> scorer.MaskedLMScorer:
+        return scorer.MaskedLMScorer(str(args.model), args.device, PLL_metric="original",
+                                     dtype=getattr(torch, args.dtype))
+
+    def score_masked(lm: scorer.MaskedLMScorer, texts: list[str]) -> list[float]:
+        # minicons 0.3.39 encodes with tokenizer.batch_encode_plus, which transformers 5 no
+        # longer has; the same call through tokenizer(...) gives the BatchEncoding that
+        # sequence_score accepts as it is.
+        out: list[float] = []
+        for chunk in common.batches(texts, args.batch_size):
+            encoded = lm.tokenizer(list(chunk), padding="longest", return_attention_mask=True)
+            out.extend(lm.sequence_score(encoded, reduction=_total))
+        return out
+
     versions = common.version_of("minicons", "torch", "transformers")
+    if args.only == ["masked"]:
+        return common.run("minicons", args, versions, load_masked, None, None,
+                          score_masked=score_masked)
     return common.run("minicons", args, versions, load, score_mc, score_sentences)
 
 

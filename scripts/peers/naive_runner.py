@@ -22,12 +22,12 @@ def main() -> int:
 
     def load():
         tok = AutoTokenizer.from_pretrained(args.model)
-        model = AutoModelForCausalLM.from_pretrained(args.model, dtype=torch.float32)
-        return tok, model.eval()
+        model = AutoModelForCausalLM.from_pretrained(args.model, dtype=getattr(torch, args.dtype))
+        return tok, model.to(args.device).eval()
 
     @torch.inference_mode()
     def logprob(model, ids: list[int], n_prefix: int) -> float:
-        logits = model(torch.tensor([ids])).logits[0]
+        logits = model(torch.tensor([ids], device=args.device)).logits[0].cpu()
         logp = torch.log_softmax(logits.float(), dim=-1)
         targets = torch.tensor(ids[n_prefix:])
         return logp[n_prefix - 1:-1].gather(1, targets[:, None]).sum().item()

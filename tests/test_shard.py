@@ -1,0 +1,201 @@
+"""Data-parallel runs (probes.shard): sharded results equal unsharded results.
+
+The reference is always an unsharded run of the same probes in its own results file. A sharded
+run (``--shard i/n`` + ``merge``, or ``torchrun`` with 2 CPU processes on gloo) must leave the
+same ``scores`` and ``responses`` rows and the same metric rows (eval.report); a shard killed
+with SIGKILL must resume like a single process.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from eval.report import build_report
+from probes.run import main
+from probes.shard import Shard, merge, shard_path
+from tests.test_run import (
+    FakeScorer,
+    big_probe,
+    choice_probe,
+    query,
+    run,
+    setup,
+    table,
+    tiny_causal_model,
+)
+
+ROOT = Path(__file__).parents[1]
+TEST_RUN = ROOT / "tests" / "test_run.py"
+RELATUM = ("# name: t/rel\n# task: relatum\n# split: test\n# target: ?w\n# gold: ?g\n"
+           '# prompts: ["[DET] [W] is a kind of [V]."]\n'
+           'SELECT ?w ?g WHERE { VALUES (?w ?g) { ("owl" "bird") ("cat" "animal") '
+           '("emu" "bird") ("oak" "tree") ("ant" "insect") } }\n')
+
+
+def metric_rows(results: Path) -> list[tuple[str, list[dict[str, Any]]]]:
+    con = duckdb.connect(str(results), read_only=True)
+    try:
+        report = build_report(con)
+    finally:
+        con.close()
+    return sorted((r.metric.name, sorted(r.rows, key=repr)) for r in report.results)
+
+
+def reference(tmp_path: Path, *probes: str, scorer: FakeScorer | None = None) -> Path:
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    qdir, results = setup(ref, *probes)
+    assert run(qdir, results, scorer or FakeScorer(), "-p", "t/*") == 0
+    return results
+
+
+def test_shards_then_merge_equal_the_unsharded_run(tmp_path: Path) -> None:
+    probes = (choice_probe(), RELATUM, big_probe())
+    ref = reference(tmp_path, *probes)
+    qdir, results = setup(tmp_path, *probes)
+    calls = []
+    for i in range(3):
+        scorer = FakeScorer(kind="causal")
+        assert run(qdir, results, scorer, "-p", "t/*", "--shard", f"{i}/3") == 0
+        calls.append(sum(n for _, n in scorer.calls))
+        assert shard_path(results, Shard(i, 3)).exists()
+    assert query(results, "SELECT count(*) FROM scores") == [(0,)]  # nothing merged yet
+    assert sum(calls) == query(ref, "SELECT sum(requests) FROM runs")[0][0]  # no overlap here
+    assert main(["merge", "--shards", "3", "--results", str(results)]) == 0
+    for name in ("scores", "responses"):
+        assert table(results, name) == table(ref, name), name
+    assert table(results, "score_cache") == table(ref, "score_cache")
+    assert metric_rows(results) == metric_rows(ref)
+    assert len(metric_rows(ref)) >= 2 and all(rows for _, rows in metric_rows(ref))
+    assert query(results, "SELECT run_id, status FROM runs ORDER BY 1") == query(
+        ref, "SELECT run_id, status FROM runs ORDER BY 1")
+    assert not any(shard_path(results, Shard(i, 3)).exists() for i in range(3))
+    # the merged cache makes an unsharded re-run free
+    again = FakeScorer()
+    assert run(qdir, results, again, "-p", "t/*") == 0
+    assert again.calls == []
+
+
+def test_merge_refuses_missing_or_unfinished_shards(tmp_path: Path, capsys: Any) -> None:
+    qdir, results = setup(tmp_path, big_probe())
+    assert run(qdir, results, FakeScorer(), "-p", "t/big", "--shard", "0/2") == 0
+    assert main(["merge", "--shards", "2", "--results", str(results)]) == 2
+    assert "missing shard file" in capsys.readouterr().err
+    con = duckdb.connect(str(shard_path(results, Shard(0, 2))))
+    con.execute("UPDATE runs SET status = 'running'")
+    con.close()
+    assert run(qdir, results, FakeScorer(), "-p", "t/big", "--shard", "1/2") == 0
+    with pytest.raises(Exception, match="not every shard has finished"):
+        merge(results, 2)
+    assert query(results, "SELECT count(*) FROM scores") == [(0,)]  # nothing half-merged
+
+
+def test_bad_shard_spec_is_a_clear_error(tmp_path: Path, capsys: Any) -> None:
+    qdir, results = setup(tmp_path, choice_probe())
+    assert run(qdir, results, FakeScorer(), "-p", "t/choice", "--shard", "2/2") == 2
+    assert "0..N-1" in capsys.readouterr().err
+    assert run(qdir, results, FakeScorer(), "-p", "t/choice", "--shard", "4/5") == 2
+    assert "fewer instances than the 5 shards" in capsys.readouterr().err
+
+
+def test_killed_shard_resumes_like_a_single_process(tmp_path: Path) -> None:
+    ref = reference(tmp_path, big_probe())
+    qdir, results = setup(tmp_path, big_probe())
+    assert run(qdir, results, FakeScorer(), "-p", "t/big", "--shard", "1/2") == 0
+    log = tmp_path / "calls.log"
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import importlib.util, sys; "
+         "s = importlib.util.spec_from_file_location('kgp_test_run', sys.argv[1]); "
+         "m = importlib.util.module_from_spec(s); s.loader.exec_module(m); "
+         "sys.exit(m.subprocess_main())", str(TEST_RUN), "--", "--model", "fake/model",
+         "--results", str(results), "--queries", str(qdir), "--only-extra", "--quiet",
+         "-p", "t/big", "--chunk-size", "10", "--shard", "0/2"],
+        env={**os.environ, "FAKE_DELAY": "0.2", "FAKE_LOG": str(log),
+             "PYTHONPATH": str(ROOT)}, cwd=ROOT)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if log.exists() and len(log.read_text().splitlines()) >= 3:
+            break
+        assert child.poll() is None, "the shard ended before it could be killed"
+        time.sleep(0.02)
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    part = shard_path(results, Shard(0, 2))
+    done = query(part, "SELECT count(*) FROM score_cache")[0][0]
+    assert 0 < done < 75 and query(part, "SELECT status FROM runs") == [("running",)]
+    resumed = FakeScorer()
+    assert run(qdir, results, resumed, "-p", "t/big", "--chunk-size", "10",
+               "--shard", "0/2") == 0
+    assert sum(n for _, n in resumed.calls) == 75 - done  # only what the kill lost
+    assert main(["merge", "--shards", "2", "--results", str(results)]) == 0
+    assert table(results, "scores") == table(ref, "scores")
+    assert metric_rows(results) == metric_rows(ref)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_torchrun_two_cpu_processes_equal_one(tmp_path: Path) -> None:
+    """torchrun --nproc-per-node 2 (gloo) with a real tiny model: rank 0 merges; the scores
+    and metric rows equal a single process's."""
+    folder = tiny_causal_model(tmp_path / "tiny-gpt2")
+    probes = (choice_probe(), RELATUM)
+    common = ["--model", str(folder), "--device", "cpu", "--dtype", "float32", "--threads",
+              "1", "--quiet", "--only-extra", "-p", "t/*", "--top-k", "4"]
+    ref_dir = tmp_path / "ref"
+    ref_dir.mkdir()
+    qdir_ref, ref = setup(ref_dir, *probes)
+    assert main([*common, "--results", str(ref), "--queries", str(qdir_ref)]) == 0
+    qdir, results = setup(tmp_path, *probes)
+    with socket_port() as port:
+        proc = subprocess.run(
+            [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1",
+             "--nproc-per-node", "2", "--master-addr", "127.0.0.1", "--master-port",
+             str(port), "-m", "probes.run", *common, "--results", str(results),
+             "--queries", str(qdir)],
+            env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1",
+                 "HF_HUB_OFFLINE": "1"}, cwd=ROOT, capture_output=True, text=True,
+            timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "merged 2 shards" in proc.stdout
+    got = dict(((r[:5]), r[5]) for r in query(
+        results, "SELECT run_id, split, instance_id, prompt_id, candidate, score FROM scores"))
+    want = dict(((r[:5]), r[5]) for r in query(
+        ref, "SELECT run_id, split, instance_id, prompt_id, candidate, score FROM scores"))
+    assert got.keys() == want.keys() and len(want) == 18
+    assert all(got[k] == pytest.approx(want[k], abs=1e-5) for k in want)
+    resp = "SELECT run_id, instance_id, rank, token FROM responses ORDER BY ALL"
+    assert query(results, resp) == query(ref, resp) and len(query(ref, resp)) == 5 * 4
+    assert metric_rows(results) == metric_rows(ref) or _close_metrics(results, ref)
+
+
+def _close_metrics(a: Path, b: Path) -> bool:
+    for (na, ra), (nb, rb) in zip(metric_rows(a), metric_rows(b), strict=True):
+        assert na == nb and len(ra) == len(rb)
+        for x, y in zip(ra, rb, strict=True):
+            assert x.keys() == y.keys()
+            for k in x:
+                if isinstance(x[k], float):
+                    assert x[k] == pytest.approx(y[k], abs=1e-9)
+                else:
+                    assert x[k] == y[k]
+    return True
+
+
+class socket_port:
+    """A free TCP port on 127.0.0.1 (released before the child binds it)."""
+
+    def __enter__(self) -> int:
+        from tests.sparql_server import free_port
+
+        return free_port()
+
+    def __exit__(self, *exc: object) -> None:
+        return None
