@@ -125,7 +125,10 @@ def choose_parts(res: Results, rule: str = "table8") -> dict[tuple[str, str], st
             best = max(v for v, _ in dev[key])
             out[key] = next(p for p in PARTS[info.task] if (best, p) in dev[key])
         else:
-            out[key] = table8_part(info.model_type, info.kind, info.task)
+            try:
+                out[key] = table8_part(info.model_type, info.kind, info.task)
+            except ProbeError:  # a run without its model kind: no Table 8 row to follow
+                continue
     return out
 
 
