@@ -306,3 +306,29 @@ def test_every_part_is_stored_and_table2_names_the_part(
     for (model, task), part in res.zs_part.items():
         best = max(v for (m, t, _), v in acc.items() if (m, t) == (model, task))
         assert acc[(model, task, part)] == best
+
+
+def test_submission_files_follow_the_leaderboard_format(
+        results: duckdb.DuckDBPyConnection, scorers: dict[str, Any], tmp_path: Path) -> None:
+    import json
+
+    from probes.copen.submission import write_submission
+
+    llama = scorers["llama"]
+    for task in ("csj", "cpj", "cic"):
+        run_zero_shot(results, llama, task)
+    written = write_submission(results, llama.name, tmp_path / "s")
+    assert [p.name for p, _ in written] == ["csj_submissions.json", "cpj_submissions.json",
+                                            "cic_submissions.json"]
+    for (path, n), folder in zip(written, ("task1", "task2", "task3"), strict=True):
+        test = json.loads((RELEASED / folder / "data" / "test.json").read_text())
+        got = json.loads(path.read_text())
+        assert n == len(test) == len(got)
+        for item, pred in zip(test, got, strict=True):
+            assert pred["id"] == item["id"] and len(item["id"]) == 32
+            if folder == "task1":
+                assert pred["prediction"] in {c["id"] for c in item["candidates"]}
+            elif folder == "task2":
+                assert pred["prediction"] in (0, 1)
+            else:
+                assert pred["prediction"] in item["candidates"]
