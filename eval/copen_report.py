@@ -2,20 +2,23 @@
 
 Runs the metric files of ``eval/copen/`` over the results file and prints markdown:
 
-1. **Table 2**: one row per model, columns CSJ / CPJ / CiC x zero-shot (ZS), linear probing
-   (LP), fine-tuning (FT), accuracy in %; LP and FT as mean ± standard deviation over the seeds
-   that ran; a **Random** row (the expected accuracy of a uniform guess, 1/k per instance). The
-   zero-shot column scores the part every model kind can score (CSJ the candidate, CPJ the
-   answer, CiC the concept; :data:`probes.copen.forms.DEFAULT_PART`); the other parts are in
-   table 2.
-2. zero-shot accuracy of every text part;
-3. the analyses: CSJ MRR (and against hard vs easy distractors, and by instance kind), CPJ
-   chain-level accuracy and the false-positive share of errors, CiC with the context removed
-   and its error types;
+1. **Table 2** as the paper prints it: one row per model, columns CSJ / CPJ instance-level /
+   CPJ chain-level / CiC x zero-shot (ZP), linear probing (LP), fine-tuning (FT), accuracy in
+   %; LP and FT as mean ± population standard deviation over the seeds that ran; a **Random**
+   row computed from the loaded instances (1/k per instance; 0.5^L per CPJ chain) and a
+   **Human** row quoted from the paper. Each column header names its split. The zero-shot cell
+   of a model uses the text part of the paper's Table 8 for that model
+   (:func:`probes.copen.forms.table8_part`; ``--zs-part dev`` picks the part that is best on
+   dev instead) and names it in brackets.
+2. zero-shot accuracy of every text part (Table 11);
+3. the analyses: CSJ MRR and the MRR of hard vs easy distractors (Table 3), CPJ false
+   positives among errors (Table 4), CiC out-of-context predictions among errors (Table 5) and
+   error types (Tables 6/13);
 4. how many labels are hidden per split.
 
 Split: ``--split auto`` (default) takes, per task, ``test`` when it has labelled instances
-(gold labels of the public test files are hidden) and ``dev`` otherwise, and says which.
+(gold labels of the public test files are hidden: their accuracy comes from the leaderboard,
+``python -m probes.copen submission``) and ``dev`` otherwise; every heading says which.
 
 >>> from probes.results import connect
 >>> print(render(build(connect(":memory:"))).split(":")[0])
@@ -39,14 +42,20 @@ import duckdb
 from eval.sqlfile import MetricError, discover_metrics, run_metric
 from kg import config
 from probes.copen.classify import seed_summary
-from probes.copen.forms import DEFAULT_PART, PARTS
+from probes.copen.forms import PARTS, table8_part
 from probes.errors import ProbeError
 from probes.results import connect
 
 METRIC_DIR = Path(__file__).with_name("copen")
 TASKS = ("csj", "cpj", "cic")
 LABEL = {"csj": "CSJ", "cpj": "CPJ", "cic": "CiC"}
-METHODS = (("zero-shot", "ZS"), ("linear", "LP"), ("finetune", "FT"))
+METHODS = (("zero-shot", "ZP"), ("linear", "LP"), ("finetune", "FT"))
+HUMAN = {"CSJ": 79.5, "CPJ": 91.4, "CPJ chain": 91.2, "CiC": 85.6}
+"""The paper's human row of Table 2 (quoted, not measured here)."""
+PAPER_RANDOM = {"CSJ": 4.8, "CPJ": 50.0, "CPJ chain": 7.2, "CiC": 27.7}
+"""The paper's random row of Table 2 (on the test set), for comparison with the computed one."""
+COLUMNS = (("CSJ", "csj", "copen_accuracy"), ("CPJ", "cpj", "copen_accuracy"),
+           ("CPJ chain", "cpj", "copen_cpj_chain_accuracy"), ("CiC", "cic", "copen_accuracy"))
 
 
 @dataclass
@@ -58,6 +67,8 @@ class RunInfo:
     part: str | None
     context: bool
     seed: int | None
+    kind: str = ""
+    model_type: str | None = None
 
 
 @dataclass
@@ -68,6 +79,8 @@ class Results:
     runs: dict[str, RunInfo] = field(default_factory=dict)
     splits: dict[str, str] = field(default_factory=dict)
     split_reason: dict[str, str] = field(default_factory=dict)
+    zs_part: dict[tuple[str, str], str] = field(default_factory=dict)
+    zs_rule: str = "table8"
 
 
 def _short(model: str) -> str:
@@ -82,21 +95,50 @@ def _short(model: str) -> str:
 
 def _runs(con: duckdb.DuckDBPyConnection) -> dict[str, RunInfo]:
     out = {}
-    rows = con.execute("""SELECT run_id, model, probe, config::VARCHAR FROM runs
+    rows = con.execute("""SELECT run_id, model, probe, config::VARCHAR, backend FROM runs
                           WHERE probe IN ('copen/csj', 'copen/cpj', 'copen/cic')
                             AND status = 'done'""").fetchall()
-    for rid, model, probe, cfg in rows:
+    for rid, model, probe, cfg, backend in rows:
         c = (json.loads(cfg or "{}").get("runtime") or {}).get("copen") or {}
         out[rid] = RunInfo(rid, _short(model), probe.split("/")[1],
                            c.get("method", "zero-shot"), c.get("part"),
-                           bool(c.get("context", True)), c.get("seed"))
+                           bool(c.get("context", True)), c.get("seed"),
+                           c.get("kind") or backend or "", c.get("model_type"))
+    return out
+
+
+def choose_parts(res: Results, rule: str = "table8") -> dict[tuple[str, str], str]:
+    """(model, task) -> the zero-shot part its Table 2 cell uses: Table 8's (``table8``) or the
+    part with the best accuracy on dev (``dev``; Table 8's when no part has a dev score)."""
+    out: dict[tuple[str, str], str] = {}
+    dev: dict[tuple[str, str], list[tuple[float, str]]] = {}
+    for row in res.metrics.get("copen_accuracy", []):
+        info = res.runs.get(row.get("run_id", ""))
+        if (info and info.method == "zero-shot" and info.context and row["split"] == "dev"
+                and row["value"] is not None and info.part):
+            dev.setdefault((info.model, info.task), []).append((float(row["value"]), info.part))
+    for info in res.runs.values():
+        if info.method != "zero-shot" or not info.context:
+            continue
+        key = (info.model, info.task)
+        if rule == "dev" and dev.get(key):
+            best = max(v for v, _ in dev[key])
+            out[key] = next(p for p in PARTS[info.task] if (best, p) in dev[key])
+        else:
+            try:
+                out[key] = table8_part(info.model_type, info.kind, info.task)
+            except ProbeError:  # a run without its model kind: no Table 8 row to follow
+                continue
     return out
 
 
 def build(con: duckdb.DuckDBPyConnection, split: str = "auto",
-          metric_dir: Path = METRIC_DIR) -> Results:
+          metric_dir: Path = METRIC_DIR, zs_part: str = "table8") -> Results:
     """Run the COPEN metrics and collect what the tables need."""
-    res = Results(runs=_runs(con))
+    if zs_part not in ("table8", "dev"):
+        raise ProbeError(f"--zs-part {zs_part!r}: use table8 (the paper's Table 8) or dev "
+                         "(the best part on dev)")
+    res = Results(runs=_runs(con), zs_rule=zs_part)
     for metric in discover_metrics([metric_dir]):
         cols, rows = run_metric(con, metric)
         res.metrics[metric.name] = [dict(zip(cols, r, strict=True)) for r in rows]
@@ -113,6 +155,7 @@ def build(con: duckdb.DuckDBPyConnection, split: str = "auto",
             res.splits[task] = "dev"
             res.split_reason[task] = ("test labels hidden" if (task, "test") in labelled
                                       else "no test split")
+    res.zs_part = choose_parts(res, zs_part)
     return res
 
 
@@ -138,16 +181,19 @@ def _cell(values: Sequence[float]) -> str:
     return f"{100 * mean:.1f} ± {100 * std:.1f}"
 
 
-def _method_cells(res: Results, metric: str, task: str, method: str, part: str | None,
+def _method_cells(res: Results, metric: str, task: str, method: str, part: str | None = None,
                   context: bool = True, extra: dict[str, Any] | None = None
                   ) -> dict[str, list[float]]:
-    """model -> metric values (one per seed, or one zero-shot run) for one setting."""
+    """model -> metric values (one per seed, or one zero-shot run) for one setting; zero-shot
+    runs of ``part``, or (``part=None``) of the part chosen for the model."""
     out: dict[str, list[float]] = {}
     for info, row in _rows(res, metric, task):
         if info.method != method or info.context != context:
             continue
-        if method == "zero-shot" and part is not None and info.part != part:
-            continue
+        if method == "zero-shot":
+            want = part if part is not None else res.zs_part.get((info.model, task))
+            if info.part != want:
+                continue
         if extra and any(row.get(k) != v for k, v in extra.items()):
             continue
         if row["value"] is not None:
@@ -155,32 +201,55 @@ def _method_cells(res: Results, metric: str, task: str, method: str, part: str |
     return out
 
 
+def _random_row(res: Results) -> dict[str, str]:
+    out = {}
+    for r in res.metrics.get("copen_random_baseline", []):
+        task = r["probe"].split("/")[1]
+        if r["split"] == res.splits.get(task):
+            out["CSJ" if task == "csj" else "CPJ" if task == "cpj" else "CiC"] = _pct(r["value"])
+    for r in res.metrics.get("copen_cpj_chain_random", []):
+        if r["split"] == res.splits.get("cpj"):
+            out["CPJ chain"] = _pct(r["value"])
+    return out
+
+
 def table2(res: Results) -> str:
-    """Accuracy (%): models x (task x ZS/LP/FT), a Random row first."""
-    head = ["model"] + [f"{LABEL[t]} {m}" for t in TASKS for _, m in METHODS]
+    """Table 2 as printed: accuracy (%), models x (CSJ, CPJ instance, CPJ chain, CiC) x
+    (ZP, LP, FT), a computed Random row first and the paper's Human row (quoted) last."""
+    head = ["model"] + [f"{col} {m} ({res.splits.get(task, '?')})"
+                        for col, task, _ in COLUMNS for _, m in METHODS]
+    keys = [(col, m) for col, _, _ in COLUMNS for _, m in METHODS]
     lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
-    cells: dict[str, dict[str, str]] = {}
-    for task in TASKS:
+    cells: dict[str, dict[tuple[str, str], str]] = {}
+    for col, task, metric in COLUMNS:
         for method, short in METHODS:
-            part = DEFAULT_PART[task] if method == "zero-shot" else None
-            for model, values in _method_cells(res, "copen_accuracy", task, method,
-                                               part).items():
-                cells.setdefault(model, {})[f"{LABEL[task]} {short}"] = _cell(values)
-    random = {f"{LABEL[r['probe'].split('/')[1]]} {m}": _pct(r["value"])
-              for r in res.metrics.get("copen_random_baseline", [])
-              if r["split"] == res.splits.get(r["probe"].split("/")[1]) for _, m in METHODS}
-    lines.append("| Random | " + " | ".join(random.get(h, "–") for h in head[1:]) + " |")
+            for model, values in _method_cells(res, metric, task, method).items():
+                text = _cell(values)
+                if method == "zero-shot":
+                    text += f" ({res.zs_part.get((model, task))})"
+                cells.setdefault(model, {})[(col, short)] = text
+    random = _random_row(res)
+    lines.append("| Random | " + " | ".join(random.get(c, "–") for c, _ in keys) + " |")
     for model in sorted(cells):
-        lines.append(f"| {model} | " + " | ".join(cells[model].get(h, "–") for h in head[1:])
+        lines.append(f"| {model} | " + " | ".join(cells[model].get(k, "–") for k in keys)
                      + " |")
+    lines.append("| Human (paper, quoted) | " + " | ".join(f"{HUMAN[c]:.1f}" for c, _ in keys)
+                 + " |")
+    rule = ("the part of the paper's Table 8 for the model (a model not in Table 8 follows its "
+            "kind's first model: BERT, GPT-2, T5)" if res.zs_rule == "table8"
+            else "the part with the best dev accuracy")
+    lines += ["", f"ZP cells name the scored text part in brackets: {rule}. The paper's random "
+              "row on the test set: " + ", ".join(f"{c} {v:.1f}" for c, v in PAPER_RANDOM.items())
+              + "."]
     return "\n".join(lines)
 
 
 def zero_shot_parts(res: Results) -> str:
-    """Zero-shot accuracy (%) of every text part (and CiC without context)."""
+    """Zero-shot accuracy (%) of every text part (Table 11), and CiC without context."""
     cols = [(t, p, True) for t in TASKS for p in PARTS[t]] + [
         ("cic", p, False) for p in PARTS["cic"]]
-    head = ["model"] + [f"{LABEL[t]} {p}" + ("" if c else " (no context)") for t, p, c in cols]
+    head = ["model"] + [f"{LABEL[t]} {p}" + ("" if c else " (no context)")
+                        + f" ({res.splits.get(t, '?')})" for t, p, c in cols]
     models: dict[str, dict[str, str]] = {}
     for (t, p, c), name in zip(cols, head[1:], strict=True):
         for model, values in _method_cells(res, "copen_accuracy", t, "zero-shot", p,
@@ -200,8 +269,7 @@ def _analysis_table(res: Results, title: str, columns: list[tuple[str, str, str,
     grid: dict[tuple[str, str], dict[str, str]] = {}
     for header, metric, task, extra in columns:
         for method, short in METHODS:
-            part = DEFAULT_PART[task] if method == "zero-shot" else None
-            for model, values in _method_cells(res, metric, task, method, part, True,
+            for model, values in _method_cells(res, metric, task, method, None, True,
                                                extra).items():
                 grid.setdefault((model, short), {})[header] = (
                     _cell(values) if percent else f"{sum(values) / len(values):.3f}")
@@ -219,27 +287,22 @@ def _analysis_table(res: Results, title: str, columns: list[tuple[str, str, str,
 
 
 def analyses(res: Results) -> list[str]:
-    """The paper's analyses as tables (zero-shot rows use the default part)."""
-    out = [_analysis_table(res, "CSJ: MRR (x100)", [
-        ("MRR", "copen_csj_mrr", "csj", {}),
-        ("MRR vs hard distractors", "copen_csj_mrr_distractors", "csj",
-         {"distractors": "hard"}),
-        ("MRR vs easy distractors", "copen_csj_mrr_distractors", "csj",
-         {"distractors": "easy"}),
-        ("MRR, hard instances", "copen_csj_mrr_by_kind", "csj", {"kind": "hard"}),
-        ("MRR, easy instances", "copen_csj_mrr_by_kind", "csj", {"kind": "easy"})])]
-    out.append(_analysis_table(res, "CPJ: chain-level accuracy and false positives (%)", [
-        ("chain-level accuracy", "copen_cpj_chain_accuracy", "cpj", {}),
+    """The paper's analyses as tables (zero-shot rows use each model's Table 2 part)."""
+    where = {t: res.splits.get(t, "?") for t in TASKS}
+    out = [_analysis_table(res, f"CSJ ({where['csj']}): MRR x100, and Table 3, the MRR of the "
+                           "hard / easy distractors among the 20 distractors", [
+        ("MRR of the answer", "copen_csj_mrr", "csj", {}),
+        ("hard distractors", "copen_csj_mrr_distractors", "csj", {"distractors": "hard"}),
+        ("easy distractors", "copen_csj_mrr_distractors", "csj", {"distractors": "easy"})])]
+    out.append(_analysis_table(res, f"CPJ ({where['cpj']}): Table 4, false positives among "
+                               "incorrect predictions (%)", [
         ("false positives among errors", "copen_cpj_false_positive_share", "cpj", {})]))
-    out.append(_analysis_table(res, "CiC: error types (% of errors) and context removed (%)", [
-        ("wrong level", "copen_cic_error_types", "cic", {"error_type": "wrong_level"}),
+    out.append(_analysis_table(res, f"CiC ({where['cic']}): Table 5, out-of-context "
+                               "predictions among incorrect predictions; Tables 6/13, error "
+                               "types of entities with two or more chains (% of errors)", [
+        ("out-of-context among errors", "copen_cic_out_of_context", "cic", {}),
         ("disambiguation", "copen_cic_error_types", "cic", {"error_type": "disambiguation"}),
-        ("same prediction without context", "copen_cic_out_of_context", "cic", {})]))
-    no_ctx = _method_cells(res, "copen_accuracy", "cic", "zero-shot", DEFAULT_PART["cic"],
-                           context=False)
-    if no_ctx:
-        out.append("CiC zero-shot accuracy without context (%): " + ", ".join(
-            f"{m} {_cell(v)}" for m, v in sorted(no_ctx.items())))
+        ("wrong level", "copen_cic_error_types", "cic", {"error_type": "wrong_level"})]))
     return out
 
 
@@ -260,10 +323,13 @@ def render(res: Results) -> str:
                      "`python -m probes.copen load DIR` first.")
         return "\n".join(parts)
     where = ", ".join(f"{LABEL[t]} on {res.splits[t]} ({res.split_reason[t]})" for t in TASKS)
-    parts += [f"Accuracy (%) on the evaluation split: {where}. ZS = zero-shot (CSJ candidate, "
-              "CPJ answer, CiC concept scored), LP = linear probing, FT = fine-tuning; LP/FT are "
-              "mean ± std over seeds.", "", "## Table 2", "", table2(res), "",
-              "## Zero-shot by text part", "", zero_shot_parts(res), "", "## Analyses", ""]
+    heading = ("Table 2" if all(res.splits[t] == "test" for t in TASKS)
+               else "Table 2 layout, on the splits named in each column (not the test set)")
+    parts += [f"Accuracy (%) per task: {where}. ZP = zero-shot probing, LP = linear probing, "
+              "FT = fine-tuning; LP/FT are mean ± population std over seeds.", "",
+              f"## {heading}", "", table2(res), "",
+              "## Zero-shot by text part (Table 11)", "", zero_shot_parts(res), "",
+              "## Analyses", ""]
     for block in analyses(res):
         parts += [block, ""]
     parts += ["## Instances and hidden labels", "", hidden(res), "",
@@ -279,6 +345,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", default="auto",
                         help="evaluation split: auto (test when labelled, else dev), test, dev, "
                         "train")
+    parser.add_argument("--zs-part", choices=["table8", "dev"], default="table8",
+                        help="zero-shot part per model in Table 2: table8 (the paper's, "
+                        "default) or dev (the best on dev)")
     parser.add_argument("--out", type=Path, default=None,
                         help="write copen_report.md here (default: $KGPROBE_HOME/reports)")
     args = parser.parse_args(argv)
@@ -286,7 +355,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         con = connect(results, read_only=True)
         try:
-            text = render(build(con, args.split))
+            text = render(build(con, args.split, zs_part=args.zs_part))
         finally:
             con.close()
     except (MetricError, ProbeError) as e:

@@ -100,6 +100,22 @@ def read_taxonomy(path: Path) -> tuple[dict[str, str], dict[str, int]]:
     return parent, line_of
 
 
+def top_concepts(parent: dict[str, str]) -> dict[str, str]:
+    """``{concept: its top-level concept}`` (a top-level concept is its own).
+
+    >>> top_concepts({"Mammal": "Animal", "Horse": "Mammal", "Animal": "Root"})["Horse"]
+    'Animal'
+    """
+    out: dict[str, str] = {}
+    for concept in parent:
+        top, seen = concept, set()
+        while parent.get(top, ROOT) != ROOT and top not in seen:
+            seen.add(top)
+            top = parent[top]
+        out[concept] = top
+    return out
+
+
 def depths(parent: dict[str, str], line_of: dict[str, int], path: Path) -> dict[str, int]:
     """Depth of each concept (0 = child of ``Root``); a cycle is a :class:`SourceError`.
 

@@ -159,19 +159,34 @@ def test_csj_instances_have_the_paper_structure(built: tuple) -> None:
     assert set(csj) == {"train", "dev", "test"}
 
 
-def test_lexical_overlap_filter_drops_entities_named_after_their_concept(built: tuple) -> None:
-    csj, report, work, _ = built
-    names = {c["name"] for split in csj.values() for it in split for c in it["candidates"]}
-    dropped = {"Arizona State University", "University of Birmingham",
-               "Bharatiya Janata Party", "Ulster Unionist Party", "New Democratic Party",
-               "Bigelow Commercial Space Station"}
-    assert not dropped & names
+def test_entities_named_after_their_concept_are_kept(built: tuple) -> None:
+    """The paper has no concept-name filter on members ("Arizona State University" is a real
+    University answer); its lexical-overlap filter is between query and answer (Appendix C.3),
+    checked in test_csj_instances_have_the_paper_structure."""
+    _, report, work, _ = built
     members = {r["l"] for r in work.query(
         "SELECT ?l WHERE { ?i a <http://wikiba.se/ontology#Item> ; "
         "<http://www.w3.org/2000/01/rdf-schema#label> ?l }")}
-    fixture_names = set(concept_of_entity())
-    assert members == fixture_names - dropped and report.members == len(members)
-    assert {"Likud", "Imperial College London", "Mir"} <= names
+    assert members == set(concept_of_entity()) and report.members == len(members)
+    assert {"Arizona State University", "Ulster Unionist Party"} <= members
+
+
+def test_members_per_concept_are_capped_per_concept(taxonomy_store: LocalStore,
+                                                    wikidata: str) -> None:
+    """A cap per concept, not one LIMIT for the whole request: every concept keeps members."""
+    from probes.copen.construct import ConstructReport, add_members, taxonomy, working_store
+
+    concepts = taxonomy(taxonomy_store)
+    work = working_store(concepts)
+    add_members(work, RemoteStore(wikidata), concepts, ConstructReport(), per_concept=1)
+    rows = work.query("""SELECT ?c (COUNT(?i) AS ?n) WHERE {
+        ?i a <http://wikiba.se/ontology#Item> , ?c .
+        FILTER(?c != <http://wikiba.se/ontology#Item>) } GROUP BY ?c""")
+    counts = {str(r["c"]): int(r["n"]) for r in rows}
+    assert counts and max(counts.values()) == 1
+    # every fixture concept with members keeps one (concepts above them get members too)
+    have = {k.rsplit("/", 1)[-1] for k in counts}
+    assert {c for c, (_, ents) in MAKE.WIKIDATA.items() if ents} <= have
 
 
 def test_construction_is_deterministic_and_skips_what_it_cannot_fill(

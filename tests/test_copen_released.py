@@ -214,6 +214,38 @@ def test_file_level_errors(tmp_path: Path) -> None:
     bad.write_text(json.dumps([{"text": "a b", "concept": {"pos": [0, 1]}, "label": 1},
                                {"text": "a b", "concept": {"pos": [0, 5]}, "label": 1}]))
     results = tmp_path / "r.duckdb"
-    with pytest.raises(ReleasedFormatError, match=r"train\.json: item 1:"):
-        load(tmp_path, results)
-    assert not results.exists()  # checked before anything is written
+    (report,) = load(tmp_path, results)  # a malformed item is reported and skipped
+    assert report.instances == 1 and len(report.skipped) == 1
+    assert re.search(r"train\.json: item 1: concept\.pos \[0, 5\] is outside", report.skipped[0])
+    assert "1 malformed item(s) skipped" in format_reports([report])
+    con = duckdb.connect(str(results))
+    assert con.execute("SELECT count(*) FROM instances").fetchone() == (1,)
+    con.close()
+    bad.write_text("{}")  # not a list: the whole load stops before anything is written
+    with pytest.raises(ReleasedFormatError, match="expected a JSON list"):
+        load(tmp_path, tmp_path / "other.duckdb")
+    assert not (tmp_path / "other.duckdb").exists()
+
+
+def test_ids_and_concepts_are_kept_and_kinds_come_from_the_taxonomy(tmp_path: Path) -> None:
+    """Item ids (32 hex digits in the released test files) and entity concepts are kept; with
+    the taxonomy a distractor sharing the query concept's top-level concept is hard."""
+    father = tmp_path / "father.txt"
+    father.write_text("Animal\t\tRoot\nMammal\t\tAnimal\nBird\t\tAnimal\n"
+                      "Place\t\tRoot\nCountry\t\tPlace\n")
+    item = copy.deepcopy(CSJ_ITEM)
+    item["id"] = "0123456789abcdef0123456789abcdef"
+    item["query"]["concept"] = "Mammal"
+    others = [c for c in item["candidates"] if c["id"] != item["label"]]
+    for c in item["candidates"]:
+        c["concept"] = ("Mammal" if c["id"] == item["label"] else
+                        "Bird" if c is others[0] else "Country")
+    from kg.copen import read_taxonomy, top_concepts
+
+    row = csj_row(item, "f", 0, top=top_concepts(read_taxonomy(father)[0]))
+    f = row["fields"]
+    assert f["id"] == item["id"] and f["query_concept"] == "Mammal"
+    assert f["candidate_concepts"][others[0]["name"]] == "Bird"
+    # the Bird shares the superordinate Animal with Mammal: hard; the 19 Countries: easy
+    assert f["hard"] == [others[0]["name"]]
+    assert f["easy"] == [c["name"] for c in others[1:]]

@@ -4,7 +4,8 @@
 --   predicted concept lies on a concept chain that also holds the gold concept (the right
 --   sense, but too general or too specific), 'disambiguation' when it lies only on other chains
 --   (the entity read in another sense). The prediction is the best-scoring concept (scores as
---   in copen_accuracy; in a tie a wrong concept wins, as a tie counts as wrong there).
+--   in copen_accuracy; in a tie a wrong concept wins, as a tie counts as wrong there). As in
+--   the paper's Tables 6 and 13, only entities with two or more concept chains count.
 -- tasks: [choice]
 -- grain: [run_id, probe, split, error_type]
 WITH candidate_scores AS (
@@ -21,6 +22,7 @@ predicted AS (
                AS prediction
     FROM candidate_scores c JOIN instances i USING (probe, split, instance_id)
     WHERE len(i.gold) > 0
+      AND json_array_length(json_extract(i.fields, '$.chain_words')) >= 2
     GROUP BY ALL
 ),
 errors AS (

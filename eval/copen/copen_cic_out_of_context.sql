@@ -1,10 +1,11 @@
 -- name: copen_cic_out_of_context
 -- description: >-
---   CiC with the context removed: for each in-context zero-shot run, the share of instances
---   (hidden labels included) whose predicted concept stays the same when the same model scores
---   the same part without the sentence ("<entity> is a/an <concept>."). A high share means the
---   model conceptualises the entity from its name, not from the context. The out-of-context
---   run's own accuracy is in copen_accuracy. Predictions: best per-token score, ties broken by
+--   Table 5 of the paper: the percentage of out-of-context predictions among all incorrect
+--   predictions. For each in-context zero-shot CiC run, over the labelled instances it gets
+--   wrong (n), the share whose predicted concept is the one the same model predicts, with the
+--   same part, when the sentence is removed (the out-of-context run). A high share means the
+--   model conceptualises the entity from memory, not from the context. Predictions: best
+--   per-token score; a tie goes to a wrong concept first (as copen_cic_error_types), then to
 --   the concept's words.
 -- tasks: [choice]
 -- grain: [run_id, probe, split]
@@ -24,11 +25,14 @@ pairs AS (                        -- in-context run -> the out-of-context run of
     WHERE a.context AND NOT b.context
 ),
 predicted AS (
-    SELECT run_id, split, instance_id,
-           first(candidate ORDER BY score DESC, candidate) AS prediction
-    FROM (SELECT run_id, split, instance_id, candidate,
+    SELECT s.run_id, s.split, s.instance_id, i.gold[1] AS gold,
+           first(s.candidate ORDER BY s.score DESC, s.candidate = i.gold[1], s.candidate)
+               AS prediction
+    FROM (SELECT run_id, probe, split, instance_id, candidate,
                  avg(score / greatest(n_tokens, 1)) AS score
-          FROM scores WHERE probe = 'copen/cic' GROUP BY ALL)
+          FROM scores WHERE probe = 'copen/cic' GROUP BY ALL) s
+    JOIN instances i USING (probe, split, instance_id)
+    WHERE len(i.gold) > 0
     GROUP BY ALL
 )
 SELECT p.in_run AS run_id, 'copen/cic' AS probe, i.split,
@@ -37,5 +41,6 @@ SELECT p.in_run AS run_id, 'copen/cic' AS probe, i.split,
 FROM pairs p
 JOIN predicted i ON i.run_id = p.in_run
 JOIN predicted o ON o.run_id = p.out_run AND o.split = i.split AND o.instance_id = i.instance_id
+WHERE i.prediction <> i.gold
 GROUP BY ALL
 ORDER BY ALL

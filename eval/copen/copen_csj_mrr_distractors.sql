@@ -1,10 +1,13 @@
 -- name: copen_csj_mrr_distractors
 -- description: >-
---   CSJ MRR against hard vs easy distractors: the answer's reciprocal rank among the answer and
---   only the hard distractors (entities of concepts that share a superordinate with the query's
---   concept), or only the easy ones. Scores as in copen_csj_mrr. Needs distractor kinds
---   (instances built by probes.copen.construct, or released candidates with 'hard'/'type');
---   instances without them and hidden labels are left out.
+--   Table 3 of the paper: the mean reciprocal rank of the distractors themselves, hard vs easy.
+--   In each instance the 20 distractors (every candidate but the answer) are ranked by score
+--   among themselves (rank = 1 + the number of distractors scoring strictly higher); the value
+--   is the mean of 1/rank over the distractors of one kind, over all labelled instances. A
+--   distractor is hard when its concept shares a superordinate with the query entity's concept
+--   (fields.hard, set by the loader from the candidates' flags or the entities' concepts and the
+--   taxonomy), else easy (fields.easy). A uniform ranking gives (1 + 1/2 + ... + 1/20)/20 = 18.0%
+--   for either kind. Candidate scores as in copen_accuracy.
 -- tasks: [choice]
 -- grain: [run_id, probe, split, distractors]
 WITH candidate_scores AS (
@@ -14,25 +17,19 @@ WITH candidate_scores AS (
     WHERE r.probe = 'copen/csj' AND r.status = 'done'
     GROUP BY ALL
 ),
-kinds AS (                        -- (instance, distractor kind, the distractors of that kind)
-    SELECT probe, split, instance_id, gold[1] AS answer, k.kind,
-           CAST(json_extract(fields, '$.' || k.kind) AS VARCHAR[]) AS distractors
-    FROM instances, (VALUES ('hard'), ('easy')) AS k(kind)
-    WHERE probe = 'copen/csj' AND len(gold) > 0
-),
-ranked AS (
-    SELECT c.run_id, c.probe, c.split, c.instance_id, k.kind AS distractors,
-           1 + count(*) FILTER (WHERE list_contains(k.distractors, c.candidate)
-                                  AND c.score >= a.score) AS rank
-    FROM kinds k
-    JOIN candidate_scores a ON a.probe = k.probe AND a.split = k.split
-         AND a.instance_id = k.instance_id AND a.candidate = k.answer
-    JOIN candidate_scores c ON c.run_id = a.run_id AND c.probe = k.probe
-         AND c.split = k.split AND c.instance_id = k.instance_id
-    WHERE len(k.distractors) > 0
-    GROUP BY ALL
+distractors AS (                  -- every non-answer candidate with its rank among them
+    SELECT c.run_id, c.probe, c.split, c.instance_id, c.candidate,
+           CASE WHEN list_contains(CAST(json_extract(i.fields, '$.hard') AS VARCHAR[]),
+                                   c.candidate) THEN 'hard'
+                WHEN list_contains(CAST(json_extract(i.fields, '$.easy') AS VARCHAR[]),
+                                   c.candidate) THEN 'easy' END AS kind,
+           rank() OVER (PARTITION BY c.run_id, c.probe, c.split, c.instance_id
+                        ORDER BY c.score DESC) AS rank
+    FROM candidate_scores c JOIN instances i USING (probe, split, instance_id)
+    WHERE len(i.gold) > 0 AND c.candidate <> i.gold[1]
 )
-SELECT run_id, probe, split, distractors, avg(1.0 / rank) AS value, count(*) AS n
-FROM ranked
+SELECT run_id, probe, split, kind AS distractors, avg(1.0 / rank) AS value, count(*) AS n
+FROM distractors
+WHERE kind IS NOT NULL
 GROUP BY ALL
 ORDER BY ALL

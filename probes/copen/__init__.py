@@ -6,12 +6,16 @@ Modules (one job each):
 - :mod:`probes.copen.released`: read the released COPEN files (task1/2/3 train/dev/test JSON)
   into the results file's ``instances`` table as probes ``copen/csj``, ``copen/cpj``,
   ``copen/cic``;
-- :mod:`probes.copen.forms`: the paper's text forms (templates, scored text parts, text-to-text
-  forms for seq2seq) and the texts linear probing / fine-tuning classify;
-- :mod:`probes.copen.zeroshot`: zero-shot probing through ``probes.run`` (scores, cache, resume);
+- :mod:`probes.copen.forms`: the scored text parts, Table 8's part per model, the Table 9
+  text-to-text forms and the texts linear probing / fine-tuning classify;
+- :mod:`probes.copen.marked`: zero-shot prompts as marked token sequences (the authors');
+- :mod:`probes.copen.tokenscore`: scores of every part (masked progressive span, causal from
+  BOS, seq2seq infilling, the ``all`` negative perplexity);
+- :mod:`probes.copen.zeroshot`: zero-shot probing, one run per (task, part, context);
+- :mod:`probes.copen.submission`: test predictions in the leaderboard's format;
 - :mod:`probes.copen.construct`: build CSJ instances and CiC concept chains from Wikidata with the
   SPARQL files of ``queries/copen/`` (splits over the taxonomy, members, assembly);
-- ``python -m probes.copen``: the command line (load, zero-shot, construct).
+- ``python -m probes.copen``: the command line (load, zero-shot, submission, construct).
 
 Linear probing and fine-tuning live in :mod:`probes.linear` and :mod:`probes.finetune`; the
 metrics in ``eval/copen/*.sql`` and the Table 2 report in :mod:`eval.copen_report`.

@@ -3,8 +3,10 @@
 Subcommands:
 
 - ``load DIR``: read ``DIR/task{1,2,3}/data/{train,dev,test}.json`` into the results file;
-- ``zero-shot --model M``: score the loaded instances with every text part the model's kind can
-  score (or ``--part``), optionally CiC without its context (``--out-of-context``);
+- ``zero-shot --model M``: score the loaded instances with every text part (each stored as its
+  own run), optionally CiC without its context (``--out-of-context``);
+- ``submission --model M --out DIR``: the test predictions in the leaderboard's format (test
+  labels are hidden in the released files);
 - ``construct --out DIR``: build CSJ instances from Wikidata (``--endpoint``, default the public
   service) with the taxonomy of the store, in the released format (then ``load DIR``);
   ``--chains QID ...`` prints the CiC concept chains of entities instead.
@@ -23,39 +25,50 @@ from kg.store import RemoteStore, open_store
 from probes.copen import PROBES
 from probes.errors import ProbeError
 from probes.results import connect
-from probes.run import RunOptions, format_reports
 
 
 def _load(args: argparse.Namespace) -> int:
     from probes.copen.released import format_reports as fmt
     from probes.copen.released import load
 
-    reports = load(args.dir, args.results, args.task)
+    reports = load(args.dir, args.results, args.task, args.taxonomy)
     print(fmt(reports))
     return 0
 
 
 def _zero_shot(args: argparse.Namespace) -> int:
     from probes.backends.registry import load_scorer
-    from probes.copen.zeroshot import run_zero_shot, settings
+    from probes.copen.zeroshot import format_reports, run_zero_shot, settings
 
     scorer = load_scorer(args.model, device=args.device, dtype=args.dtype,
                          batch_size=args.batch_size, threads=args.threads)
-    todo = settings(args.task or list(PROBES), args.part, scorer.kind, args.out_of_context)
-    opts = RunOptions(splits=args.split, limit=args.limit, use_cache=not args.no_cache,
-                      progress=not args.quiet,
-                      runtime={"threads": args.threads, "batch_size": args.batch_size,
-                               "device": args.device, "dtype": args.dtype})
+    todo = settings(args.task or list(PROBES), args.out_of_context)
     con = connect(args.results)
     try:
         t0 = time.perf_counter()
-        reports = [run_zero_shot(con, scorer, task, part, context, opts)
-                   for task, part, context in todo]
+        reports = [run_zero_shot(con, scorer, task, context, splits=args.split,
+                                 limit=args.limit, tokenisation=args.tokenisation,
+                                 span=args.span, batch_rows=args.batch_size or 32)
+                   for task, context in todo]
     finally:
         con.close()
     print(format_reports(reports))
-    print(f"\n{len(reports)} setting(s) in {time.perf_counter() - t0:.2f} s: "
-          + ", ".join(f"{t}/{p}{'' if c else ' (no context)'}" for t, p, c in todo))
+    print(f"\n{len(reports)} pass(es) in {time.perf_counter() - t0:.2f} s; every text part of "
+          "each task is stored as its own run")
+    return 0
+
+
+def _submission(args: argparse.Namespace) -> int:
+    from probes.copen.submission import write_submission
+
+    con = connect(args.results, read_only=True)
+    try:
+        written = write_submission(con, args.model, args.out, split=args.split,
+                                   parts=dict(p.split("=", 1) for p in args.part or []))
+    finally:
+        con.close()
+    for path, n in written:
+        print(f"wrote {n:,} predictions to {path}")
     return 0
 
 
@@ -88,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("dir", type=Path, help="folder holding task1/, task2/, task3/")
     load.add_argument("--task", action="append", choices=list(PROBES),
                       help="only this task; repeatable (default: all found)")
+    load.add_argument("--taxonomy", type=Path, default=None,
+                      help="COPEN father.txt: marks CSJ distractors hard/easy from the "
+                      "entities' concepts (Table 3)")
     load.add_argument("--results", **results)
     load.set_defaults(func=_load)
 
@@ -95,20 +111,30 @@ def build_parser() -> argparse.ArgumentParser:
     zs.add_argument("--model", "-m", required=True, help="model name (as for probes.run)")
     zs.add_argument("--task", action="append", choices=list(PROBES),
                     help="only this task; repeatable (default: all three)")
-    zs.add_argument("--part", action="append", metavar="PART",
-                    help="text part to score: csj query|candidate|whole, cpj "
-                    "concept|answer|whole, cic concept|whole; repeatable (default: every part "
-                    "the model kind can score)")
+    zs.add_argument("--tokenisation", choices=["words", "text"], default="words",
+                    help="words: tokenise piece by piece as the authors do (default); text: "
+                    "tokenise the joined prompt once")
+    zs.add_argument("--span", choices=["progressive", "pll"], default="progressive",
+                    help="masked LMs: progressive left-to-right masking of a part's tokens "
+                    "(the authors', default) or one token masked at a time")
     zs.add_argument("--out-of-context", action="store_true",
                     help="also score CiC without its sentence (the out-of-context analysis)")
     zs.add_argument("--split", action="append", help="only this split; repeatable")
     zs.add_argument("--limit", type=int, help="first N instances per split (smoke runs)")
     zs.add_argument("--device"), zs.add_argument("--dtype")
     zs.add_argument("--batch-size", type=int), zs.add_argument("--threads", type=int)
-    zs.add_argument("--no-cache", action="store_true", help="score again, ignoring the cache")
     zs.add_argument("--quiet", action="store_true", help="no progress bar")
     zs.add_argument("--results", **results)
     zs.set_defaults(func=_zero_shot)
+
+    sb = sub.add_parser("submission", help="write test predictions in the leaderboard format")
+    sb.add_argument("--model", "-m", required=True, help="model name as stored in runs")
+    sb.add_argument("--out", type=Path, required=True, help="folder for task{1,2,3}.json")
+    sb.add_argument("--split", default="test", help="split to predict (default test)")
+    sb.add_argument("--part", action="append", metavar="TASK=PART",
+                    help="zero-shot part to use, e.g. csj=query (default: Table 8's)")
+    sb.add_argument("--results", **results)
+    sb.set_defaults(func=_submission)
 
     co = sub.add_parser("construct", help="build CSJ instances (or CiC chains) from Wikidata")
     co.add_argument("--endpoint", default="https://query.wikidata.org/sparql",

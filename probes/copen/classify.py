@@ -9,7 +9,7 @@
   the first token for T5;
 - :func:`write_run`: a ``runs`` row and ``scores`` rows (log-softmax of the logits, one row per
   option, token count 1), so the SQL metrics read linear probing and fine-tuning like zero-shot;
-- :func:`seed_summary`: mean and standard deviation over seeds.
+- :func:`seed_summary`: mean and population standard deviation over seeds.
 
 >>> default_pooling("bert", "masked"), default_pooling("roberta", "masked")
 ('cls', 'cls')
@@ -168,13 +168,17 @@ def write_run(con: duckdb.DuckDBPyConnection, *, model: str, revision: str | Non
 
 
 def seed_summary(values: Sequence[float]) -> tuple[float, float]:
-    """Mean and sample standard deviation (0 for one value).
+    """Mean and population standard deviation, as the paper's Table 12 reports them: BERT-base
+    CSJ fine-tuning 28.5, 26.6, 26.9 has std 0.86 there; the population deviation of the
+    rounded values is 0.83, the sample deviation would be 1.02.
 
     >>> seed_summary([0.5, 0.7, 0.6])
-    (0.6, 0.1)
+    (0.6, 0.0816496581)
+    >>> round(seed_summary([28.5, 26.6, 26.9])[1], 2)
+    0.83
     """
     mean = statistics.fmean(values)
-    std = statistics.stdev(values) if len(values) > 1 else 0.0
+    std = statistics.pstdev(values) if len(values) > 1 else 0.0
     return round(mean, 10), round(std, 10)
 
 

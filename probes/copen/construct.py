@@ -4,8 +4,8 @@ The taxonomy and Wikidata live in different stores, so the driver moves data bet
 
 1. ``copen/splits`` on the taxonomy store (the kgprobe store, or any endpoint holding the
    ``copen`` graph): every concept with its split side, parent, depth, words and QIDs;
-2. ``construct/wd-members`` on the Wikidata endpoint, with (concept, class QID, words) rows in
-   its VALUES block, batch by batch: the member entities of each concept, lexically filtered;
+2. ``construct/wd-members`` on the Wikidata endpoint, with (concept, class QID) rows in
+   its VALUES block, batch by batch: the member entities of each concept (50 per concept);
 3. a working store in memory gets the taxonomy (``skos:broader``, ``kgp:split``, ``kgp:depth``)
    and the members (``rdf:type`` their concepts and ``wikibase:Item``, ``rdfs:label``,
    ``schema:description``); ``construct/csj-queries`` picks the query entities and
@@ -177,7 +177,7 @@ class ConstructReport:
 
     def lines(self) -> list[str]:
         out = [f"concepts with a Wikidata class: {self.concepts}",
-               f"member entities (after the lexical-overlap filter): {self.members}",
+               f"member entities (at most 50 per concept): {self.members}",
                f"query entities: {self.queries}",
                "CSJ instances: " + (", ".join(f"{k} {v}" for k, v in
                                               sorted(self.instances.items())) or "none")]
@@ -188,19 +188,25 @@ class ConstructReport:
         return out
 
 
+MEMBERS_PER_CONCEPT = 50
+"""Entities kept per concept (section 2.2: "we retrieve 50 Wikidata entities most frequently
+showing up in the Wikipedia corpus for each concept"), in the query's order (sitelinks)."""
+
+
 def add_members(work: LocalStore, remote: KnowledgeStore, concepts: dict[str, Concept],
-                report: ConstructReport, batch: int = 20, folder: Path | None = None) -> None:
-    """Run ``wd-members`` for every concept with QIDs (``batch`` concepts per request) and add the
-    members to the working store."""
+                report: ConstructReport, batch: int = 20, folder: Path | None = None,
+                per_concept: int = MEMBERS_PER_CONCEPT) -> None:
+    """Run ``wd-members`` for every concept with QIDs (``batch`` concepts per request) and add
+    the first ``per_concept`` members of each concept to the working store."""
     probe = construct_query("wd-members", folder)
-    rows = [(c.name, IRI(WD[q].value), c.words) for c in concepts.values() for q in c.qids]
+    rows = [(c.name, IRI(WD[q].value)) for c in concepts.values() for q in c.qids]
     report.concepts = len({r[0] for r in rows})
     _remote_agent(remote)
     seen: set[str] = set()
     names = sorted({r[0] for r in rows})
     for start in range(0, len(names), batch):
         chunk = set(names[start:start + batch])
-        query = bind_values(probe.query, ["concept", "class", "words"],
+        query = bind_values(probe.query, ["concept", "class"],
                             [r for r in rows if r[0] in chunk])
         try:
             found = remote.query(query)
@@ -208,7 +214,12 @@ def add_members(work: LocalStore, remote: KnowledgeStore, concepts: dict[str, Co
             report.failures.append(f"members of {', '.join(sorted(chunk))}: {e}")
             continue
         quads = []
+        kept: dict[str, set[str]] = {}
         for r in found:
+            mine = kept.setdefault(r["concept"], set())
+            if r["item"] not in mine and len(mine) >= per_concept:
+                continue
+            mine.add(r["item"])
             item = ox.NamedNode(r["item"])
             quads.append(ox.Quad(item, RDF.type, NS[r["concept"]]))
             if r["item"] not in seen:

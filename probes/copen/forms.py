@@ -1,41 +1,26 @@
-"""The paper's text forms: templates, the text parts zero-shot probing scores, and the texts
-that linear probing and fine-tuning classify.
+"""The paper's text forms: the scored text parts of zero-shot probing, the part Table 8 uses
+per model, the Table 9 text-to-text forms, and the texts linear probing / fine-tuning classify.
 
-Templates (placeholders as in :mod:`probes.render`; ``[V]`` is the slot every candidate fills):
+Zero-shot prompts are built token by token in :mod:`probes.copen.marked` and scored in
+:mod:`probes.copen.tokenscore`; every part below is scored for every model kind and stored
+as its own run (the report picks one per model, see :func:`table8_part`):
 
-- CSJ: ``E1 is conceptually similar with E2.`` (E1 = query entity, E2 = candidate);
-- CPJ: the statement followed by ``The statement is true.`` / ``... false.``;
-- CiC: ``<sentence> <entity> is a/an <concept>.``, and without the sentence for the
-  out-of-context analysis.
+==========  ====================================  ==============================================
+task        parts                                 text scored
+==========  ====================================  ==============================================
+csj         query / candidate / all               E1 / E2 / every token (negative perplexity)
+cpj         concept / answer / all                the concept's words / true-false / every token
+cic         concept / all                         the concept / every token
+==========  ====================================  ==============================================
 
-Text parts (``part``) and how they are scored (``score`` param of the choice/binary task):
+A causal LM reads the CSJ query entity and the CPJ concept before anything that differs
+between the options, so those two parts give every option the same score (the metrics count
+a tie as wrong): they are stored all the same, and :data:`DEGENERATE` names them.
 
-==========  ============================  ===================================================
-task        part                          text scored
-==========  ============================  ===================================================
-csj         query / candidate / whole     E1 / E2 / the whole sentence
-cpj         concept / answer / whole      the concept's words / true-false / everything
-cic         concept / whole               the concept / the whole text
-==========  ============================  ===================================================
-
-Masked LMs score a part by its pseudo-log-likelihood in the whole text; causal LMs by
-log P(part | text before it) (``whole``: the whole text from the start token). A causal LM reads
-the CSJ query entity and the CPJ concept before the text that differs between candidates, so
-those two parts would give every candidate the same score: they are refused for causal LMs.
-
-Seq2seq LMs (T5, BART) get text-to-text forms: the encoder reads a task input and the decoder is
-scored on the answer (the CSJ candidate, ``true``/``false``, the CiC concept). The inputs follow
-the T5 processors of the COPEN repository (``choose the most similar entity to ...``,
-``select concept: ...``); the answer is the candidate's text rather than an option letter, so a
-model that was not fine-tuned can rank the candidates.
-
->>> spec = probe_spec("csj", "candidate", "causal")
->>> spec.prompts, spec.params
-(['[W] is conceptually similar with [V].'], {'score': 'slot'})
->>> probe_spec("csj", "query", "causal")
-Traceback (most recent call last):
-...
-probes.errors.ProbeError: COPEN csj: part 'query' cannot be scored by a causal LM: ...
+>>> table8_part("bert", "masked", "csj"), table8_part("gpt_neo", "causal", "cpj")
+('query', 'all')
+>>> table8_part("llama", "causal", "cic"), table8_part("t5", "seq2seq", "cic")
+('concept', 'all')
 """
 
 from __future__ import annotations
@@ -44,102 +29,106 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from probes.copen import PROBES, TASK_OF, task_name
+from probes.copen import task_name
+from probes.copen.marked import joined, pieces_for
 from probes.errors import ProbeError
-from probes.render import render
-from probes.spec import ProbeSpec
 
-TEMPLATES: dict[str, str] = {
-    "csj": "[W] is conceptually similar with [V].",
-    "cpj": "[PRE][CONCEPT][POST] The statement is [V].",
-    "cic": "[SENTENCE] [ENTITY] is [DET] [V].",
-    "cic-no-context": "[ENTITY] is [DET] [V].",
+PARTS: dict[str, tuple[str, ...]] = {
+    "csj": ("query", "candidate", "all"),
+    "cpj": ("concept", "answer", "all"),
+    "cic": ("concept", "all"),
 }
+"""Task -> the text parts zero-shot probing scores (``all``: the negative perplexity)."""
 
-SEQ2SEQ_TEMPLATES: dict[str, str] = {
-    "csj": "choose the most similar entity to [W]: [OPTIONS] [V]",
-    "cpj": "verify the statement: [STATEMENT] [V]",
-    "cic": "select concept: [SENTENCE] Select a contextually related concept for [ENTITY] "
-           "from [OPTIONS]. [V]",
-    "cic-no-context": "select concept: Select a contextually related concept for [ENTITY] "
-                      "from [OPTIONS]. [V]",
+DEGENERATE: frozenset[tuple[str, str, str]] = frozenset({
+    ("causal", "csj", "query"), ("causal", "cpj", "concept")})
+"""(kind, task, part) whose scores cannot differ between a prompt's options."""
+
+TABLE8: dict[str, dict[str, str]] = {
+    "bert": {"csj": "query", "cpj": "concept", "cic": "all"},
+    "roberta": {"csj": "query", "cpj": "concept", "cic": "concept"},
+    "gpt2": {"csj": "all", "cpj": "all", "cic": "concept"},
+    "gpt_neo": {"csj": "all", "cpj": "concept", "cic": "concept"},
+    "bart": {"csj": "query", "cpj": "concept", "cic": "concept"},
+    "t5": {"csj": "query", "cpj": "concept", "cic": "all"},
 }
+"""Table 8 of the paper: the text part each model's zero-shot accuracy uses (Table 2)."""
 
-PARTS: dict[str, dict[str, str]] = {
-    "csj": {"query": "[W]", "candidate": "slot", "whole": "whole"},
-    "cpj": {"concept": "[CONCEPT]", "answer": "slot", "whole": "whole"},
-    "cic": {"concept": "slot", "whole": "whole"},
-}
-"""Task -> part -> the ``score`` param of the choice/binary task (see probes.tasks)."""
-
-DEFAULT_PART: dict[str, str] = {"csj": "candidate", "cpj": "answer", "cic": "concept"}
-"""The part every model kind can score (the Table 2 zero-shot column uses it)."""
-
-_CAUSAL_REFUSED = {("csj", "query"): "the query entity comes before the candidate",
-                   ("cpj", "concept"): "the concept comes before true/false"}
+KIND_ROW = {"masked": "bert", "causal": "gpt2", "seq2seq": "t5"}
+"""The Table 8 row a model not in the table follows: its kind's first model."""
 
 
-@dataclass(frozen=True)
-class Form:
-    """One zero-shot setting: the task, the text part, the model kind, with or without context."""
-
-    task: str
-    part: str
-    kind: str
-    context: bool = True
-
-    def describe(self) -> dict[str, Any]:
-        """What goes into the run record (``config.runtime.copen``)."""
-        return {"method": "zero-shot", "task": self.task, "part": self.part,
-                "context": self.context, "form": "text-to-text" if self.kind == "seq2seq"
-                else "cloze"}
-
-
-def check_form(task: str, part: str, kind: str, context: bool = True) -> Form:
-    """Validate a (task, part, kind, context) setting; a ProbeError says what to use instead."""
-    task = task_name(task)
-    parts = PARTS[task]
-    if part not in parts:
-        raise ProbeError(f"COPEN {task}: unknown part {part!r}; use one of "
-                         f"{', '.join(parts)}")
-    if not context and task != "cic":
-        raise ProbeError(f"COPEN {task}: only CiC has a context to remove")
-    if kind == "causal" and (task, part) in _CAUSAL_REFUSED:
-        why = _CAUSAL_REFUSED[(task, part)]
-        raise ProbeError(f"COPEN {task}: part {part!r} cannot be scored by a causal LM: {why}, "
-                         "so every candidate would get the same score; use part "
-                         f"{DEFAULT_PART[task]!r} or 'whole', or a masked LM")
-    if kind == "seq2seq" and part != DEFAULT_PART[task]:
-        raise ProbeError(f"COPEN {task}: a seq2seq LM is scored on the answer of the "
-                         f"text-to-text form; use part {DEFAULT_PART[task]!r}")
-    if kind not in ("masked", "causal", "seq2seq"):
+def table8_row(model_type: str | None, kind: str) -> str:
+    """The Table 8 row of a model (its config's ``model_type``, else by kind)."""
+    mt = (model_type or "").lower().replace("-", "_")
+    if mt in TABLE8:
+        return mt
+    if kind not in KIND_ROW:
         raise ProbeError(f"unknown model kind {kind!r}; use masked, causal or seq2seq")
-    return Form(task, part, kind, context)
+    return KIND_ROW[kind]
 
 
-def template(form: Form) -> str:
-    """The template of a form (seq2seq: the text-to-text form)."""
-    key = form.task if form.context else f"{form.task}-no-context"
-    return (SEQ2SEQ_TEMPLATES if form.kind == "seq2seq" else TEMPLATES)[key]
+def table8_part(model_type: str | None, kind: str, task: str) -> str:
+    """The part Table 8 uses for this model and task; a part that is degenerate for the kind
+    (GPT-Neo's CPJ concept, for a causal LM) falls back to ``all``."""
+    part = TABLE8[table8_row(model_type, kind)][task_name(task)]
+    return "all" if (kind, task_name(task), part) in DEGENERATE else part
 
 
-def probe_spec(task: str, part: str, kind: str, context: bool = True) -> ProbeSpec:
-    """The ProbeSpec that scores a COPEN task with the choice/binary task of probes.tasks.
+# --- Table 9: text-to-text forms (T5 linear probing and fine-tuning) --------------------------
 
-    >>> probe_spec("cpj", "answer", "masked").params
-    {'labels': {'true': 'true', 'false': 'false'}, 'score': 'slot'}
-    >>> probe_spec("cic", "whole", "masked", context=False).prompts
-    ['[ENTITY] is [DET] [V].']
+
+def letters(n: int) -> list[str]:
+    """Option letters A, B, ... (Table 9).
+
+    >>> letters(3)
+    ['A', 'B', 'C']
     """
-    form = check_form(task, part, kind, context)
-    name = PROBES[form.task]
-    params: dict[str, Any] = {}
-    if form.task == "cpj":
-        params["labels"] = {"true": "true", "false": "false"}
-    params["score"] = PARTS[form.task][form.part]
-    return ProbeSpec(name=name, task=TASK_OF[name], split="all", prompts=[template(form)],
-                     params=params,
-                     description=f"COPEN {form.task.upper()} zero-shot, part {form.part}")
+    if n > 26:
+        raise ProbeError(f"COPEN text-to-text: {n} options exceed the 26 option letters")
+    return [chr(ord("A") + i) for i in range(n)]
+
+
+def _options(options: list[str]) -> str:
+    return ", ".join(f"({x}) {o}" for x, o in zip(letters(len(options)), options, strict=True))
+
+
+def text_to_text(task: str, fields: Mapping[str, Any], options: list[str]) -> str:
+    """The Table 9 input of one instance.
+
+    >>> text_to_text("csj", {"query": "Inter Milan"}, ["Milan", "Pohang Steelers"])
+    'choose the most similar entity to Inter Milan: (A) Milan, (B) Pohang Steelers.'
+    >>> text_to_text("cpj", {"statement": "Mammals raise their young on milk."}, [])
+    'verify: Mammals raise their young on milk.'
+    >>> f = {"sentence": "Dolly is running on the grassland.", "entity": "Dolly",
+    ...      "entity_pos": [0, 1]}
+    >>> text_to_text("cic", f, ["Horse", "Mammal", "Animal"])  # doctest: +NORMALIZE_WHITESPACE
+    'select concept: <entity> Dolly </entity> is running on the grassland. Select a
+     contextually related concept for Dolly from (A) Horse, (B) Mammal, (C) Animal.'
+    """
+    task = task_name(task)
+    if task == "csj":
+        return f"choose the most similar entity to {fields['query']}: {_options(options)}."
+    if task == "cpj":
+        return f"verify: {fields['statement']}"
+    words = str(fields["sentence"]).split()
+    pos = fields.get("entity_pos")
+    if pos:
+        a, b = int(pos[0]), int(pos[1])
+        words = [*words[:a], "<entity>", *words[a:b], "</entity>", *words[b:]]
+    return (f"select concept: {' '.join(words)} Select a contextually related concept for "
+            f"{fields['entity']} from {_options(options)}.")
+
+
+def text_to_text_target(task: str, gold: int) -> str:
+    """The Table 9 label: the option letter (CSJ, CiC) or ``true``/``false`` (CPJ, gold 1/0).
+
+    >>> text_to_text_target("csj", 2), text_to_text_target("cpj", 1)
+    ('C', 'true')
+    """
+    if task_name(task) == "cpj":
+        return CPJ_OPTIONS[gold]
+    return letters(gold + 1)[gold]
 
 
 # --- texts for linear probing and fine-tuning --------------------------------------------------
@@ -167,9 +156,10 @@ CPJ_OPTIONS = ("false", "true")
 
 def example(task: str, split: str, instance_id: str, target: str | None, gold: list[str],
             candidates: list[str], fields: Mapping[str, Any]) -> Example:
-    """The classification input of one instance (the same templates as zero-shot).
+    """The classification input of one instance (the zero-shot prompts, as text).
 
-    >>> e = example("csj", "dev", "i", "Rose", ["Marine One"], ["Marine One", "Ugadi"], {})
+    >>> e = example("csj", "dev", "i", "Rose", ["Marine One"], ["Marine One", "Ugadi"],
+    ...             {"query": "Rose"})
     >>> e.texts[1], e.gold
     ('Rose is conceptually similar with Ugadi.', 0)
     >>> example("cpj", "dev", "i", "S.", ["true"], [], {"statement": "Owls fly."}).texts
@@ -181,7 +171,12 @@ def example(task: str, split: str, instance_id: str, target: str | None, gold: l
         g = CPJ_OPTIONS.index(gold[0].lower()) if gold else None
         return Example(split, instance_id, (statement,), CPJ_OPTIONS, g, pairwise=False)
     options = list(dict.fromkeys([*gold, *candidates]))
-    key = "csj" if task == "csj" else "cic"
-    texts = tuple(render(TEMPLATES[key], fields, target=target, slot=o).text for o in options)
+    texts = tuple(prompt_text(task, dict(fields), o) for o in options)
     g = options.index(gold[0]) if gold else None
     return Example(split, instance_id, texts, tuple(options), g, pairwise=True)
+
+
+def prompt_text(task: str, fields: dict[str, Any], option: str) -> str:
+    """The zero-shot prompt of one option as text (:mod:`probes.copen.marked`)."""
+    t = task_name(task)
+    return joined(t, pieces_for(t, fields, option))

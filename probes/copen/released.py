@@ -6,8 +6,9 @@ JSON list of items:
 
 - CSJ: ``{"query": {"name", "id"?}, "candidates": [{"id", "name"}, ... 21], "label": <id>}``;
   the repository's older shape ``{"query", "y": <answer>, "n": [<distractors>]}`` is read too.
-  Optional: the item's ``id`` (``hard...``/``easy...``: the instance kind), a candidate's
-  ``hard`` (true/false) or ``type`` (``hard``/``easy``) marking its distractor kind.
+  Optional: the item's ``id`` (32 hex digits in the released files; kept for submissions),
+  the entities' ``concept`` (kept; with ``--taxonomy`` it gives each distractor its kind),
+  a candidate's ``hard`` (true/false) or ``type`` (``hard``/``easy``) marking its kind.
 - CPJ: ``{"text", "concept": {"pos": [start, end], "id"?}, "label": 1|0}`` (``pos`` counts
   whitespace tokens of ``text``; a top-level ``pos`` is read too); optional ``chain_id``.
 - CiC: ``{"sentence", "entity": {"name", "pos"}, "concept_chains": [[label, ...], ...],
@@ -18,8 +19,9 @@ JSON list of items:
 Hidden labels (``-1`` or null: the public test files) keep their instance with an empty gold
 list: zero-shot probing still scores them, metrics leave them out, and the load report counts
 them. Everything else that does not fit the format is a :class:`kg.errors.SourceError` naming
-the file, the item's index and what to fix: a CSJ candidate list that is not 21 long, a label
-that is not among the candidates, a span outside the text.
+the file, the item's index and what to fix (a CSJ candidate list that is not 21 long, a label
+that is not among the candidates, a span outside the text); :func:`load` skips such an item and
+lists it in its report, so one bad item does not stop a task.
 
 Instances (probe ``copen/csj`` ...): ``target`` = query entity / statement / entity,
 ``candidates`` = candidate names / ``true``, ``false`` / concept words (``PeriodicalLiterature``
@@ -37,13 +39,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from kg.copen import camel_words
+from kg.copen import camel_words, read_taxonomy, top_concepts
 from kg.errors import SourceError
 from probes.copen import CSJ_CANDIDATES, PROBES, task_name
 from probes.export import instance_id, write_instances
@@ -75,19 +77,33 @@ def _name(value: Any, path: str | Path, index: int, what: str) -> str:
     return value.strip()
 
 
-def _kind(item: dict[str, Any]) -> str | None:
+def _item_id(item: dict[str, Any]) -> str | None:
+    """The item's own ``id`` (32 hex digits in the released test files), as a string."""
     ident = item.get("id")
-    if isinstance(ident, str) and ident[:4].lower() in ("hard", "easy"):
-        return ident[:4].lower()
-    return None
+    return None if ident is None else str(ident)
+
+
+def _concept(entity: Any) -> str | None:
+    """An entity's ``concept`` (a name, or an object with ``name``/``id``), as a name."""
+    if not isinstance(entity, dict):
+        return None
+    c = entity.get("concept")
+    if isinstance(c, dict):
+        c = c.get("name", c.get("id"))
+    return None if c is None else concept_of(c)
 
 
 # --- CSJ --------------------------------------------------------------------------------------
 
 
-def csj_row(item: Any, path: str | Path, index: int, n_candidates: int = CSJ_CANDIDATES
-            ) -> dict[str, Any]:
+def csj_row(item: Any, path: str | Path, index: int, n_candidates: int = CSJ_CANDIDATES,
+            top: dict[str, str] | None = None) -> dict[str, Any]:
     """One CSJ item as an instance row (without split and id).
+
+    Distractor kinds (Table 3): a candidate's ``type``/``hard`` flag, else -- with the
+    taxonomy's top-level concepts ``top`` and the entities' ``concept`` fields -- a distractor
+    whose concept shares a superordinate (the top-level concept) with the query's concept is
+    hard, any other distractor easy.
 
     >>> cands = [{"id": f"c{i}", "name": f"E{i}"} for i in range(3)]
     >>> row = csj_row({"query": {"name": "Q"}, "candidates": cands, "label": "c1"}, "f", 0, 3)
@@ -123,6 +139,8 @@ def csj_row(item: Any, path: str | Path, index: int, n_candidates: int = CSJ_CAN
     names: list[str] = []
     hard: list[str] = []
     easy: list[str] = []
+    concepts: dict[str, str] = {}
+    qconcept = _concept(query)
     for j, c in enumerate(cands):
         if not isinstance(c, dict) or "id" not in c:
             raise _err(path, index, f"candidate {j} must be an object with 'id' and 'name'")
@@ -132,6 +150,12 @@ def csj_row(item: Any, path: str | Path, index: int, n_candidates: int = CSJ_CAN
         ids.append(cid)
         names.append(_name(c.get("name"), path, index, f"candidate {j} name"))
         flag = c.get("type", c.get("hard"))
+        cconcept = _concept(c)
+        if cconcept:
+            concepts[names[-1]] = cconcept
+        if flag is None and top and qconcept in top and cconcept in top \
+                and cconcept != qconcept:
+            flag = "hard" if top[cconcept] == top[qconcept] else "easy"
         if flag in (True, "hard"):
             hard.append(names[-1])
         elif flag in (False, "easy"):
@@ -146,11 +170,13 @@ def csj_row(item: Any, path: str | Path, index: int, n_candidates: int = CSJ_CAN
         gold = [names[ids.index(str(label))]]
     unique = list(dict.fromkeys(names))
     return {"target": qname, "gold": gold, "candidates": unique, "fields": {
-        "query": qname, "query_id": query.get("id"), "candidate_ids": ids,
+        "id": _item_id(item), "query": qname, "query_id": query.get("id"),
+        "query_concept": qconcept, "candidate_ids": ids, "candidate_names": names,
+        "candidate_concepts": concepts,
         "options": ", ".join(unique),
         "hard": [h for h in dict.fromkeys(hard) if h not in gold],
         "easy": [e for e in dict.fromkeys(easy) if e not in gold],
-        "kind": _kind(item), "hidden": hidden, "duplicates": len(names) - len(unique)}}
+        "hidden": hidden, "duplicates": len(names) - len(unique)}}
 
 
 # --- CPJ --------------------------------------------------------------------------------------
@@ -191,7 +217,7 @@ def cpj_row(item: Any, path: str | Path, index: int) -> dict[str, Any]:
         "statement": statement, "pre": pre + " " if pre else "",
         "concept": " ".join(tokens[start:end]), "post": " " + post if post else "",
         "concept_id": concept.get("id"), "chain_id": item.get("chain_id"),
-        "kind": _kind(item), "hidden": hidden}}
+        "id": _item_id(item), "hidden": hidden}}
 
 
 # --- CiC --------------------------------------------------------------------------------------
@@ -215,8 +241,10 @@ def cic_row(item: Any, path: str | Path, index: int) -> dict[str, Any]:
     if not isinstance(entity, dict):
         raise _err(path, index, "missing 'entity': {\"name\": ..., \"pos\": [start, end]}")
     name = _name(entity.get("name"), path, index, "entity.name")
+    mention, entity_pos = name, None
     if "pos" in entity:
-        _span(entity["pos"], len(sentence.split()), path, index, "entity.pos")
+        a, b = _span(entity["pos"], len(sentence.split()), path, index, "entity.pos")
+        mention, entity_pos = " ".join(sentence.split()[a:b]), [a, b]
     if "concept_chains" in item:
         chains_raw, label = item["concept_chains"], item.get("label")
     elif isinstance(item.get("label"), list):  # the repository's older shape
@@ -253,7 +281,15 @@ def cic_row(item: Any, path: str | Path, index: int) -> dict[str, Any]:
                 "options": ", ".join(words[c] for c in concepts),
                 "chain_words": [[words[c] for c in chain] for chain in chains],
                 "names": {w: c for c, w in words.items()}, "gold_concept": gold_concept,
-                "kind": _kind(item), "hidden": hidden}}
+                "mention": mention, "entity_pos": entity_pos,
+                "raw_candidates": _raw_candidates(item, words),
+                "id": _item_id(item), "hidden": hidden}}
+
+
+def _raw_candidates(item: dict[str, Any], words: dict[str, str]) -> dict[str, str]:
+    """Concept words -> the candidate string as the file writes it (for submissions)."""
+    raw = item.get("candidates") if isinstance(item.get("candidates"), list) else list(words)
+    return {words[concept_of(c)]: str(c) for c in raw if concept_of(c) in words}
 
 
 ROWS = {"csj": csj_row, "cpj": cpj_row, "cic": cic_row}
@@ -282,12 +318,25 @@ def read_items(path: Path) -> list[Any]:
     return data
 
 
-def frame(task: str, split: str, items: Iterable[Any], path: str | Path) -> pl.DataFrame:
-    """The instance rows of one file as the DataFrame ``probes.export.write_instances`` takes."""
+def frame(task: str, split: str, items: Iterable[Any], path: str | Path,
+          top: dict[str, str] | None = None, skipped: list[str] | None = None
+          ) -> pl.DataFrame:
+    """The instance rows of one file as the DataFrame ``probes.export.write_instances`` takes.
+
+    A malformed item is reported in ``skipped`` (file, index, what to fix) and left out; with
+    ``skipped=None`` it raises :class:`ReleasedFormatError`.
+    """
     task = task_name(task)
     rows = []
     for index, item in enumerate(items):
-        row = ROWS[task](item, path, index)
+        try:
+            row = (csj_row(item, path, index, top=top) if task == "csj"
+                   else ROWS[task](item, path, index))
+        except ReleasedFormatError as e:
+            if skipped is None:
+                raise
+            skipped.append(str(e))
+            continue
         row["fields"]["source"] = f"{Path(path).name}:{index}"
         ident = instance_id([task, split, index, json.dumps(item, sort_keys=True,
                                                              ensure_ascii=False)])
@@ -325,24 +374,30 @@ class LoadReport:
     instances: int
     hidden: int
     duplicate_names: int
+    skipped: list[str] = field(default_factory=list)
 
 
-def load(root: Path, results: str | Path | None = None, tasks: Iterable[str] | None = None
-         ) -> list[LoadReport]:
+def load(root: Path, results: str | Path | None = None, tasks: Iterable[str] | None = None,
+         taxonomy: Path | None = None) -> list[LoadReport]:
     """Load every released file under ``root`` into the results file (each task's probe is
-    replaced in one transaction; nothing is written when any file of the task is malformed)."""
+    replaced in one transaction). Malformed items are skipped and listed in the reports; a file
+    that is not a JSON list stops the load before anything is written. ``taxonomy``:
+    ``father.txt``, to mark CSJ distractors hard/easy from the entities' concepts."""
     files = find_files(Path(root))
+    top = top_concepts(read_taxonomy(Path(taxonomy))[0]) if taxonomy else None
     wanted = [task_name(t) for t in tasks] if tasks else list(files)
     reports: list[LoadReport] = []
     frames: dict[str, list[pl.DataFrame]] = {}
     for task in wanted:
         for split, path in files.get(task, {}).items():
-            df = frame(task, split, read_items(path), path)
+            skipped: list[str] = []
+            df = frame(task, split, read_items(path), path, top=top, skipped=skipped)
             frames.setdefault(task, []).append(df)
             fields = [json.loads(f) for f in df["fields"]]
             reports.append(LoadReport(PROBES[task], split, str(path), df.height,
                                       sum(1 for f in fields if f.get("hidden")),
-                                      sum(int(f.get("duplicates", 0)) for f in fields)))
+                                      sum(int(f.get("duplicates", 0)) for f in fields),
+                                      skipped))
     con = connect(results)
     try:
         for task, parts in frames.items():
@@ -362,6 +417,10 @@ def format_reports(reports: list[LoadReport]) -> str:
         lines += ["", f"{hidden:,} instance(s) have hidden labels (-1, the public test files): "
                   "they are scored, but every metric leaves them out (metric 'n' counts only "
                   "labelled instances)."]
+    skipped = [msg for r in reports for msg in r.skipped]
+    if skipped:
+        lines += ["", f"{len(skipped):,} malformed item(s) skipped:"]
+        lines += [f"- {msg}" for msg in skipped]
     dups = sum(r.duplicate_names for r in reports)
     if dups:
         lines.append(f"{dups:,} CSJ candidate name(s) repeat within their instance; each name "

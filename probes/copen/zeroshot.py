@@ -1,80 +1,152 @@
-"""Zero-shot COPEN probing through the engine of ``probes.run``.
+"""Zero-shot COPEN probing: every text part of every prompt, one run per (task, part, context).
 
-The loaded instances (:mod:`probes.copen.released`) are scored by the existing choice (CSJ,
-CiC) and binary (CPJ) task modules with a ProbeSpec built by :func:`probes.copen.forms.probe_spec`,
-so COPEN gets the engine's batching, prefix reuse, score cache, resumable chunked commits and run
-records for free, and its ``scores`` rows are the same shape as every other probe's. Each
-(task, part, context) setting is its own run (the run id covers the template and the scored
-part); ``config.runtime.copen`` records the setting for the COPEN metrics and report.
+For each loaded instance and each option (CSJ candidate, CPJ ``true``/``false``, CiC concept)
+the prompt is built as a marked token sequence (:mod:`probes.copen.marked`) and every part is
+scored in one go (:mod:`probes.copen.tokenscore`). Each (task, part, context) becomes a run in
+the results file (``runs`` + ``scores`` rows, replaced when the same setting runs again), with
+``config.runtime.copen = {method: zero-shot, task, part, context, tokenisation, span,
+model_type}``; the report picks per model the part of Table 8
+(:func:`probes.copen.forms.table8_part`).
 
->>> p = zero_shot_probe("cic", "concept", "masked", context=False)
->>> p.spec.name, p.spec.prompts, str(p.path)
-('copen/cic', ['[ENTITY] is [DET] [V].'], 'copen:cic:concept:no-context')
+>>> settings(["cic"], out_of_context=True)
+[('cic', True), ('cic', False)]
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from pathlib import Path
+import json
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import duckdb
+import pyarrow as pa
 
-from probes.copen import task_name
-from probes.copen.forms import PARTS, check_form, probe_spec
+from probes.copen import PROBES, TASK_OF, task_name
+from probes.copen.forms import PARTS
+from probes.copen.marked import mark, pieces_for
+from probes.copen.tokenscore import score_marked
 from probes.errors import ProbeError
-from probes.run import RunOptions, RunReport, run_probe
-from probes.spec import Probe
+from probes.run import load_instances
+from probes.run import run_id as make_run_id
+from probes.tasks import Instance
+from probes.tasks.choice import candidate_list
+
+CPJ_LABELS = ("true", "false")
 
 
-def zero_shot_probe(task: str, part: str, kind: str, context: bool = True) -> Probe:
-    """An in-memory Probe (no file) for one zero-shot setting; its path names the setting."""
-    spec = probe_spec(task, part, kind, context)
-    where = f"copen:{task_name(task)}:{part}" + ("" if context else ":no-context")
-    return Probe(path=Path(where), spec=spec, query="", variables=[], header_lines={})
+@dataclass
+class ZeroShotReport:
+    """One (task, context) pass: the runs written per part."""
+
+    task: str
+    context: bool
+    instances: int
+    prompts: int
+    runs: dict[str, str]
+    wall_s: float
 
 
-def settings(tasks: Iterable[str], parts: Iterable[str] | None, kind: str,
-             out_of_context: bool = False) -> list[tuple[str, str, bool]]:
-    """(task, part, context) for every requested part the model kind can score.
-
-    ``parts=None`` means every part; a part named for one task is skipped for the others, and
-    parts a kind cannot score are skipped silently when ``parts`` is None (an explicit request
-    is an error). ``out_of_context`` adds CiC without its sentence.
-
-    >>> settings(["csj"], None, "causal")
-    [('csj', 'candidate', True), ('csj', 'whole', True)]
-    >>> settings(["cic"], ["concept"], "masked", out_of_context=True)
-    [('cic', 'concept', True), ('cic', 'concept', False)]
-    """
+def settings(tasks: Iterable[str], out_of_context: bool = False) -> list[tuple[str, bool]]:
+    """(task, context) passes; ``out_of_context`` adds CiC without its sentence."""
     out = []
-    for task in (task_name(t) for t in tasks):
-        wanted = list(PARTS[task]) if parts is None else [p for p in parts if p in PARTS[task]]
-        for part in wanted:
-            for context in ((True, False) if out_of_context and task == "cic" else (True,)):
-                try:
-                    check_form(task, part, kind, context)
-                except ProbeError:
-                    if parts is not None:
-                        raise
-                    continue
-                out.append((task, part, context))
-    if parts is not None and not out:
-        known = "; ".join(f"{t} {'|'.join(p)}" for t, p in PARTS.items())
-        raise ProbeError(f"none of the parts {', '.join(parts)} belongs to the tasks asked for; "
-                         f"the parts are: {known}")
+    for t in (task_name(x) for x in tasks):
+        out.append((t, True))
+        if out_of_context and t == "cic":
+            out.append((t, False))
     return out
 
 
-def run_zero_shot(con: duckdb.DuckDBPyConnection, scorer: Any, task: str, part: str,
-                  context: bool = True, options: RunOptions | None = None,
-                  results: str = "the results file") -> RunReport:
-    """Score one zero-shot setting with ``scorer`` (instances must be loaded)."""
-    form = check_form(task, part, scorer.kind, context)
-    probe = zero_shot_probe(task, part, scorer.kind, context)
-    opts = options or RunOptions()
-    runtime = {**opts.runtime, "copen": form.describe()}
-    opts = RunOptions(top_k=opts.top_k, splits=opts.splits, limit=opts.limit,
-                      chunk_size=opts.chunk_size, use_cache=opts.use_cache,
-                      progress=opts.progress, runtime=runtime)
-    return run_probe(con, scorer, probe, opts, results)
+def options(task: str, inst: Instance) -> list[tuple[str, str]]:
+    """(option, the class it stands for) of an instance."""
+    if task_name(task) == "cpj":
+        return [(c, c) for c in CPJ_LABELS]
+    return [(c, c) for c in candidate_list(inst)]
+
+
+def model_type(scorer: Any) -> str | None:
+    config = getattr(getattr(scorer, "model", None), "config", None)
+    return getattr(config, "model_type", None)
+
+
+def write_part_run(con: duckdb.DuckDBPyConnection, *, model: str, revision: str | None,
+                   kind: str, task: str, copen: dict[str, Any], rows: Sequence[tuple],
+                   describe: dict[str, Any], wall_s: float) -> str:
+    """One part's run: the ``runs`` row and its ``scores`` rows (an earlier run of the same
+    setting is replaced in one transaction)."""
+    probe = PROBES[task]
+    rid = make_run_id(model, revision, probe, copen)
+    config = {"task": TASK_OF[probe], "method": "zero-shot", "runtime": {"copen": copen},
+              "backend": describe}
+    now = datetime.now(UTC).replace(tzinfo=None)
+    con.execute("BEGIN TRANSACTION")
+    try:
+        con.execute("DELETE FROM scores WHERE run_id = ?", [rid])
+        con.execute("DELETE FROM runs WHERE run_id = ?", [rid])
+        con.execute("""INSERT INTO runs (run_id, model, revision, backend, task, probe, config,
+                       dtype, device, batch_size, started_at, finished_at, wall_s, status,
+                       requests, cache_hits)
+                       VALUES (?, ?, ?, ?, ?, ?, ?::JSON, ?, ?, ?, ?, ?, ?, 'done', ?, 0)""",
+                    [rid, model, revision, kind, TASK_OF[probe], probe,
+                     json.dumps(config, default=str), describe.get("dtype"),
+                     describe.get("device"), describe.get("batch_size"), now, now, wall_s,
+                     len(rows)])
+        if rows:
+            names = ["run_id", "probe", "split", "instance_id", "prompt_id", "candidate",
+                     "label", "prompt", "score", "n_tokens"]
+            table = pa.table([list(c) for c in zip(*[(rid, probe, *r) for r in rows],
+                                                    strict=True)], names=names)
+            con.register("kgp_copen_zs", table)
+            con.execute("""INSERT INTO scores (run_id, probe, split, instance_id, prompt_id,
+                               candidate, label, prompt, score, n_tokens)
+                           SELECT * FROM kgp_copen_zs""")
+            con.unregister("kgp_copen_zs")
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return rid
+
+
+def run_zero_shot(con: duckdb.DuckDBPyConnection, scorer: Any, task: str, context: bool = True,
+                  *, splits: list[str] | None = None, limit: int | None = None,
+                  tokenisation: str = "words", span: str = "progressive",
+                  batch_rows: int = 32, results: str = "the results file") -> ZeroShotReport:
+    """Score every part of one task (with or without the CiC context) and write the runs."""
+    task = task_name(task)
+    if not context and task != "cic":
+        raise ProbeError(f"COPEN {task}: only CiC has a context to remove")
+    t0 = time.perf_counter()
+    instances = load_instances(con, PROBES[task], splits, limit, results)
+    parts = [p for p in PARTS[task] if p != "all"]
+    keys, prompts = [], []
+    for inst in instances:
+        for option, label in options(task, inst):
+            pieces = pieces_for(task, inst.fields, option, context)
+            m = mark(scorer.tokenizer, scorer.kind, task, pieces, tokenisation)
+            keys.append((inst.split, inst.instance_id, option, label, m.text))
+            prompts.append(m)
+    scored = score_marked(scorer, prompts, parts, span=span, batch_rows=batch_rows)
+    wall = time.perf_counter() - t0
+    describe = scorer.describe() if hasattr(scorer, "describe") else {}
+    runs: dict[str, str] = {}
+    for part in PARTS[task]:
+        rows = [(split, iid, 0, option, label, text, s[part].score, s[part].n_tokens)
+                for (split, iid, option, label, text), s in zip(keys, scored, strict=True)
+                if part in s]
+        copen = {"method": "zero-shot", "task": task, "part": part, "context": context,
+                 "tokenisation": tokenisation, "span": span if scorer.kind == "masked"
+                 else None, "model_type": model_type(scorer), "kind": scorer.kind}
+        runs[part] = write_part_run(con, model=scorer.name, revision=scorer.revision,
+                                    kind=scorer.kind, task=task, copen=copen, rows=rows,
+                                    describe=describe, wall_s=wall)
+    return ZeroShotReport(task, context, len(instances), len(prompts), runs, wall)
+
+
+def format_reports(reports: Sequence[ZeroShotReport]) -> str:
+    lines = ["| task | context | instances | prompts | parts | s |", "|---|---|---:|---:|---|---:|"]
+    lines += [f"| {r.task} | {'yes' if r.context else 'no'} | {r.instances:,} | {r.prompts:,} "
+              f"| {', '.join(r.runs)} | {r.wall_s:.2f} |" for r in reports]
+    return "\n".join(lines)
