@@ -19,19 +19,17 @@
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 import torch
 
 from probes.copen import PROBES, TASK_OF, task_name
 from probes.copen.forms import Example, example
+from probes.copen.runs import replace_run
 from probes.errors import ProbeError
 from probes.run import run_id as make_run_id
 from probes.tasks import Instance
@@ -132,7 +130,6 @@ def write_run(con: duckdb.DuckDBPyConnection, *, model: str, revision: str | Non
                          "dev_accuracy": fit.dev_accuracy}}
     config = {"task": TASK_OF[probe], "method": method, "runtime": runtime,
               "backend": describe or {}}
-    now = datetime.now(UTC).replace(tzinfo=None)
     rows = []
     for ex, lg in zip(examples, logits, strict=True):
         logp = torch.log_softmax(lg.detach().float().cpu(), dim=0).tolist()
@@ -140,30 +137,9 @@ def write_run(con: duckdb.DuckDBPyConnection, *, model: str, revision: str | Non
             text = ex.texts[j] if ex.pairwise else ex.texts[0]
             rows.append((rid, probe, ex.split, ex.instance_id, 0, option, option, text,
                          float(logp[j]), 1))
-    con.execute("BEGIN TRANSACTION")
-    try:
-        con.execute("DELETE FROM scores WHERE run_id = ?", [rid])
-        con.execute("DELETE FROM runs WHERE run_id = ?", [rid])
-        con.execute("""INSERT INTO runs (run_id, model, revision, backend, task, probe, config,
-                       dtype, device, batch_size, started_at, finished_at, wall_s, status,
-                       requests, cache_hits)
-                       VALUES (?, ?, ?, ?, ?, ?, ?::JSON, ?, ?, ?, ?, ?, ?, 'done', ?, 0)""",
-                    [rid, model, revision, kind, TASK_OF[probe], probe,
-                     json.dumps(config, default=str), (describe or {}).get("dtype"),
-                     (describe or {}).get("device"), settings.get("batch_size"), now, now,
-                     fit.wall_s, len(rows)])
-        if rows:
-            names = ["run_id", "probe", "split", "instance_id", "prompt_id", "candidate",
-                     "label", "prompt", "score", "n_tokens"]
-            con.register("kgp_copen_rows", pa.table(list(zip(*rows, strict=True)), names=names))
-            con.execute("""INSERT INTO scores (run_id, probe, split, instance_id, prompt_id,
-                               candidate, label, prompt, score, n_tokens)
-                           SELECT * FROM kgp_copen_rows""")
-            con.unregister("kgp_copen_rows")
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
+    replace_run(con, rid=rid, model=model, revision=revision, kind=kind, probe=probe,
+                config=config, describe=describe or {}, batch_size=settings.get("batch_size"),
+                wall_s=fit.wall_s, rows=rows)
     return rid
 
 

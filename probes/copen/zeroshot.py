@@ -14,19 +14,17 @@ model_type}``; the report picks per model the part of Table 8
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 
 from probes.copen import PROBES, TASK_OF, task_name
 from probes.copen.forms import PARTS
 from probes.copen.marked import mark, pieces_for
+from probes.copen.runs import replace_run
 from probes.copen.tokenscore import score_marked
 from probes.errors import ProbeError
 from probes.run import load_instances
@@ -80,33 +78,9 @@ def write_part_run(con: duckdb.DuckDBPyConnection, *, model: str, revision: str 
     rid = make_run_id(model, revision, probe, copen)
     config = {"task": TASK_OF[probe], "method": "zero-shot", "runtime": {"copen": copen},
               "backend": describe}
-    now = datetime.now(UTC).replace(tzinfo=None)
-    con.execute("BEGIN TRANSACTION")
-    try:
-        con.execute("DELETE FROM scores WHERE run_id = ?", [rid])
-        con.execute("DELETE FROM runs WHERE run_id = ?", [rid])
-        con.execute("""INSERT INTO runs (run_id, model, revision, backend, task, probe, config,
-                       dtype, device, batch_size, started_at, finished_at, wall_s, status,
-                       requests, cache_hits)
-                       VALUES (?, ?, ?, ?, ?, ?, ?::JSON, ?, ?, ?, ?, ?, ?, 'done', ?, 0)""",
-                    [rid, model, revision, kind, TASK_OF[probe], probe,
-                     json.dumps(config, default=str), describe.get("dtype"),
-                     describe.get("device"), describe.get("batch_size"), now, now, wall_s,
-                     len(rows)])
-        if rows:
-            names = ["run_id", "probe", "split", "instance_id", "prompt_id", "candidate",
-                     "label", "prompt", "score", "n_tokens"]
-            table = pa.table([list(c) for c in zip(*[(rid, probe, *r) for r in rows],
-                                                    strict=True)], names=names)
-            con.register("kgp_copen_zs", table)
-            con.execute("""INSERT INTO scores (run_id, probe, split, instance_id, prompt_id,
-                               candidate, label, prompt, score, n_tokens)
-                           SELECT * FROM kgp_copen_zs""")
-            con.unregister("kgp_copen_zs")
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
+    replace_run(con, rid=rid, model=model, revision=revision, kind=kind, probe=probe,
+                config=config, describe=describe, batch_size=describe.get("batch_size"),
+                wall_s=wall_s, rows=[(rid, probe, *r) for r in rows])
     return rid
 
 
