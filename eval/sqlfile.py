@@ -67,9 +67,9 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import yaml
 
 from eval import udf
+from kg.header import HeaderError, comment_block, field_lines, parse_yaml, unknown_fields
 from probes.spec import TASKS
 
 FIELDS = ("name", "description", "tasks", "grain", "plot", "requires")
@@ -108,14 +108,7 @@ class MetricFile:
 
 
 def _header(text: str) -> list[tuple[int, str]]:
-    out: list[tuple[int, str]] = []
-    for i, line in enumerate(text.splitlines(), start=1):
-        if line.startswith("--"):
-            body = line[2:]
-            out.append((i, body[1:] if body.startswith(" ") else body))
-        elif line.strip() or out:
-            break
-    return out
+    return comment_block(text, "--")[0]
 
 
 def _suggest(word: str, choices: tuple[str, ...]) -> str:
@@ -139,24 +132,15 @@ def parse_metric(text: str, path: str | Path = "<string>") -> MetricFile:
         raise MetricFileError(path, 1, "no header: a metric file starts with comment lines "
                               "'-- name: ...', '-- description: ...', '-- tasks: [...]', "
                               "'-- grain: [...]'")
-    lines: dict[str, int] = {}
-    for lineno, body in header:
-        m = re.match(r"([A-Za-z_][\w-]*)\s*:", body)
-        if m and not body.startswith((" ", "\t")):
-            lines.setdefault(m.group(1), lineno)
+    lines = field_lines(header)
     first = header[0][0]
-    for key, lineno in lines.items():
-        if key not in FIELDS:
-            raise MetricFileError(path, lineno, f"unknown header field {key!r}"
-                                  f"{_suggest(key, FIELDS)}; known fields: {', '.join(FIELDS)}")
+    unknown = unknown_fields(lines, FIELDS)
+    if unknown:
+        raise MetricFileError(path, lines[unknown[0]], unknown[1])
     try:
-        raw = yaml.safe_load("\n".join(body for _, body in header))
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        line = header[mark.line][0] if mark is not None and mark.line < len(header) else first
-        raise MetricFileError(path, line, "header is not valid YAML: "
-                              f"{getattr(e, 'problem', None) or e}; quote values that contain "
-                              "':' or '#'") from e
+        raw = parse_yaml(header)
+    except HeaderError as e:
+        raise MetricFileError(path, e.line, e.message) from e
     if not isinstance(raw, dict):
         raise MetricFileError(path, first, "header must be 'field: value' lines")
     for key in REQUIRED:

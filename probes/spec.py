@@ -38,7 +38,6 @@ probes.errors.ProbeFileError: demo.rq:2: unknown header field 'tsk' (did you mea
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import hashlib
 import json
@@ -48,7 +47,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import pyoxigraph as ox
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -58,6 +56,7 @@ from pydantic import (
     field_validator,
 )
 
+from kg.header import HeaderError, comment_block, field_lines, parse_yaml, unknown_fields
 from probes.errors import ProbeFileError
 
 TASKS = ("relatum", "choice", "binary", "subsumption", "records")
@@ -193,24 +192,7 @@ def _blank(m: re.Match[str]) -> str:
 
 def split_header(text: str) -> tuple[list[tuple[int, str]], int]:
     """The header's (line number, text) pairs with ``#`` removed, and the first line after it."""
-    lines = text.splitlines()
-    header: list[tuple[int, str]] = []
-    i = 0
-    while i < len(lines) and (lines[i].startswith("#") or (not lines[i].strip() and not header)):
-        if lines[i].startswith("#"):
-            body = lines[i][1:]
-            header.append((i + 1, body[1:] if body.startswith(" ") else body))
-        i += 1
-    return header, i + 1
-
-
-def _header_lines(header: list[tuple[int, str]]) -> dict[str, int]:
-    out = {}
-    for lineno, body in header:
-        m = re.match(r"([A-Za-z_][\w-]*)\s*:", body)
-        if m and not body.startswith((" ", "\t", "-")):
-            out.setdefault(m.group(1), lineno)
-    return out
+    return comment_block(text, "#")
 
 
 def parse_probe(text: str, path: str | Path = "<string>") -> Probe:
@@ -220,31 +202,17 @@ def parse_probe(text: str, path: str | Path = "<string>") -> Probe:
     if not header:
         raise ProbeFileError(path, 1, "no header: a probe file starts with a comment block such as "
                              "'# name: group/probe', '# task: relatum', '# split: test'")
-    lines = _header_lines(header)
-    first = header[0][0]
     try:
-        raw = yaml.safe_load("\n".join(body for _, body in header))
-    except yaml.YAMLError as e:
-        # The problem mark is where the parser gave up (often the next line, or the end); the
-        # context mark, when there is one, is where the unclosed quote or bracket started.
-        opened = re.search(r"quoted scalar|flow (sequence|mapping)",
-                           str(getattr(e, "context", "") or ""))
-        marks = [m for m in (getattr(e, "context_mark", None) if opened else None,
-                             getattr(e, "problem_mark", None))
-                 if m is not None and m.line < len(header)]
-        line = header[min(m.line for m in marks)][0] if marks else first
-        problem = getattr(e, "problem", None) or str(e)
-        raise ProbeFileError(path, line, f"header is not valid YAML: {problem}; check quoting "
-                             "(quote values that contain ':', '#', '[' or ']')") from e
+        raw = parse_yaml(header)
+    except HeaderError as e:
+        raise ProbeFileError(path, e.line, e.message) from e
+    lines = field_lines(header)
+    first = header[0][0]
     if not isinstance(raw, dict):
         raise ProbeFileError(path, first, "header must be 'field: value' lines (a YAML mapping)")
-    for key in raw:
-        if key not in ProbeSpec.model_fields:
-            close = difflib.get_close_matches(str(key), ProbeSpec.model_fields, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ProbeFileError(path, lines.get(str(key), first),
-                                 f"unknown header field {key!r}{hint}; known fields: "
-                                 f"{', '.join(ProbeSpec.model_fields)}")
+    unknown = unknown_fields(raw, ProbeSpec.model_fields)
+    if unknown:
+        raise ProbeFileError(path, lines.get(unknown[0], first), unknown[1])
     try:
         spec = ProbeSpec.model_validate(raw)
     except ValidationError as e:

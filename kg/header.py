@@ -1,0 +1,155 @@
+"""The header of a query or SQL file: its leading comment block, read as YAML.
+
+Probe files (``*.rq``, comments start with ``#``) and metric files (``*.sql``, comments start
+with ``--``) both begin with a block of comment lines holding ``field: value`` pairs; the rest
+of the file is the query, unchanged, so it runs in any SPARQL or SQL tool. This module is the
+one reader of that block for every layer (probes.spec reads ``.rq`` headers, eval.sqlfile reads
+``.sql`` headers): it finds the block, remembers the line of each top-level field, parses the
+YAML and reports mistakes with the line they are on. What the fields mean is the caller's
+business; its own error class wraps :class:`HeaderError`.
+
+>>> h = read_header("# name: demo\\n# prompts:\\n#   - '[W] is [V]'\\nSELECT ?a {}\\n", "#")
+>>> h.fields, h.field_lines, h.end
+({'name': 'demo', 'prompts': ['[W] is [V]']}, {'name': 1, 'prompts': 2}, 4)
+>>> read_header("-- name: x\\n-- grain: [a\\nSELECT 1", "--")
+Traceback (most recent call last):
+...
+kg.header.HeaderError: line 2: header is not valid YAML: expected ',' or ']', but got ...
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+_FIELD = re.compile(r"([A-Za-z_][\w-]*)\s*:")
+
+
+class HeaderError(ValueError):
+    """A header that cannot be read. ``line`` is the 1-based line of the file (None: unknown)."""
+
+    def __init__(self, line: int | None, message: str) -> None:
+        self.line = line
+        self.message = message
+        super().__init__(f"line {line}: {message}" if line else message)
+
+
+@dataclass(frozen=True)
+class Header:
+    """A file's header: the comment lines, the first line after them, the parsed fields and
+    the line of each top-level field."""
+
+    lines: tuple[tuple[int, str], ...]  # (line number, text without the comment marker)
+    end: int                            # 1-based number of the first line after the header
+    fields: dict[str, Any]
+    field_lines: dict[str, int]
+
+    @property
+    def first(self) -> int:
+        """The line of the header's first comment (where an error without a field points)."""
+        return self.lines[0][0] if self.lines else 1
+
+    def line_of(self, field: str) -> int:
+        """The line of ``field``, or the header's first line when the field is absent."""
+        return self.field_lines.get(field, self.first)
+
+
+def comment_block(text: str, marker: str) -> tuple[list[tuple[int, str]], int]:
+    """The leading comment lines of ``text`` as (line number, text) pairs, with the marker and
+    one following space removed, and the 1-based number of the first line after them. Blank
+    lines before the first comment are skipped; the block ends at the first line that is not a
+    comment (a blank line included).
+
+    >>> comment_block("\\n# a: 1\\n#b: 2\\n\\n# c: 3\\n", "#")
+    ([(2, 'a: 1'), (3, 'b: 2')], 5)
+    >>> comment_block("SELECT 1", "--")
+    ([], 1)
+    """
+    lines = text.splitlines()
+    block: list[tuple[int, str]] = []
+    i = 0
+    while i < len(lines) and (lines[i].startswith(marker) or (not lines[i].strip() and not block)):
+        if lines[i].startswith(marker):
+            body = lines[i][len(marker):]
+            block.append((i + 1, body[1:] if body.startswith(" ") else body))
+        i += 1
+    return block, i + 1
+
+
+def field_lines(block: Iterable[tuple[int, str]]) -> dict[str, int]:
+    """The line of each top-level ``field:`` of a comment block (the first, when repeated);
+    indented lines and list items belong to the field above them.
+
+    >>> field_lines([(1, "name: x"), (2, "params:"), (3, "  top_k: 3"), (4, "- a: b")])
+    {'name': 1, 'params': 2}
+    """
+    out: dict[str, int] = {}
+    for lineno, body in block:
+        m = _FIELD.match(body)
+        if m and not body.startswith((" ", "\t", "-")):
+            out.setdefault(m.group(1), lineno)
+    return out
+
+
+def parse_yaml(block: list[tuple[int, str]]) -> Any:
+    """The YAML value of a comment block; a syntax error is a HeaderError on the line where the
+    mistake starts (an unclosed quote or bracket: where it was opened)."""
+    try:
+        return yaml.safe_load("\n".join(body for _, body in block))
+    except yaml.YAMLError as e:
+        # The problem mark is where the parser gave up (often the next line, or the end); the
+        # context mark, when there is one, is where the unclosed quote or bracket started.
+        opened = re.search(r"quoted scalar|flow (sequence|mapping)",
+                           str(getattr(e, "context", "") or ""))
+        marks = [m for m in (getattr(e, "context_mark", None) if opened else None,
+                             getattr(e, "problem_mark", None))
+                 if m is not None and m.line < len(block)]
+        line = block[min(m.line for m in marks)][0] if marks else (block[0][0] if block else 1)
+        problem = getattr(e, "problem", None) or str(e)
+        raise HeaderError(line, f"header is not valid YAML: {problem}; check quoting (quote "
+                          "values that contain ':', '#', '[' or ']')") from e
+
+
+def read_header(text: str, marker: str) -> Header:
+    """Read the header of ``text`` whose comments start with ``marker`` (``#`` or ``--``).
+
+    Raises HeaderError when there is no comment block, when it is not valid YAML, or when it
+    is not a mapping of fields.
+    """
+    block, end = comment_block(text, marker)
+    if not block:
+        raise HeaderError(1, f"no header: the file must start with '{marker} field: value' "
+                          "comment lines")
+    raw = parse_yaml(block)
+    if not isinstance(raw, dict):
+        raise HeaderError(block[0][0], "header must be 'field: value' lines (a YAML mapping)")
+    return Header(lines=tuple(block), end=end, fields=raw, field_lines=field_lines(block))
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``choices``, or an empty string.
+
+    >>> did_you_mean("tagret", ["target", "task"])
+    " (did you mean 'target'?)"
+    """
+    close = difflib.get_close_matches(str(word), list(choices), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def unknown_fields(fields: Iterable[str], known: Iterable[str]) -> tuple[str, str] | None:
+    """The first field not in ``known`` and the message that names it, or None.
+
+    >>> unknown_fields(["name", "tsk"], ["name", "task"])
+    ('tsk', "unknown header field 'tsk' (did you mean 'task'?); known fields: name, task")
+    """
+    allowed = list(known)
+    for key in fields:
+        if key not in allowed:
+            return str(key), (f"unknown header field {key!r}{did_you_mean(str(key), allowed)}; "
+                              f"known fields: {', '.join(allowed)}")
+    return None
