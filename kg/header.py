@@ -66,7 +66,7 @@ def comment_block(text: str, marker: str) -> tuple[list[tuple[int, str]], int]:
     comment (a blank line included).
 
     >>> comment_block("\\n# a: 1\\n#b: 2\\n\\n# c: 3\\n", "#")
-    ([(2, 'a: 1'), (3, 'b: 2')], 5)
+    ([(2, 'a: 1'), (3, 'b: 2')], 4)
     >>> comment_block("SELECT 1", "--")
     ([], 1)
     """
