@@ -15,7 +15,8 @@ SPARQL tool. Header fields (see README, "Probe files"):
 - ``prompts``: prompt templates (``[W]``, ``[V]``, ``[DET]``, ...).
 - ``seed``: the seed written into the query's hash ordering; must appear in the query.
 - ``graphs``: sources the query reads (checked against the store before running).
-- ``params``: task-specific settings (a mapping), passed to the renderer unchanged.
+- ``params``: the task's settings (a mapping), validated against the task's params model
+  (probes.tasks.registry): an unknown key gets a "did you mean", a wrong value an error.
 - ``builder``: ``module:function`` that makes the instances from the query when SPARQL alone
   cannot (OntoLAMA's exact class balance and complex SI); default: the query's rows.
 - ``export``: ``false`` for a building-block query that a driver runs elsewhere (COPEN's
@@ -44,7 +45,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pyoxigraph as ox
 from pydantic import (
@@ -58,8 +59,12 @@ from pydantic import (
 
 from kg.header import HeaderError, comment_block, field_lines, parse_yaml, unknown_fields
 from probes.errors import ProbeFileError
+from probes.tasks import params_problem
+from probes.tasks.registry import TASK_NAMES
+from probes.tasks.registry import TASKS as TASK_REGISTRY
 
-TASKS = ("relatum", "choice", "binary", "subsumption", "records")
+TASKS = TASK_NAMES
+"""The task names (probes.tasks.registry); kept here for readers of ``probes.spec.TASKS``."""
 _VAR = r"\?[A-Za-z_][A-Za-z0-9_]*"
 
 
@@ -75,7 +80,7 @@ class ProbeSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(pattern=r"^[a-z0-9_\-]+(/[a-z0-9_\-]+)*$", max_length=120)
-    task: Literal["relatum", "choice", "binary", "subsumption", "records"]
+    task: str
     split: str
     description: str = ""
     target: str | None = None
@@ -118,6 +123,13 @@ class ProbeSpec(BaseModel):
     @classmethod
     def _many_vars(cls, v: list[str]) -> list[str]:
         return [_var(x) for x in v]
+
+    @field_validator("task")
+    @classmethod
+    def _task(cls, v: str) -> str:
+        if v not in TASK_NAMES:
+            raise ValueError(f"{v!r} is not one of {', '.join(TASK_NAMES)}")
+        return v
 
     @field_validator("split")
     @classmethod
@@ -222,11 +234,13 @@ def parse_probe(text: str, path: str | Path = "<string>") -> Probe:
         if err["type"] == "missing":
             example = "|".join(TASKS) if field == "task" else "..."
             msg = f"header field {field!r} is required: add a line '# {field}: {example}'"
-        elif err["type"] == "literal_error":
-            msg = f"{field}: {raw.get(field)!r} is not one of {', '.join(TASKS)}"
         else:
             msg = f"{field}: {msg}"
         raise ProbeFileError(path, lines.get(field, first), msg) from e
+    problem = params_problem(TASK_REGISTRY[spec.task].params, spec.params)
+    if problem is not None:
+        raise ProbeFileError(path, lines.get("params", first),
+                             f"{problem[1]} (task {spec.task}; see the task table in the README)")
     if spec.task == "choice" and spec.candidates is None and spec.builder is None:
         raise ProbeFileError(path, lines.get("task", first),
                              "a choice probe needs 'candidates: ?var' (the answers to choose "

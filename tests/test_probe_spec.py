@@ -47,6 +47,8 @@ BAD_CASES = {
     "update_drop.rq": ["DROP GRAPH", "UPDATE", "write a SELECT"],
     "construct.rq": ["must hold a SELECT", "CONSTRUCT", "rewrite it as SELECT"],
     "seed_missing.rq": ["seed 42 does not appear", 'ORDER BY MD5(CONCAT(STR(?x), "42"))'],
+    "unknown_param.rq": ["unknown params key 'vocabs'", "did you mean 'vocab'", "task relatum"],
+    "bad_param_value.rq": ["params labels.true must be a non-empty string", "quote words"],
 }
 
 

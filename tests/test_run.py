@@ -24,6 +24,7 @@ import duckdb
 import pytest
 
 from kg.store import LocalStore
+from probes.errors import ProbeFileError
 from probes.export import export
 from probes.results import connect
 from probes.run import build_parser, main
@@ -360,10 +361,13 @@ def test_records_probe_cannot_be_scored(tmp_path: Path, capsys: Any) -> None:
 
 
 def test_unknown_param_names_the_file_and_suggests(tmp_path: Path, capsys: Any) -> None:
-    qdir, results = setup(tmp_path, choice_probe(params="# params: {scroe: whole}\n"))
+    qdir, results = setup(tmp_path, choice_probe(params="# params: {score: whole}\n"))
+    (qdir / "p0.rq").write_text(choice_probe(params="# params: {scroe: whole}\n"))
     assert run(qdir, results, FakeScorer(), "-p", "t/choice") == 2
     err = capsys.readouterr().err
-    assert "p0.rq" in err and "did you mean 'score'" in err
+    assert "p0.rq:9: unknown params key 'scroe'" in err and "did you mean 'score'" in err
+    with pytest.raises(ProbeFileError, match="did you mean 'score'"):  # export refuses it too
+        setup(tmp_path, choice_probe(params="# params: {scroe: whole}\n"))
 
 
 def test_binary_gold_outside_the_classes_is_an_error(tmp_path: Path, capsys: Any) -> None:

@@ -1,18 +1,30 @@
 """Task modules: a probe instance in, scoring requests out; scoring results in, result rows out.
 
-One module per task kind (the probe header's ``task:``), registered in :data:`TASKS`. A task
-module defines a subclass of :class:`Task` and exposes an instance of it as ``TASK``::
+One module per task kind (the probe header's ``task:``), listed in the task registry
+(:mod:`probes.tasks.registry`). A task module defines a subclass of :class:`Task` with a
+pydantic model of the ``params`` it accepts, and exposes an instance of it as ``TASK``::
+
+    class ChoiceParams(TaskParams):
+        score: str = "continuation"
+        slot_det: str = "a"
+        capitalize: bool = False
 
     class ChoiceTask(Task):
         name = "choice"
-        params = frozenset({"score", "slot_det", "capitalize"})  # the params it accepts
+        description = "each candidate in the filled template, by (pseudo-)log-likelihood"
+        Params = ChoiceParams
 
         def check(self, spec, ctx): ...        # optional: reject a spec/backend early
         def items(self, inst, spec, ctx): ...  # -> list[Item], each with its Request(s)
         def rows(self, item, results): ...     # optional: results of item.requests -> Rows
 
-The engine (probes.run) calls ``check(spec, ctx)`` once per probe (the default rejects
-unknown ``params`` keys), ``items(inst, spec, ctx)`` once per instance, answers every request
+A probe header's ``params`` are validated against the task's model when the probe file is
+read (probes.spec: unknown keys get a "did you mean", wrong types an error on the ``params``
+line); ``Task.typed_params(spec)`` gives them typed, defaults filled in. ``spec.params`` keeps
+the mapping as written (it enters run ids and the exported instances' hash).
+
+The engine (probes.run) calls ``check(spec, ctx)`` once per probe (the default validates
+``params``), ``items(inst, spec, ctx)`` once per instance, answers every request
 from the cache or the model, and calls ``rows(item, results)`` with the results in the order
 of ``item.requests`` once all of them are in. Errors are ProbeError; the engine adds the probe
 file. ``rows`` must depend only on the item and the results (a resumed run rebuilds them).
@@ -44,35 +56,27 @@ Data types:
   loglik/pll results into one ScoreRow, or ranks one topk result into ResponseRows.
 
 Helpers for task modules: ``span_request`` (the request that scores one part of a filled
-template for a model kind), ``param`` / ``check_params`` / ``check_score_part``.
+template for a model kind), ``check_params`` and ``score_part``.
 
->>> sorted(TASKS)
-['binary', 'choice', 'records', 'relatum', 'subsumption']
 >>> get_task("choice").name
 'choice'
 """
 
 from __future__ import annotations
 
-import difflib
-import importlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from kg.header import did_you_mean
 from probes.errors import ProbeError
 from probes.render import Rendered, text_span
-from probes.spec import ProbeSpec
 
-#: task name -> module that defines ``TASK``. Add a task here (and a module) to support it.
-TASKS: dict[str, str] = {
-    "choice": "probes.tasks.choice",
-    "binary": "probes.tasks.binary",
-    "relatum": "probes.tasks.relatum",
-    "records": "probes.tasks.records",
-    "subsumption": "probes.tasks.subsumption",
-}
+if TYPE_CHECKING:  # probes.spec reads the task registry: no import back at run time
+    from probes.spec import ProbeSpec
 
 
 @dataclass(frozen=True)
@@ -153,15 +157,39 @@ class Rows:
     responses: list[ResponseRow] = field(default_factory=list)
 
 
+class TaskParams(BaseModel):
+    """Base of a task's ``params`` model: unknown keys are errors, values are read-only.
+
+    A field's ``description`` is what the README's task table says about it.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
 class Task:
     """Base class of task modules; see the module docstring."""
 
     name: ClassVar[str] = ""
-    params: ClassVar[frozenset[str]] = frozenset()
+    description: ClassVar[str] = ""
+    Params: ClassVar[type[TaskParams]] = TaskParams
+
+    @classmethod
+    def param_names(cls) -> frozenset[str]:
+        """The ``params`` keys the task accepts."""
+        return frozenset(cls.Params.model_fields)
+
+    def typed_params(self, spec: ProbeSpec) -> Any:
+        """``spec.params`` validated against the task's model (defaults filled in); a wrong key
+        or value is a ProbeError naming the probe."""
+        check_params(spec, self.param_names())
+        problem = params_problem(self.Params, spec.params)
+        if problem is not None:
+            raise ProbeError(f"probe {spec.name}: {problem[1]}")
+        return self.Params.model_validate(spec.params)
 
     def check(self, spec: ProbeSpec, ctx: TaskContext) -> None:
         """Raise ProbeError when the probe cannot run as this task with this backend."""
-        check_params(spec, self.params)
+        self.typed_params(spec)
 
     def items(self, inst: Instance, spec: ProbeSpec, ctx: TaskContext) -> list[Item]:
         raise NotImplementedError
@@ -179,36 +207,66 @@ class Task:
 
 
 def get_task(name: str) -> Task:
-    """The task object for a task name; an unknown name is a ProbeError with the known ones.
+    """The task object for a task name (see probes.tasks.registry); an unknown name is a
+    ProbeError with the known ones.
 
     >>> get_task("ranking")
     Traceback (most recent call last):
     ...
     probes.errors.ProbeError: task 'ranking' has no scoring module yet; tasks that can be ...
     """
-    module = TASKS.get(name)
-    if module is None:
+    from probes.tasks.registry import TASKS  # the registry imports every task module
+
+    entry = TASKS.get(name)
+    if entry is None:
         raise ProbeError(f"task {name!r} has no scoring module yet; tasks that can be scored: "
                          f"{', '.join(sorted(TASKS))}")
-    return importlib.import_module(module).TASK
+    return entry.task
 
 
 def check_params(spec: ProbeSpec, allowed: frozenset[str] | set[str]) -> None:
     """Reject params the task does not know (with a "did you mean").
 
     >>> from probes.spec import ProbeSpec
-    >>> spec = ProbeSpec(name="x/y", task="choice", split="test", params={"scroe": "whole"})
-    >>> check_params(spec, {"score"})
+    >>> spec = ProbeSpec(name="x/y", task="choice", split="test", params={"score": "whole"})
+    >>> check_params(spec, {"scroe"})
     Traceback (most recent call last):
     ...
-    probes.errors.ProbeError: probe x/y: unknown params key 'scroe' for task choice (did you ...
+    probes.errors.ProbeError: probe x/y: unknown params key 'score' for task choice (did you ...
     """
     for key in spec.params:
         if key not in allowed:
-            close = difflib.get_close_matches(str(key), sorted(allowed), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise ProbeError(f"probe {spec.name}: unknown params key {key!r} for task "
-                             f"{spec.task}{hint}; known: {', '.join(sorted(allowed)) or 'none'}")
+                             f"{spec.task}{did_you_mean(str(key), sorted(allowed))}; known: "
+                             f"{', '.join(sorted(allowed)) or 'none'}")
+
+
+def params_problem(model: type[TaskParams], params: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The first key of ``params`` that ``model`` rejects and why (``params <key>: ...``), or
+    None when they are valid.
+
+    >>> from probes.tasks.choice import ChoiceParams
+    >>> params_problem(ChoiceParams, {"scroe": "whole"})[1]
+    "unknown params key 'scroe' (did you mean 'score'?); known: capitalize, score, slot_det"
+    >>> params_problem(ChoiceParams, {"capitalize": "often"})[1]
+    'params capitalize: Input should be a valid boolean, unable to interpret input'
+    >>> params_problem(ChoiceParams, {"score": "slot"}) is None
+    True
+    """
+    known = sorted(model.model_fields)
+    for key in params:
+        if key not in known:
+            return str(key), (f"unknown params key {key!r}{did_you_mean(str(key), known)}; "
+                              f"known: {', '.join(known) or 'none'}")
+    try:
+        model.model_validate(dict(params))
+    except ValidationError as e:
+        err = e.errors()[0]
+        key = str(err["loc"][0]) if err["loc"] else ""
+        where = ".".join(str(x) for x in err["loc"])
+        msg = err["msg"].removeprefix("Value error, ")
+        return key, msg if msg.startswith("params ") else f"params {where}: {msg}"
+    return None
 
 
 SCORE_PARTS = ("whole", "continuation", "slot")
@@ -239,24 +297,32 @@ def span_request(rendered: Rendered, part: str, template: str, kind: str) -> Req
     return Request("loglik", (stripped, text[len(stripped):end]))
 
 
-def param(spec: ProbeSpec, key: str, default: Any, choices: Sequence[Any] | None = None) -> Any:
-    """A spec param with its default; ``choices`` restricts the value.
+def score_part(part: Any) -> str:
+    """Validate a ``score`` param: whole, continuation, slot or a placeholder like ``[W]``
+    (a field validator of task params models).
 
-    >>> from probes.spec import ProbeSpec
-    >>> param(ProbeSpec(name="x", task="choice", split="t"), "score", "continuation")
-    'continuation'
+    >>> score_part("[W]")
+    '[W]'
+    >>> score_part("all")
+    Traceback (most recent call last):
+    ...
+    ValueError: 'all' must be one of whole, continuation, slot or a placeholder such as [W]
     """
-    value = spec.params.get(key, default)
-    if choices is not None and value not in choices:
-        raise ProbeError(f"probe {spec.name}: params {key}: {value!r} is not one of "
-                         f"{', '.join(map(str, choices))}")
-    return value
-
-
-def check_score_part(spec: ProbeSpec, part: Any) -> str:
-    """Validate a ``score`` param: whole, continuation, slot or a placeholder like ``[W]``."""
     if not isinstance(part, str) or not (
             part in SCORE_PARTS or (part.startswith("[") and part.endswith("]"))):
-        raise ProbeError(f"probe {spec.name}: params score: {part!r} must be one of "
-                         f"{', '.join(SCORE_PARTS)} or a placeholder such as [W]")
+        raise ValueError(f"{part!r} must be one of {', '.join(SCORE_PARTS)} or a placeholder "
+                         "such as [W]")
     return part
+
+
+def one_of(value: Any, choices: Sequence[Any]) -> Any:
+    """``value`` if it is one of ``choices``, else a ValueError that lists them.
+
+    >>> one_of("x", ("a", "b"))
+    Traceback (most recent call last):
+    ...
+    ValueError: 'x' is not one of a, b
+    """
+    if value not in choices:
+        raise ValueError(f"{value!r} is not one of {', '.join(map(str, choices))}")
+    return value

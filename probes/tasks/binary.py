@@ -29,51 +29,74 @@ prompts and takes the class of the best candidate.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field, ValidationInfo, field_validator
 
 from probes.errors import ProbeError
 from probes.render import placeholders, render
-from probes.spec import ProbeSpec
-from probes.tasks import (
-    Instance,
-    Item,
-    Task,
-    TaskContext,
-    check_params,
-    check_score_part,
-    param,
-    span_request,
-)
+from probes.tasks import Instance, Item, Task, TaskContext, TaskParams, score_part, span_request
+
+if TYPE_CHECKING:
+    from probes.spec import ProbeSpec
 
 DEFAULT_LABELS = {"true": ["true"], "false": ["false"]}
 
 
-def _mapping(spec: ProbeSpec, key: str, value: Any) -> dict[str, list[str]]:
+def _mapping(key: str, value: Any) -> dict[str, list[str]]:
+    """A ``{class: word or [words]}`` mapping with every value a list; ValueError otherwise."""
     if not isinstance(value, dict) or len(value) < 2:
-        raise ProbeError(f"probe {spec.name}: params {key} must map two or more classes to a "
-                         f"word/template or a list of them, e.g. {{true: [yes], false: [no]}}")
+        raise ValueError(f"params {key} must map two or more classes to a word/template or a "
+                         "list of them, e.g. {true: [yes], false: [no]}")
     out: dict[str, list[str]] = {}
     for cls, words in value.items():
         words = [words] if isinstance(words, str) else words
         if not isinstance(words, list) or not words or not all(isinstance(w, str) for w in words):
-            raise ProbeError(f"probe {spec.name}: params {key}.{cls} must be a non-empty string "
-                             f"or list of strings (got {words!r}); quote words such as 'yes', "
-                             "'no', 'true', 'false', 'on', 'off': YAML reads them as booleans")
+            raise ValueError(f"params {key}.{cls} must be a non-empty string or list of strings "
+                             f"(got {words!r}); quote words such as 'yes', 'no', 'true', 'false', "
+                             "'on', 'off': YAML reads them as booleans")
         out[str(cls)] = list(words)
     return out
 
 
+class BinaryParams(TaskParams):
+    """The ``params`` of a binary probe."""
+
+    labels: dict[str, list[str]] | None = Field(None, description=(
+        "class -> label word(s) filling the slot `[V]` (default `{true: true, false: false}`)"))
+    statements: dict[str, list[str]] | None = Field(None, description=(
+        "class -> its own templates, instead of `prompts` and `labels`"))
+    score: str | None = Field(None, description=(
+        "the part scored, as in choice (default `continuation` for labels, `whole` for "
+        "statements)"))
+    slot_det: str = Field("a", description="the article written for a `[DET]` before the slot")
+    capitalize: bool = Field(False, description="upper-case the prompt's first character")
+
+    @field_validator("labels", "statements", mode="before")
+    @classmethod
+    def _classes(cls, v: Any, info: ValidationInfo) -> Any:
+        return None if v is None else _mapping(str(info.field_name), v)
+
+    @field_validator("score")
+    @classmethod
+    def _score(cls, v: str | None) -> str | None:
+        return None if v is None else score_part(v)
+
+
 class BinaryTask(Task):
     name = "binary"
-    params = frozenset({"labels", "statements", "score", "slot_det", "capitalize"})
+    description = ("label words at the slot (`labels`) or one statement per class "
+                   "(`statements`); the best-scoring class wins")
+    Params = BinaryParams
 
     def _mode(self, spec: ProbeSpec) -> tuple[str, dict[str, list[str]]]:
-        if "statements" in spec.params:
+        p: BinaryParams = self.typed_params(spec)
+        if p.statements is not None:
             if "labels" in spec.params or spec.prompts:
                 raise ProbeError(f"probe {spec.name}: params statements replaces prompts and "
                                  "labels; use either statements, or prompts with [V] and labels")
-            return "statements", _mapping(spec, "statements", spec.params["statements"])
-        labels = _mapping(spec, "labels", spec.params.get("labels", DEFAULT_LABELS))
+            return "statements", p.statements
+        labels = p.labels if p.labels is not None else DEFAULT_LABELS
         seen: dict[str, str] = {}
         for cls, words in labels.items():
             for w in words:
@@ -84,10 +107,7 @@ class BinaryTask(Task):
         return "labels", labels
 
     def check(self, spec: ProbeSpec, ctx: TaskContext) -> None:
-        check_params(spec, self.params)
         mode, mapping = self._mode(spec)
-        check_score_part(spec, param(spec, "score",
-                                     "whole" if mode == "statements" else "continuation"))
         if mode == "labels":
             if not spec.prompts:
                 raise ProbeError(f"probe {spec.name}: a binary probe needs 'prompts:' with a "
@@ -112,9 +132,9 @@ class BinaryTask(Task):
                                  f"{g!r}, which is not a class of params {mode} "
                                  f"({', '.join(mapping)}); make the classes match the gold "
                                  "values")
-        part = param(spec, "score", "whole" if mode == "statements" else "continuation")
-        opts = {"slot_det": param(spec, "slot_det", "a"),
-                "capitalize": bool(param(spec, "capitalize", False))}
+        p: BinaryParams = self.typed_params(spec)
+        part = p.score or ("whole" if mode == "statements" else "continuation")
+        opts = {"slot_det": p.slot_det, "capitalize": p.capitalize}
         out = []
         if mode == "labels":
             for pid, template in enumerate(spec.prompts):

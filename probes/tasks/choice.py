@@ -23,19 +23,16 @@ Which candidate wins is decided by the metrics (eval/metrics/choice_*.sql).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from pydantic import Field, field_validator
+
 from probes.errors import ProbeError
 from probes.render import placeholders, render
-from probes.spec import ProbeSpec
-from probes.tasks import (
-    Instance,
-    Item,
-    Task,
-    TaskContext,
-    check_params,
-    check_score_part,
-    param,
-    span_request,
-)
+from probes.tasks import Instance, Item, Task, TaskContext, TaskParams, score_part, span_request
+
+if TYPE_CHECKING:
+    from probes.spec import ProbeSpec
 
 
 def candidate_list(inst: Instance) -> list[str]:
@@ -47,13 +44,26 @@ def candidate_list(inst: Instance) -> list[str]:
     return list(dict.fromkeys([*inst.gold, *inst.candidates]))
 
 
+class ChoiceParams(TaskParams):
+    """The ``params`` of a choice probe."""
+
+    score: str = Field("continuation", description=(
+        "the part scored: `continuation` (from the slot to the end), `slot` (the candidate), "
+        "`whole` or a placeholder such as `[W]`"))
+    slot_det: str = Field("a", description="the article written for a `[DET]` before the slot")
+    capitalize: bool = Field(False, description="upper-case the prompt's first character")
+
+    _score = field_validator("score")(score_part)
+
+
 class ChoiceTask(Task):
     name = "choice"
-    params = frozenset({"score", "slot_det", "capitalize"})
+    description = ("each candidate fills the slot `[V]` and is scored by log-likelihood (causal, "
+                   "seq2seq) or pseudo-log-likelihood (masked)")
+    Params = ChoiceParams
 
     def check(self, spec: ProbeSpec, ctx: TaskContext) -> None:
-        check_params(spec, self.params)
-        check_score_part(spec, param(spec, "score", "continuation"))
+        self.typed_params(spec)
         if not spec.prompts:
             raise ProbeError(f"probe {spec.name}: a choice probe needs 'prompts:' templates "
                              "with a slot [V] for the candidates")
@@ -68,9 +78,9 @@ class ChoiceTask(Task):
             raise ProbeError(f"probe {spec.name}: instance {inst.instance_id} has no candidates "
                              "and no gold answer; name the candidates' variable in "
                              "'candidates: ?var'")
-        part = param(spec, "score", "continuation")
-        opts = {"slot_det": param(spec, "slot_det", "a"),
-                "capitalize": bool(param(spec, "capitalize", False))}
+        p: ChoiceParams = self.typed_params(spec)
+        part = p.score
+        opts = {"slot_det": p.slot_det, "capitalize": p.capitalize}
         out = []
         for pid, template in enumerate(spec.prompts):
             for cand in cands:

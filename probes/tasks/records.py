@@ -11,13 +11,18 @@ probes.errors.ProbeError: probe d/r has task 'records': its instances are data f
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from probes.errors import ProbeError
-from probes.spec import ProbeSpec
 from probes.tasks import Instance, Item, Task, TaskContext
+
+if TYPE_CHECKING:
+    from probes.spec import ProbeSpec
 
 
 class RecordsTask(Task):
     name = "records"
+    description = "nothing: the instances are data for other probes and metrics (export only)"
 
     def check(self, spec: ProbeSpec, ctx: TaskContext) -> None:
         raise ProbeError(f"probe {spec.name} has task 'records': its instances are data for "

@@ -45,20 +45,16 @@ Params:
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field, StrictInt, field_validator
 
 from probes.errors import ProbeError
 from probes.render import causal_prompt, placeholders, render
-from probes.spec import ProbeSpec
-from probes.tasks import (
-    Instance,
-    Item,
-    Request,
-    Task,
-    TaskContext,
-    check_params,
-    param,
-)
+from probes.tasks import Instance, Item, Request, Task, TaskContext, TaskParams, one_of
+
+if TYPE_CHECKING:
+    from probes.spec import ProbeSpec
 
 VOCABS = ("lowercase", "words")
 DET_WEIGHTS = {"a": 21626, "an": 3430}
@@ -73,13 +69,13 @@ def det_mix(weights: Any) -> tuple[float, float]:
     >>> det_mix({"a": 1})
     Traceback (most recent call last):
     ...
-    probes.errors.ProbeError: params det_weights must map both "a" and "an" to non-negative ...
+    ValueError: params det_weights must map both "a" and "an" to non-negative numbers that ...
     """
     ok = isinstance(weights, dict) and set(weights) == {"a", "an"} and all(
         isinstance(v, int | float) and v >= 0 for v in weights.values())
     total = sum(weights.values()) if ok else 0
     if not ok or total <= 0:
-        raise ProbeError('params det_weights must map both "a" and "an" to non-negative '
+        raise ValueError('params det_weights must map both "a" and "an" to non-negative '
                          f'numbers that are not both 0, e.g. {{"a": 0.86, "an": 0.14}}; got '
                          f'{weights!r}')
     return round(weights["a"] / total, 4), round(weights["an"] / total, 4)
@@ -90,17 +86,46 @@ def _det_before_slot(template: str) -> bool:
     return any(a == "DET" and b == "V" for a, b in itertools.pairwise(names))
 
 
+class RelatumParams(TaskParams):
+    """The ``params`` of a relatum probe."""
+
+    top_k: StrictInt | None = Field(None, ge=1, description=(
+        "how many answers to keep (default: `--top-k` of probes.run, 10)"))
+    slot_det: str = Field("both", description=(
+        "the article before the slot: `a`, `an`, any text, or `both` (the two distributions "
+        "mixed by `det_weights`)"))
+    det_weights: dict[str, Any] | None = Field(None, description=(
+        'the mixing weights `{"a": f_a, "an": f_an}` (default: BNC frequencies, 0.863 / 0.137)'))
+    capitalize: bool = Field(False, description="upper-case the prompt's first character")
+    lower_case: bool = Field(False, description=(
+        "lower-case the prompt's first character (wins over `capitalize`)"))
+    vocab: str = Field("lowercase", description=(
+        "which answers count: `lowercase` (lower-case whole words) or `words` (every whole word)"))
+
+    @field_validator("det_weights")
+    @classmethod
+    def _weights(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
+        if v is not None:
+            det_mix(v)
+        return v
+
+    @field_validator("vocab")
+    @classmethod
+    def _vocab(cls, v: str) -> str:
+        return str(one_of(v, VOCABS))
+
+
 class RelatumTask(Task):
     name = "relatum"
-    params = frozenset({"top_k", "slot_det", "det_weights", "capitalize", "lower_case", "vocab"})
+    description = ("the top-k whole words at the slot `[V]` (mask token for masked LMs; next "
+                   "token for causal LMs, so `[V]` ends the template)")
+    Params = RelatumParams
 
     def check(self, spec: ProbeSpec, ctx: TaskContext) -> None:
-        check_params(spec, self.params)
-        k = param(spec, "top_k", ctx.top_k)
+        p: RelatumParams = self.typed_params(spec)
+        k = p.top_k if p.top_k is not None else ctx.top_k
         if not isinstance(k, int) or k < 1:
             raise ProbeError(f"probe {spec.name}: params top_k must be a positive integer")
-        param(spec, "vocab", "lowercase", VOCABS)
-        det_mix(param(spec, "det_weights", DET_WEIGHTS))
         if not spec.prompts:
             raise ProbeError(f"probe {spec.name}: a relatum probe needs 'prompts:' templates "
                              "with one slot [V]")
@@ -121,12 +146,11 @@ class RelatumTask(Task):
         return text[:1].lower() + text[1:] if lower_case else text
 
     def items(self, inst: Instance, spec: ProbeSpec, ctx: TaskContext) -> list[Item]:
-        k = int(param(spec, "top_k", ctx.top_k))
-        slot_det = str(param(spec, "slot_det", "both"))
-        capitalize = bool(param(spec, "capitalize", False))
-        lower_case = bool(param(spec, "lower_case", False))
-        options = (("k", k), ("vocab", param(spec, "vocab", "lowercase", VOCABS)))
-        mix = det_mix(param(spec, "det_weights", DET_WEIGHTS))
+        p: RelatumParams = self.typed_params(spec)
+        k = p.top_k if p.top_k is not None else int(ctx.top_k)
+        slot_det, capitalize, lower_case = p.slot_det, p.capitalize, p.lower_case
+        options = (("k", k), ("vocab", p.vocab))
+        mix = det_mix(p.det_weights if p.det_weights is not None else DET_WEIGHTS)
         out = []
         for pid, template in enumerate(spec.prompts):
             if slot_det == "both" and _det_before_slot(template):

@@ -54,20 +54,16 @@ the higher score is the prediction, and gold is ``instance.gold[0]``. That is do
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from pydantic import Field, field_validator
 
 from probes.errors import ProbeError
 from probes.render import placeholders, render
-from probes.spec import ProbeSpec
-from probes.tasks import (
-    Instance,
-    Item,
-    Task,
-    TaskContext,
-    check_params,
-    param,
-    span_request,
-)
+from probes.tasks import Instance, Item, Task, TaskContext, TaskParams, one_of, span_request
+
+if TYPE_CHECKING:
+    from probes.spec import ProbeSpec
 
 CLASSES = ("1", "0")
 """The two classes: ``"1"`` = the subsumption holds, ``"0"`` = it does not."""
@@ -90,16 +86,23 @@ def label_sets(spec: ProbeSpec) -> list[tuple[str, dict[str, list[str]]]]:
     ...
     probes.errors.ProbeError: probe o/a: params label_words.B must map the classes "1" and ...
     """
-    raw = spec.params.get("label_words")
+    try:
+        return _label_sets(spec.params.get("label_words"))
+    except ValueError as e:
+        raise ProbeError(f"probe {spec.name}: {e}") from e
+
+
+def _label_sets(raw: Any) -> list[tuple[str, dict[str, list[str]]]]:
+    """:func:`label_sets` of the raw ``label_words`` value; ValueError when it is malformed."""
     example = 'label_words: {L1: {"1": [Yes], "0": [No]}}'
     if not isinstance(raw, dict) or not raw:
-        raise ProbeError(f"probe {spec.name}: a subsumption probe needs params label_words, a "
+        raise ValueError(f"a subsumption probe needs params label_words, a "
                          f"mapping of set names to label words, e.g. {example}")
     out: list[tuple[str, dict[str, list[str]]]] = []
     for name in sorted(raw, key=str):
         words = raw[name]
         if not isinstance(words, dict) or {str(k) for k in words} != set(CLASSES):
-            raise ProbeError(f"probe {spec.name}: params label_words.{name} must map the "
+            raise ValueError(f"params label_words.{name} must map the "
                              f'classes "1" and "0" (quoted) to words, e.g. {example}')
         classes: dict[str, list[str]] = {}
         for cls in CLASSES:
@@ -107,13 +110,13 @@ def label_sets(spec: ProbeSpec) -> list[tuple[str, dict[str, list[str]]]]:
             value = [value] if isinstance(value, str) else value
             if (not isinstance(value, list) or not value
                     or not all(isinstance(w, str) and w.strip() for w in value)):
-                raise ProbeError(f"probe {spec.name}: params label_words.{name}.{cls} must be "
+                raise ValueError(f"params label_words.{name}.{cls} must be "
                                  f"a word or a non-empty list of words (got {value!r}); quote "
                                  "Yes/No/On/Off, which YAML reads as booleans")
             classes[cls] = list(value)
         shared = set(classes["1"]) & set(classes["0"])
         if shared:
-            raise ProbeError(f"probe {spec.name}: params label_words.{name} lists "
+            raise ValueError(f"params label_words.{name} lists "
                              f"{sorted(shared)} for both classes")
         out.append((str(name), classes))
     return out
@@ -139,14 +142,41 @@ def decode_prompt_id(pid: int, set_names: list[str]) -> tuple[str, str]:
     return f"T{pid // len(names) + 1}", names[pid % len(names)]
 
 
+class SubsumptionParams(TaskParams):
+    """The ``params`` of a subsumption probe."""
+
+    label_words: dict[Any, Any] | None = Field(None, description=(
+        'set name -> `{"1": words, "0": words}` (required to score; OntoLAMA: L1, L2, L3)'))
+    score: str | None = Field(None, description=(
+        "the part scored: `slot` (default for masked LMs), `continuation` (default for the "
+        "others) or `whole`"))
+    ontolama: dict[str, Any] | None = Field(None, description=(
+        "builder setting of probes.ontolama: ontology, kind, splits, ..."))
+    balance: dict[str, Any] | None = Field(None, description=(
+        "builder setting of probes.ontolama: how to cut negatives to the class balance"))
+
+    @field_validator("label_words")
+    @classmethod
+    def _words(cls, v: dict[Any, Any] | None) -> dict[Any, Any] | None:
+        if v is not None:
+            _label_sets(v)
+        return v
+
+    @field_validator("score")
+    @classmethod
+    def _score(cls, v: str | None) -> str | None:
+        return None if v is None else str(one_of(v, SCORE_PARTS))
+
+
 class SubsumptionTask(Task):
     name = "subsumption"
-    params = frozenset({"label_words", "score", "ontolama", "balance"})
+    description = ("OntoLAMA subsumption inference: every label word of every set in "
+                   "`label_words` fills the slot `[V]` and is scored")
+    Params = SubsumptionParams
 
     def check(self, spec: ProbeSpec, ctx: TaskContext) -> None:
-        check_params(spec, self.params)
+        self.typed_params(spec)
         label_sets(spec)
-        param(spec, "score", "continuation", SCORE_PARTS)
         if not spec.prompts:
             raise ProbeError(f"probe {spec.name}: a subsumption probe needs 'prompts:' with a "
                              "slot [V] for the label words")
@@ -161,8 +191,8 @@ class SubsumptionTask(Task):
             raise ProbeError(f"probe {spec.name}: instance {inst.instance_id} has gold "
                              f"{gold!r}; a subsumption probe's gold must be 1 or 0")
         sets = label_sets(spec)
-        default = "slot" if ctx.kind == "masked" else "continuation"
-        part = param(spec, "score", default, SCORE_PARTS)
+        p: SubsumptionParams = self.typed_params(spec)
+        part = p.score or ("slot" if ctx.kind == "masked" else "continuation")
         out: list[Item] = []
         for t_index, template in enumerate(spec.prompts):
             for s_index, (_name, classes) in enumerate(sets):

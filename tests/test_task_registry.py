@@ -1,0 +1,74 @@
+"""The task registry: one table of tasks and their typed params that validation, metric
+headers and the README all read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from eval.sqlfile import parse_metric
+from probes.errors import ProbeError
+from probes.spec import TASKS, ProbeSpec
+from probes.tasks import TaskContext, get_task
+from probes.tasks.registry import TASK_NAMES, markdown_table
+from probes.tasks.registry import TASKS as REGISTRY
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def spec(task: str, **params: object) -> ProbeSpec:
+    return ProbeSpec(name="t/x", task=task, split="test", prompts=["[W] is [DET] [V]"],
+                     params=params)
+
+
+def test_readme_task_table_is_the_registry() -> None:
+    assert markdown_table() in README.read_text(encoding="utf-8")
+
+
+def test_every_task_is_registered_once_and_found_by_name() -> None:
+    assert TASK_NAMES == TASKS == ("relatum", "choice", "binary", "subsumption", "records")
+    for name, entry in REGISTRY.items():
+        assert get_task(name) is entry.task and entry.task.name == name
+        assert entry.description and entry.params.model_config["extra"] == "forbid"
+
+
+def test_metric_tasks_are_checked_against_the_registry() -> None:
+    header = "-- name: m\n-- description: d\n-- tasks: [{}]\n-- grain: [probe]\nSELECT 1\n"
+    assert parse_metric(header.format("subsumption"), "m.sql").tasks == ["subsumption"]
+    with pytest.raises(Exception, match="unknown task 'relatm' \\(did you mean 'relatum'"):
+        parse_metric(header.format("relatm"), "m.sql")
+
+
+def test_typed_params_fill_defaults_and_keep_what_was_written() -> None:
+    s = spec("relatum", top_k=5)
+    p = get_task("relatum").typed_params(s)
+    assert (p.top_k, p.slot_det, p.vocab, p.lower_case, p.det_weights) == (
+        5, "both", "lowercase", False, None)
+    assert s.params == {"top_k": 5}  # the mapping as written: it enters run ids and hashes
+    c = get_task("choice").typed_params(spec("choice"))
+    assert (c.score, c.slot_det, c.capitalize) == ("continuation", "a", False)
+    b = get_task("binary").typed_params(spec("binary", labels={"true": "Yes", "false": ["No"]}))
+    assert b.labels == {"true": ["Yes"], "false": ["No"]} and b.score is None
+
+
+@pytest.mark.parametrize(("task", "params", "words"), [
+    ("relatum", {"top_k": "5"}, "params top_k: Input should be a valid integer"),
+    ("relatum", {"top_k": 0}, "params top_k: Input should be greater than or equal to 1"),
+    ("relatum", {"vocab": "all"}, "params vocab: 'all' is not one of lowercase, words"),
+    ("relatum", {"det_weights": {"a": 1}}, 'params det_weights must map both "a" and "an"'),
+    ("choice", {"score": "all"}, "params score: 'all' must be one of whole, continuation"),
+    ("choice", {"capitalise": True}, "unknown params key 'capitalise' for task choice (did you "
+                                     "mean 'capitalize'?)"),
+    ("subsumption", {"score": "[W]"}, "params score: '[W]' is not one of continuation, whole"),
+    ("records", {"top_k": 3}, "unknown params key 'top_k' for task records"),
+])
+def test_bad_params_name_the_probe_and_the_key(task: str, params: dict, words: str) -> None:
+    with pytest.raises(ProbeError) as info:
+        get_task(task).typed_params(spec(task, **params))
+    assert str(info.value).startswith("probe t/x: ") and words in str(info.value)
+
+
+def test_check_still_rejects_a_bad_default_top_k() -> None:
+    with pytest.raises(ProbeError, match="top_k must be a positive integer"):
+        get_task("relatum").check(spec("relatum"), TaskContext("causal", None, 0))
