@@ -275,7 +275,7 @@ def run_identity(scorer: Any, probe: Probe, work: Plan,
     options, splits, limit and the scorer's cache options."""
     spec = probe.spec
     identity = {
-        "task": spec.task, "prompts": spec.prompts, "params": spec.params,
+        "task": spec.task, "prompts": spec.prompts, "params": spec.hashed_params,
         "request_options": sorted({json.dumps(r.options) for r in work.requests.values()}),
         "splits": sorted(opts.splits) if opts.splits else None, "limit": opts.limit,
         **({"sample": opts.sample} if opts.sample is not None else {}),

@@ -19,6 +19,8 @@ SPARQL tool. Header fields (see README, "Probe files"):
   (probes.tasks.registry): an unknown key gets a "did you mean", a wrong value an error.
 - ``builder``: ``module:function`` that makes the instances from the query when SPARQL alone
   cannot (OntoLAMA's exact class balance and complex SI); default: the query's rows.
+- ``builder_params``: the builder's settings (a mapping, e.g. OntoLAMA's ``ontolama`` and
+  ``balance``), kept apart from the task's ``params``: they shape the instances, not the scoring.
 - ``export``: ``false`` for a building-block query that a driver runs elsewhere (COPEN's
   Wikidata construction queries); ``python -m probes.export`` skips it.
 
@@ -55,6 +57,7 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from kg.header import HeaderError, comment_block, field_lines, parse_yaml, unknown_fields
@@ -93,6 +96,7 @@ class ProbeSpec(BaseModel):
     graphs: list[str] = []
     params: dict[str, Any] = {}
     builder: str | None = Field(default=None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+    builder_params: dict[str, Any] = {}
     export: bool = True
 
     @field_validator("gold", "group_by", "id", mode="before")
@@ -140,6 +144,21 @@ class ProbeSpec(BaseModel):
             raise ValueError(f"split {v!r} must be a name like 'test' or a variable like ?split")
         return v
 
+    @model_validator(mode="after")
+    def _apart(self) -> ProbeSpec:
+        both = sorted(set(self.params) & set(self.builder_params))
+        if both:
+            raise ValueError(f"params and builder_params both set {', '.join(both)}; a setting "
+                             "of the builder belongs in builder_params, one of the task in params")
+        return self
+
+    @property
+    def hashed_params(self) -> dict[str, Any]:
+        """``params`` and ``builder_params`` in one mapping, as headers wrote them before the
+        builder's settings had a field of their own. Run ids and the exported instances' hash
+        are computed from it, so runs and exports made before the split stay current."""
+        return {**self.params, **self.builder_params}
+
     @property
     def split_variable(self) -> str | None:
         return self.split[1:] if self.split.startswith("?") else None
@@ -175,7 +194,8 @@ class Probe:
         """A hash of what shapes the probe's instances: the query (comments included, so any
         edit counts) and the header fields other than prompts and description. Stored with the
         exported instances, so a run notices a probe file edited since its export."""
-        spec = self.spec.model_dump(exclude={"prompts", "description"})
+        spec = self.spec.model_dump(exclude={"prompts", "description", "builder_params"})
+        spec["params"] = self.spec.hashed_params
         header_end = split_header(self.query)[1]
         body = "\n".join(self.query.splitlines()[header_end - 1:])
         raw = json.dumps([spec, body], sort_keys=True, default=str)
@@ -239,8 +259,9 @@ def parse_probe(text: str, path: str | Path = "<string>") -> Probe:
         raise ProbeFileError(path, lines.get(field, first), msg) from e
     problem = params_problem(TASK_REGISTRY[spec.task].params, spec.params)
     if problem is not None:
-        raise ProbeFileError(path, lines.get("params", first),
-                             f"{problem[1]} (task {spec.task}; see the task table in the README)")
+        hint = "; a setting of the builder goes in builder_params" if spec.builder else ""
+        raise ProbeFileError(path, lines.get("params", first), f"{problem[1]} (task "
+                             f"{spec.task}; see the task table in the README){hint}")
     if spec.task == "choice" and spec.candidates is None and spec.builder is None:
         raise ProbeFileError(path, lines.get("task", first),
                              "a choice probe needs 'candidates: ?var' (the answers to choose "

@@ -128,7 +128,7 @@ def test_probe_files_share_one_query() -> None:
 @pytest.mark.parametrize("path", sorted(QUERIES.glob("*.rq")), ids=lambda p: p.name)
 def test_declared_splits_are_the_query_splits(path: Path) -> None:
     probe = parse_probe(path.read_text(), path)
-    cfg = probe.spec.params["ontolama"]
+    cfg = probe.spec.builder_params["ontolama"]
     splits = cfg["splits"]
     assert abs(sum(splits.values()) - 1) < 1e-9
     train, dev = splits["train"], splits["dev"]
@@ -345,7 +345,7 @@ COMPLEX_HEADER = """# name: t/tiny-complex
 # target: ?anchor
 # id: ?anchor
 # graphs: [tiny]
-# params: {ontolama: {ontology: tiny, kind: complex, negative_tries: 8}}
+# builder_params: {ontolama: {ontology: tiny, kind: complex, negative_tries: 8}}
 PREFIX owl: <http://www.w3.org/2002/07/owl#>
 PREFIX kgp: <https://w3id.org/kgprobe/vocab#>
 SELECT DISTINCT ?anchor ?split WHERE {

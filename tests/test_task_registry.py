@@ -8,13 +8,15 @@ from pathlib import Path
 import pytest
 
 from eval.sqlfile import parse_metric
-from probes.errors import ProbeError
-from probes.spec import TASKS, ProbeSpec
+from probes.errors import ProbeError, ProbeFileError
+from probes.spec import TASKS, ProbeSpec, load_probe, parse_probe
 from probes.tasks import TaskContext, get_task
 from probes.tasks.registry import TASK_NAMES, markdown_table
 from probes.tasks.registry import TASKS as REGISTRY
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+ONTOLAMA = ROOT / "queries" / "ontolama"
 
 
 def spec(task: str, **params: object) -> ProbeSpec:
@@ -72,3 +74,27 @@ def test_bad_params_name_the_probe_and_the_key(task: str, params: dict, words: s
 def test_check_still_rejects_a_bad_default_top_k() -> None:
     with pytest.raises(ProbeError, match="top_k must be a positive integer"):
         get_task("relatum").check(spec("relatum"), TaskContext("causal", None, 0))
+
+
+def test_builder_settings_live_apart_from_task_params() -> None:
+    probe = load_probe(ONTOLAMA / "pizza-atomic.rq")
+    assert set(probe.spec.builder_params) == {"ontolama", "balance"}
+    assert set(probe.spec.params) == {"label_words"}
+    old_style = ("# name: t/s\n# task: subsumption\n# split: test\n"
+                 "# builder: probes.ontolama:instances\n"
+                 "# params: {ontolama: {ontology: pizza, kind: atomic}}\n"
+                 "SELECT ?a WHERE { VALUES ?a { 1 } }\n")
+    with pytest.raises(ProbeFileError) as info:
+        parse_probe(old_style, "p.rq")
+    assert str(info.value).startswith("p.rq:5: unknown params key 'ontolama'")
+    assert "a setting of the builder goes in builder_params" in str(info.value)
+    text = (ONTOLAMA / "pizza-atomic.rq").read_text(encoding="utf-8")
+    both = text.replace("# params:\n", "# params:\n#   balance: {}\n")
+    with pytest.raises(ProbeFileError, match="params and builder_params both set balance"):
+        parse_probe(both, "p.rq")
+
+
+def test_moving_builder_settings_kept_the_export_hash() -> None:
+    # Computed by the code before builder_params existed, when this file's header held
+    # ontolama and balance under params: an export made then is still current.
+    assert load_probe(ONTOLAMA / "pizza-atomic.rq").instances_hash == "02010dd6d5e52a7c"

@@ -2,7 +2,7 @@
 (``python -m probes.ontolama``).
 
 The probe files are ``queries/ontolama/<ontology>-atomic.rq`` and ``<ontology>-complex.rq``
-(header ``params.ontolama``). The modules do what their SPARQL cannot:
+(header ``builder_params.ontolama``). The modules do what their SPARQL cannot:
 
 - :mod:`probes.ontolama.splits`: the class balance (as many negatives as positives, half soft
   and half hard, in *each* split) and the per-class splits by exact counts (seeded);

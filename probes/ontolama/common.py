@@ -1,5 +1,5 @@
 """What every OntoLAMA module shares: the paper's Table 2, split names, the seeded hash, the
-probe files and their ``params.ontolama`` settings."""
+probe files and their ``builder_params.ontolama`` settings."""
 
 from __future__ import annotations
 
@@ -43,23 +43,23 @@ def seeded_hash(*parts: object) -> int:
 
 def ontolama_probes(patterns: list[str] | None = None,
                     extra_dirs: list[Path] | None = None) -> list[Probe]:
-    """The probe files with ``params.ontolama`` (default: every one under ``queries/``)."""
+    """The probe files with ``builder_params.ontolama`` (default: every one under ``queries/``)."""
     probes = discover(extra_dirs, patterns or ["ontolama/*"])
-    return [p for p in probes if "ontolama" in p.spec.params]
+    return [p for p in probes if "ontolama" in p.spec.builder_params]
 
 
 def _settings(probe: Probe) -> dict[str, Any]:
-    cfg = probe.spec.params.get("ontolama")
+    cfg = probe.spec.builder_params.get("ontolama")
     if not isinstance(cfg, dict) or cfg.get("kind") not in ("atomic", "complex") \
             or not cfg.get("ontology"):
-        raise ProbeFileError(probe.path, probe.header_lines.get("params"),
-                             "params.ontolama must be a mapping with ontology: <source> and "
-                             "kind: atomic or complex")
+        raise ProbeFileError(probe.path, probe.header_lines.get("builder_params"),
+                             "builder_params.ontolama must be a mapping with ontology: <source> "
+                             "and kind: atomic or complex")
     return cfg
 
 
 def split_proportions(probe: Probe) -> tuple[Fraction, Fraction, Fraction]:
-    """``params.ontolama.splits`` as exact fractions (train, dev, test) summing to 1.
+    """``builder_params.ontolama.splits`` as exact fractions (train, dev, test) summing to 1.
 
     The paper's divisions are 8:1:1, and 2:1:7 for Schema.org's Atomic SI and FoodOn's
     Complex SI (L129)."""
@@ -68,11 +68,11 @@ def split_proportions(probe: Probe) -> tuple[Fraction, Fraction, Fraction]:
     try:
         parts = tuple(Fraction(str(raw[s])) for s in SPLITS)
     except (KeyError, TypeError, ValueError) as e:
-        raise ProbeFileError(probe.path, probe.header_lines.get("params"),
-                             "params.ontolama.splits must give train, dev and test as numbers, "
-                             "e.g. {train: 0.8, dev: 0.1, test: 0.1}") from e
+        raise ProbeFileError(probe.path, probe.header_lines.get("builder_params"),
+                             "builder_params.ontolama.splits must give train, dev and test as "
+                             "numbers, e.g. {train: 0.8, dev: 0.1, test: 0.1}") from e
     if sum(parts) != 1 or min(parts) < 0:
-        raise ProbeFileError(probe.path, probe.header_lines.get("params"),
-                             f"params.ontolama.splits must be non-negative and sum to 1 (got "
-                             f"{raw})")
+        raise ProbeFileError(probe.path, probe.header_lines.get("builder_params"),
+                             f"builder_params.ontolama.splits must be non-negative and sum to 1 "
+                             f"(got {raw})")
     return parts  # type: ignore[return-value]

@@ -251,7 +251,7 @@ def classify_with_fresh(store: LocalStore, source: str, expressions: list[Expr],
             output = reason.run_java(reason.hermit_command(path, memory), timeout)
         except reason.ReasonerFailed as e:
             raise ProbeError(f"{source}: checking Complex SI negatives with HermiT failed: {e}. "
-                             "Raise params.ontolama.reasoner_timeout_s (or "
+                             "Raise builder_params.ontolama.reasoner_timeout_s (or "
                              "KGPROBE_JAVA_MEMORY_MB), or lower negative_tries.") from e
     return reason.parse_hermit(output)
 

@@ -139,8 +139,8 @@ def _direct(sample: Sample, complex_first: bool) -> Sample:
 def balance(df: pl.DataFrame, probe: Probe) -> tuple[pl.DataFrame, dict[str, int]]:
     """Cut the negatives to the number of positives, equally from each negative kind.
 
-    ``params.balance`` names the kind and order variables, the positive kind and the negative
-    kinds. Each of the ``k`` negative kinds gets ``P // k`` rows (the first ``P % k`` kinds
+    ``builder_params.balance`` names the kind and order variables, the positive kind and the
+    negative kinds. Each of the ``k`` negative kinds gets ``P // k`` rows (the first ``P % k`` kinds
     one more), the first by ``?order`` then instance id; a kind with too few candidates gives
     what it has and the other kinds make up the difference.
 
@@ -149,7 +149,7 @@ def balance(df: pl.DataFrame, probe: Probe) -> tuple[pl.DataFrame, dict[str, int
     ... # task: records
     ... # split: test
     ... # id: ?x
-    ... # params: {balance: {kind: "?k", order: "?o", positive: pos, negatives: [a, b]}}
+    ... # builder_params: {balance: {kind: "?k", order: "?o", positive: pos, negatives: [a, b]}}
     ... SELECT ?x ?k ?o WHERE { VALUES (?x ?k ?o) { (1 "pos" 0) (2 "pos" 0) (3 "pos" 0)
     ...   (4 "a" 5) (5 "a" 1) (6 "a" 3) (7 "b" 2) } }''')
     >>> from kg.store import LocalStore
@@ -160,11 +160,11 @@ def balance(df: pl.DataFrame, probe: Probe) -> tuple[pl.DataFrame, dict[str, int
     >>> sorted(json.loads(f)["x"] for f in out["fields"])
     [1, 2, 3, 5, 6, 7]
     """
-    cfg = probe.spec.params.get("balance")
+    cfg = probe.spec.builder_params.get("balance")
     if not isinstance(cfg, dict) or not {"kind", "order", "positive", "negatives"} <= set(cfg):
-        raise ProbeFileError(probe.path, probe.header_lines.get("params"),
-                             "params.balance needs kind, order, positive and negatives, e.g. "
-                             '{kind: "?kind", order: "?order", positive: positive, '
+        raise ProbeFileError(probe.path, probe.header_lines.get("builder_params"),
+                             "builder_params.balance needs kind, order, positive and negatives, "
+                             'e.g. {kind: "?kind", order: "?order", positive: positive, '
                              "negatives: [soft, hard]}")
     kind_var, order_var = str(cfg["kind"]).lstrip("?"), str(cfg["order"]).lstrip("?")
     fields = [json.loads(f) for f in df["fields"]]

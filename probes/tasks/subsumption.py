@@ -150,10 +150,6 @@ class SubsumptionParams(TaskParams):
     score: str | None = Field(None, description=(
         "the part scored: `slot` (default for masked LMs), `continuation` (default for the "
         "others) or `whole`"))
-    ontolama: dict[str, Any] | None = Field(None, description=(
-        "builder setting of probes.ontolama: ontology, kind, splits, ..."))
-    balance: dict[str, Any] | None = Field(None, description=(
-        "builder setting of probes.ontolama: how to cut negatives to the class balance"))
 
     @field_validator("label_words")
     @classmethod
