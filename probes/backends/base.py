@@ -8,30 +8,40 @@ A :class:`Scorer` wraps one model and its tokenizer and offers four operations:
 - ``features``: pooled last-layer features (for linear probing).
 
 Work is sorted by length and cut into batches bounded by rows and by padded tokens
-(:class:`Batcher`); a batch that runs out of memory is retried with half the limits.
+(:class:`probes.backends.device.Batcher`); a batch that runs out of memory is retried with
+half the limits.
 Probabilities are computed on the device; only ``[batch, k]`` results move to the CPU.
 
 >>> Score(-2.5, 2, True)
 Score(logprob=-2.5, n_tokens=2, greedy=True)
->>> b = Batcher(rows=2, tokens=100)
->>> seen = []
->>> b.run([3, 9, 5, 1], seen.append)
->>> seen
-[[1, 2], [0, 3]]
 """
 
 from __future__ import annotations
 
-import gc
-from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Self
 
 import torch
 
-from probes.models import ModelError, ModelSource, PromptTooLongError
+from probes.backends.device import Batcher as Batcher
+from probes.backends.device import dtype_name as dtype_name
+from probes.backends.device import free_memory as free_memory
+from probes.backends.device import is_oom as is_oom
+from probes.backends.device import resolve_device as resolve_device
+from probes.backends.device import resolve_dtype as resolve_dtype
+from probes.models import (
+    ModelError,
+    ModelSource,
+    PromptTooLongError,
+    hub_commit,
+    load_model,
+    load_tokenizer,
+)
 from probes.wordvocab import WholeWordVocab
+
+if TYPE_CHECKING:
+    from probes.placement import Placement
 
 MASK = "[MASK]"
 """The slot marker in prompts for ``topk`` (masked LMs and seq2seq; causal LMs cut there)."""
@@ -58,126 +68,7 @@ class Score:
     greedy: bool | None = None
 
 
-def is_oom(exc: BaseException) -> bool:
-    """True for the out-of-memory errors of CUDA, MPS and the CPU allocator.
-
-    >>> is_oom(RuntimeError("CUDA out of memory. Tried to allocate 2 GiB"))
-    True
-    >>> is_oom(ValueError("out of memory"))
-    False
-    """
-    if isinstance(exc, torch.cuda.OutOfMemoryError):
-        return True
-    if not isinstance(exc, RuntimeError):
-        return False
-    text = str(exc).lower()
-    return "out of memory" in text or "can't allocate memory" in text
-
-
-def free_memory() -> None:
-    """Release cached device memory after an out-of-memory error."""
-    gc.collect()
-    if torch.cuda.is_available():
-        torch.cuda.empty_cache()
-
-
-class Batcher:
-    """Cuts work items into length-sorted batches (longest first) under two limits: at most
-    ``rows`` items and at most ``tokens`` padded tokens per batch. An out-of-memory error in a
-    batch halves both limits (kept for later calls) and retries the batch; a single item that
-    still does not fit raises :class:`ModelError`.
-    """
-
-    def __init__(self, *, rows: int, tokens: int | None = None, label: str = "batch") -> None:
-        self.rows = max(1, int(rows))
-        self.tokens = None if tokens is None else max(1, int(tokens))
-        self.label = label
-
-    def run(self, lengths: Sequence[int], work: Callable[[list[int]], None]) -> None:
-        """Call ``work(batch)`` for every batch; ``work`` must only write results at its end."""
-        order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
-        pos = 0
-        while pos < len(order):
-            batch = self._take(order, pos, lengths)
-            failed = False
-            try:
-                work(batch)
-            except Exception as exc:
-                if not is_oom(exc):
-                    raise
-                if len(batch) == 1:
-                    raise ModelError(
-                        f"out of memory on a single {self.label} of {lengths[batch[0]]} tokens; "
-                        "use a smaller dtype (bfloat16), a bigger device, or shorter prompts"
-                    ) from exc
-                failed = True
-            if failed:  # outside the except block, so the failed batch's tensors can be freed
-                free_memory()
-                self.rows = max(1, len(batch) // 2)
-                if self.tokens is not None:
-                    self.tokens = max(1, self.tokens // 2)
-                continue
-            pos += len(batch)
-
-    def _take(self, order: list[int], pos: int, lengths: Sequence[int]) -> list[int]:
-        longest = max(1, lengths[order[pos]])
-        limit = self.rows
-        if self.tokens is not None:
-            limit = min(limit, max(1, self.tokens // longest))
-        return order[pos : pos + limit]
-
-
-def resolve_device(device: str | torch.device | None) -> torch.device:
-    """``None`` picks CUDA when available, else the CPU.
-
-    >>> str(resolve_device("cpu"))
-    'cpu'
-    """
-    if device is None:
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
-
-
-_DTYPES = {
-    "float32": torch.float32,
-    "fp32": torch.float32,
-    "float": torch.float32,
-    "bfloat16": torch.bfloat16,
-    "bf16": torch.bfloat16,
-    "float16": torch.float16,
-    "fp16": torch.float16,
-    "half": torch.float16,
-}
-
-
-def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
-    """``None``: bfloat16 on a GPU that supports it (else float16), float32 elsewhere.
-
-    >>> resolve_dtype("bf16", torch.device("cpu"))
-    torch.bfloat16
-    >>> resolve_dtype(None, torch.device("cpu"))
-    torch.float32
-    """
-    if isinstance(dtype, torch.dtype):
-        return dtype
-    if dtype is None or dtype == "auto":
-        if device.type == "cuda":
-            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-        return torch.float32
-    try:
-        return _DTYPES[str(dtype).lower()]
-    except KeyError:
-        raise ModelError(
-            f"unknown dtype {dtype!r}; use one of float32, bfloat16, float16"
-        ) from None
-
-
-def dtype_name(dtype: torch.dtype) -> str:
-    """``torch.bfloat16`` -> ``'bfloat16'``."""
-    return str(dtype).removeprefix("torch.")
-
-
-class Scorer(ABC):
+class Scorer:
     """One model + tokenizer behind the four scoring operations.
 
     Attributes: ``name`` (as the user gave it), ``revision`` (commit hash or sha256 of the
@@ -227,8 +118,13 @@ class Scorer(ABC):
             self._tokens = max_batch_tokens or (32768 if on_gpu else 2048)
         self._batchers: dict[str, Batcher] = {}
 
+    auto_model: ClassVar[str] = ""
+    """The transformers Auto class (by name) that loads this backend's models with their head."""
+    headless_auto_model: ClassVar[str | None] = None
+    """The Auto class for a checkpoint without that head, or None: such a checkpoint is an
+    error (:meth:`no_head_error`)."""
+
     @classmethod
-    @abstractmethod
     def from_source(
         cls,
         source: ModelSource,
@@ -238,9 +134,64 @@ class Scorer(ABC):
         dtype: torch.dtype,
         batch_size: int | None = None,
         max_batch_tokens: int | None = None,
+        placement: Placement | None = None,
+        has_head: bool = True,
+        verify: bool = True,
         **options: Any,
-    ) -> Scorer:
-        """Load the model that ``source`` names (its ``config`` already read) for this backend."""
+    ) -> Self:
+        """Load the model that ``source`` names (its ``config`` already read) for this backend.
+
+        The same steps for every backend: refuse a checkpoint without the head the backend
+        needs, check the backend's own ``options`` (:meth:`check_options`), load tokenizer and
+        model (``placement``: spread over devices), make the scorer (:meth:`create`) and let
+        the backend finish it (:meth:`configure`, which runs the self-checks when ``verify``).
+        """
+        if not has_head and cls.headless_auto_model is None:
+            raise cls.no_head_error(source, config)
+        settings = cls.check_options(options)
+        import transformers
+
+        tokenizer = load_tokenizer(source)
+        auto = getattr(transformers, cls.auto_model if has_head else str(cls.headless_auto_model))
+        model = load_model(source, auto, dtype=dtype, device=device, placement=placement)
+        revision = source.revision or hub_commit(source.location, source.options.get("revision"))
+        scorer = cls.create(
+            model,
+            tokenizer,
+            has_head=has_head,
+            name=source.name,
+            revision=revision,
+            device=device,
+            max_length=model_max_length(config, tokenizer),
+            batch_size=batch_size,
+            max_batch_tokens=max_batch_tokens,
+            source=source,
+        )
+        scorer.configure(settings, verify=verify)
+        return scorer
+
+    @classmethod
+    def no_head_error(cls, source: ModelSource, config: Any) -> ModelError:
+        """The error for a checkpoint without the head this backend needs."""
+        arch = ", ".join(getattr(config, "architectures", None) or [])
+        return ModelError(f"model {source.name!r} ({arch}) has no {cls.kind} LM head; "
+                          f"load it with {cls.auto_model}")
+
+    @classmethod
+    def check_options(cls, options: dict[str, Any]) -> dict[str, Any]:
+        """The backend's own load options, checked (default: it has none, so any is an error)."""
+        if options:
+            raise ModelError(f"unknown scorer options: {', '.join(sorted(options))}")
+        return {}
+
+    @classmethod
+    def create(cls, model: Any, tokenizer: Any, *, has_head: bool, **kwargs: Any) -> Self:
+        """The scorer object for a loaded model (a backend whose constructor needs to know
+        whether the head is there overrides this)."""
+        return cls(model, tokenizer, **kwargs)
+
+    def configure(self, settings: dict[str, Any], *, verify: bool) -> None:
+        """Apply :meth:`check_options`' settings after loading; run self-checks if ``verify``."""
 
     # --- the operations (backends override what they support) ------------------------------
 

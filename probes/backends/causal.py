@@ -26,9 +26,8 @@ falls back (with a warning) to the plain path if they ever disagree.
 
 from __future__ import annotations
 
-import inspect
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -40,20 +39,22 @@ from probes.backends.base import (
     Score,
     Scorer,
     log_normalizer,
-    model_max_length,
     pool,
     segment_all,
     segment_sum,
 )
-from probes.backends.registry import register
-from probes.models import (
-    ModelError,
-    ModelSource,
-    hub_commit,
-    load_model,
-    load_tokenizer,
+from probes.backends.causal_model import (
+    accepts_positions,
+    block_mask,
+    cache_supported,
+    leading_special_ids,
+    select_cache,
+    sliding_window,
+    split_causal,
+    stack_rows,
 )
-from probes.placement import Placement
+from probes.backends.registry import register
+from probes.models import ModelError, ModelSource
 from probes.wordvocab import WholeWordVocab
 
 Ids = tuple[int, ...]
@@ -66,6 +67,7 @@ class CausalScorer(Scorer):
 
     kind = "causal"
     operations = frozenset({"loglik", "topk", "features"})
+    auto_model = "AutoModelForCausalLM"
 
     def __init__(self, model: Any, tokenizer: Any, **kwargs: Any) -> None:
         super().__init__(model, tokenizer, **kwargs)
@@ -74,61 +76,38 @@ class CausalScorer(Scorer):
         self._start = self._lead or [
             t for t in (tokenizer.bos_token_id, tokenizer.eos_token_id) if t is not None
         ][:1]
-        self._window = _sliding_window(model)
+        self._window = sliding_window(model)
         self.prefix_mode: str | None = "packed"
         """How candidates share a context: ``packed`` (context and all candidates' tokens in one
         row with a block attention mask), ``cache`` (context key/value cache copied to the
         candidates), or None (every request runs on its own)."""
-        if not _accepts_positions(model, self._body):
+        if not accepts_positions(model, self._body):
             self.prefix_mode = None
-        self._cache_ok = _cache_supported(model)
+        self._cache_ok = cache_supported(model)
 
     @classmethod
-    def from_source(
-        cls,
-        source: ModelSource,
-        config: Any,
-        *,
-        device: torch.device,
-        dtype: torch.dtype,
-        batch_size: int | None = None,
-        max_batch_tokens: int | None = None,
-        placement: Placement | None = None,
-        verify: bool = True,
-        has_head: bool = True,
-        prefix_mode: str | None = "packed",
-        **options: Any,
-    ) -> CausalScorer:
-        from transformers import AutoModelForCausalLM
+    def no_head_error(cls, source: ModelSource, config: Any) -> ModelError:
+        return ModelError(
+            f"model {source.name!r} ({', '.join(config.architectures or [])}) has no LM "
+            "head; causal scoring needs a *ForCausalLM checkpoint"
+        )
 
-        if not has_head:
-            raise ModelError(
-                f"model {source.name!r} ({', '.join(config.architectures or [])}) has no LM "
-                "head; causal scoring needs a *ForCausalLM checkpoint"
-            )
-        _reject_options(options)
+    @classmethod
+    def check_options(cls, options: dict[str, Any]) -> dict[str, Any]:
+        """``prefix_mode``: ``"packed"`` (default), ``"cache"`` or None (see the module)."""
+        options = dict(options)
+        prefix_mode = options.pop("prefix_mode", "packed")
+        super().check_options(options)
         if prefix_mode not in PREFIX_MODES:
             raise ModelError(f"unknown prefix_mode {prefix_mode!r}; use packed, cache or None")
-        tokenizer = load_tokenizer(source)
-        model = load_model(source, AutoModelForCausalLM, dtype=dtype, device=device,
-                           placement=placement)
-        revision = source.revision or hub_commit(source.location, source.options.get("revision"))
-        scorer = cls(
-            model,
-            tokenizer,
-            name=source.name,
-            revision=revision,
-            device=device,
-            max_length=model_max_length(config, tokenizer),
-            batch_size=batch_size,
-            max_batch_tokens=max_batch_tokens,
-            source=source,
-        )
-        if scorer.prefix_mode is not None:
-            scorer.prefix_mode = prefix_mode
+        return {"prefix_mode": prefix_mode}
+
+    def configure(self, settings: dict[str, Any], *, verify: bool) -> None:
+        """Use the chosen prefix mode (when the model allows one) and check the fast paths."""
+        if self.prefix_mode is not None:
+            self.prefix_mode = settings["prefix_mode"]
         if verify:
-            scorer.verify_fast_paths()
-        return scorer
+            self.verify_fast_paths()
 
     def describe(self) -> dict[str, Any]:
         """Adds how shared contexts are handled and whether the LM head is applied separately."""
@@ -286,7 +265,7 @@ class CausalScorer(Scorer):
                 positions = lengths.index_select(0, rows)[:, None] + torch.arange(
                     width, device=self.device
                 )
-                sub_cache = _select_cache(cache, rows, self.model.config)
+                sub_cache = select_cache(cache, rows, self.model.config)
                 out, _ = self._run(cont_ids, attention, positions, sub_cache, use_cache=True)
                 r, t, targets, segments = [], [], [], []
                 for j, c in enumerate(chosen):
@@ -366,7 +345,7 @@ class CausalScorer(Scorer):
             ids, _ = self._padded(sequences)
             seg_ids, _ = self._padded(segments, pad=-1)
             pos_ids, _ = self._padded(positions, pad=0)
-            mask = _block_mask(seg_ids, self.model.dtype)
+            mask = block_mask(seg_ids, self.model.dtype)
             states, _ = self._run(ids, mask, pos_ids)
             last = states[
                 torch.arange(len(chosen), device=self.device),
@@ -479,7 +458,7 @@ class CausalScorer(Scorer):
                 out[b] = pooled[j]
 
         self.batcher("features").run([len(s) for s in sequences], work)
-        return _stack(out, self.model)
+        return stack_rows(out, self.model)
 
     def _encoded_list(self, texts: Sequence[str]) -> list[list[int]]:
         if not texts:
@@ -557,108 +536,3 @@ class CausalScorer(Scorer):
         positions = torch.arange(len(ctx) - 1, len(ctx) + len(cont) - 1, device=self.device)
         targets = torch.tensor(cont, device=self.device)
         return float(logprobs[positions, targets].double().sum())
-
-
-def split_causal(model: Any) -> tuple[Any, Callable[[torch.Tensor], torch.Tensor] | None]:
-    """(body, head): the transformer that returns final hidden states and a function from
-    hidden states to logits (the LM head plus known post-processing), or (None, None)."""
-    body = getattr(model, "base_model", None)
-    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
-    if body is None or body is model or head is None:
-        return None, None
-    config = model.config.get_text_config()
-    softcap = getattr(config, "final_logit_softcapping", None)
-    scale = getattr(config, "logit_scale", None)  # Cohere multiplies
-    divide = getattr(config, "logits_scaling", None)  # Granite divides
-
-    def project(hidden: torch.Tensor) -> torch.Tensor:
-        logits = head(hidden)
-        if isinstance(scale, (int, float)) and scale != 1:
-            logits = logits * scale
-        if isinstance(divide, (int, float)) and divide != 1:
-            logits = logits / divide
-        if softcap:
-            logits = torch.tanh(logits / softcap) * softcap
-        return logits
-
-    return body, project
-
-
-def leading_special_ids(tokenizer: Any) -> list[int]:
-    """The special tokens a tokenizer puts before the text (Gemma's ``<bos>``; none for GPT-2)."""
-    plain = tokenizer("a", add_special_tokens=False)["input_ids"]
-    full = tokenizer("a", add_special_tokens=True)["input_ids"]
-    for start in range(len(full) - len(plain) + 1):
-        if full[start : start + len(plain)] == plain:
-            return list(full[:start])
-    return []
-
-
-def _sliding_window(model: Any) -> int | None:
-    config = model.config.get_text_config()
-    window = getattr(config, "sliding_window", None)
-    types = getattr(config, "layer_types", None)
-    if not window:
-        return None
-    if types is not None and not any("sliding" in str(t) for t in types):
-        return None
-    return int(window)
-
-
-def _accepts_positions(model: Any, body: Any) -> bool:
-    """Both shared-context paths set position ids explicitly."""
-    target = model if body is None else body
-    return "position_ids" in inspect.signature(target.forward).parameters
-
-
-def _block_mask(segments: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """Additive [batch, 1, length, length] mask for packed rows: a query sees earlier keys of
-    the context (segment 0) and of its own segment; padding (-1) sees the context only."""
-    length = segments.shape[1]
-    index = torch.arange(length, device=segments.device)
-    causal = index[None, :, None] >= index[None, None, :]
-    query, key = segments[:, :, None], segments[:, None, :]
-    allowed = causal & ((key == 0) | ((key == query) & (key > 0)))
-    mask = torch.zeros(allowed.shape, dtype=dtype, device=segments.device)
-    return mask.masked_fill_(~allowed, torch.finfo(dtype).min)[:, None]
-
-
-def _cache_supported(model: Any) -> bool:
-    """The ``cache`` prefix mode needs a DynamicCache made of plain or sliding layers."""
-    try:
-        from transformers import DynamicCache
-        from transformers.cache_utils import DynamicLayer
-
-        cache = DynamicCache(config=model.config)
-    except Exception:
-        return False
-    return all(type(layer).__name__ in _CACHE_LAYERS for layer in cache.layers) and all(
-        isinstance(layer, DynamicLayer) for layer in cache.layers
-    )
-
-
-_CACHE_LAYERS = {"DynamicLayer", "DynamicSlidingWindowLayer"}
-
-
-def _select_cache(cache: Any, rows: torch.Tensor, config: Any) -> Any:
-    """A new cache holding the given batch rows of ``cache`` (which stays unchanged)."""
-    from transformers import DynamicCache
-
-    data = [
-        (layer.keys.index_select(0, rows.to(layer.keys.device)),
-         layer.values.index_select(0, rows.to(layer.values.device)))
-        for layer in cache.layers
-    ]
-    return DynamicCache(ddp_cache_data=data, config=config)
-
-
-def _stack(rows: list[torch.Tensor | None], model: Any) -> torch.Tensor:
-    if not rows:
-        size = model.config.get_text_config().hidden_size
-        return torch.zeros((0, size), dtype=torch.float32)
-    return torch.stack([r for r in rows if r is not None])
-
-
-def _reject_options(options: dict[str, Any]) -> None:
-    if options:
-        raise ModelError(f"unknown scorer options: {', '.join(sorted(options))}")

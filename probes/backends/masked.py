@@ -15,7 +15,7 @@ only; the other operations raise a ModelError naming the head that is missing.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Self
 
 import torch
 
@@ -25,18 +25,10 @@ from probes.backends.base import (
     PromptError,
     Score,
     Scorer,
-    model_max_length,
     pool,
 )
 from probes.backends.registry import register
-from probes.models import (
-    ModelError,
-    ModelSource,
-    hub_commit,
-    load_model,
-    load_tokenizer,
-)
-from probes.placement import Placement
+from probes.models import ModelError
 from probes.wordvocab import WholeWordVocab
 
 
@@ -45,6 +37,8 @@ class MaskedScorer(Scorer):
     """Scorer for bidirectional encoders with (or, for features only, without) an MLM head."""
 
     kind = "masked"
+    auto_model = "AutoModelForMaskedLM"
+    headless_auto_model = "AutoModel"  # an encoder without MLM head: features only
 
     def __init__(self, model: Any, tokenizer: Any, *, has_head: bool = True, **kwargs: Any):
         super().__init__(model, tokenizer, **kwargs)
@@ -64,44 +58,13 @@ class MaskedScorer(Scorer):
             )
 
     @classmethod
-    def from_source(
-        cls,
-        source: ModelSource,
-        config: Any,
-        *,
-        device: torch.device,
-        dtype: torch.dtype,
-        batch_size: int | None = None,
-        max_batch_tokens: int | None = None,
-        placement: Placement | None = None,
-        has_head: bool = True,
-        verify: bool = True,
-        **options: Any,
-    ) -> MaskedScorer:
-        from transformers import AutoModel, AutoModelForMaskedLM
+    def create(cls, model: Any, tokenizer: Any, *, has_head: bool, **kwargs: Any) -> Self:
+        return cls(model, tokenizer, has_head=has_head, **kwargs)
 
-        if options:
-            raise ModelError(f"unknown scorer options: {', '.join(sorted(options))}")
-        tokenizer = load_tokenizer(source)
-        auto = AutoModelForMaskedLM if has_head else AutoModel
-        model = load_model(source, auto, dtype=dtype, device=device,
-                           placement=placement)
-        scorer = cls(
-            model,
-            tokenizer,
-            has_head=has_head,
-            name=source.name,
-            revision=source.revision
-            or hub_commit(source.location, source.options.get("revision")),
-            device=device,
-            max_length=model_max_length(config, tokenizer),
-            batch_size=batch_size,
-            max_batch_tokens=max_batch_tokens,
-            source=source,
-        )
-        if verify and has_head:
-            scorer.verify_head()
-        return scorer
+    def configure(self, settings: dict[str, Any], *, verify: bool) -> None:
+        """Check the split-off MLM head against the model's own output."""
+        if verify and self.has_head:
+            self.verify_head()
 
     def cache_key_options(self) -> dict[str, Any]:
         """Adds the PLL convention (one masked copy per token overlapping the span)."""

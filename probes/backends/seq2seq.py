@@ -24,20 +24,12 @@ from probes.backends.base import (
     PromptError,
     Score,
     Scorer,
-    model_max_length,
     pool,
     segment_all,
     segment_sum,
 )
 from probes.backends.registry import register
-from probes.models import (
-    ModelError,
-    ModelSource,
-    hub_commit,
-    load_model,
-    load_tokenizer,
-)
-from probes.placement import Placement
+from probes.models import ModelError, ModelSource
 from probes.wordvocab import WholeWordVocab
 
 SENTINEL = "<extra_id_0>"
@@ -49,6 +41,7 @@ class Seq2SeqScorer(Scorer):
 
     kind = "seq2seq"
     operations = frozenset({"loglik", "topk", "features"})
+    auto_model = "AutoModelForSeq2SeqLM"
 
     def __init__(self, model: Any, tokenizer: Any, **kwargs: Any) -> None:
         super().__init__(model, tokenizer, **kwargs)
@@ -60,44 +53,11 @@ class Seq2SeqScorer(Scorer):
         self._sentinel = vocab.get(SENTINEL)
 
     @classmethod
-    def from_source(
-        cls,
-        source: ModelSource,
-        config: Any,
-        *,
-        device: torch.device,
-        dtype: torch.dtype,
-        batch_size: int | None = None,
-        max_batch_tokens: int | None = None,
-        placement: Placement | None = None,
-        has_head: bool = True,
-        **options: Any,
-    ) -> Seq2SeqScorer:
-        from transformers import AutoModelForSeq2SeqLM
-
-        options.pop("verify", None)
-        if not has_head:
-            raise ModelError(
-                f"model {source.name!r} ({', '.join(config.architectures or [])}) is an "
-                "encoder without a decoder and LM head; seq2seq scoring needs a "
-                "*ForConditionalGeneration checkpoint (e.g. T5ForConditionalGeneration)"
-            )
-        if options:
-            raise ModelError(f"unknown scorer options: {', '.join(sorted(options))}")
-        tokenizer = load_tokenizer(source)
-        model = load_model(source, AutoModelForSeq2SeqLM, dtype=dtype, device=device,
-                           placement=placement)
-        return cls(
-            model,
-            tokenizer,
-            name=source.name,
-            revision=source.revision
-            or hub_commit(source.location, source.options.get("revision")),
-            device=device,
-            max_length=model_max_length(config, tokenizer),
-            batch_size=batch_size,
-            max_batch_tokens=max_batch_tokens,
-            source=source,
+    def no_head_error(cls, source: ModelSource, config: Any) -> ModelError:
+        return ModelError(
+            f"model {source.name!r} ({', '.join(config.architectures or [])}) is an "
+            "encoder without a decoder and LM head; seq2seq scoring needs a "
+            "*ForConditionalGeneration checkpoint (e.g. T5ForConditionalGeneration)"
         )
 
     def cache_key_options(self) -> dict[str, Any]:

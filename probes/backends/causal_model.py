@@ -1,0 +1,111 @@
+"""What the causal backend needs to know about a decoder-only transformers model: how to
+split off its LM head, which special tokens start a text, its sliding attention window, and
+the attention masks and key/value caches of the shared-context fast paths."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+
+def split_causal(model: Any) -> tuple[Any, Callable[[torch.Tensor], torch.Tensor] | None]:
+    """(body, head): the transformer that returns final hidden states and a function from
+    hidden states to logits (the LM head plus known post-processing), or (None, None)."""
+    body = getattr(model, "base_model", None)
+    head = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
+    if body is None or body is model or head is None:
+        return None, None
+    config = model.config.get_text_config()
+    softcap = getattr(config, "final_logit_softcapping", None)
+    scale = getattr(config, "logit_scale", None)  # Cohere multiplies
+    divide = getattr(config, "logits_scaling", None)  # Granite divides
+
+    def project(hidden: torch.Tensor) -> torch.Tensor:
+        logits = head(hidden)
+        if isinstance(scale, (int, float)) and scale != 1:
+            logits = logits * scale
+        if isinstance(divide, (int, float)) and divide != 1:
+            logits = logits / divide
+        if softcap:
+            logits = torch.tanh(logits / softcap) * softcap
+        return logits
+
+    return body, project
+
+
+def leading_special_ids(tokenizer: Any) -> list[int]:
+    """The special tokens a tokenizer puts before the text (Gemma's ``<bos>``; none for GPT-2)."""
+    plain = tokenizer("a", add_special_tokens=False)["input_ids"]
+    full = tokenizer("a", add_special_tokens=True)["input_ids"]
+    for start in range(len(full) - len(plain) + 1):
+        if full[start : start + len(plain)] == plain:
+            return list(full[:start])
+    return []
+
+
+def sliding_window(model: Any) -> int | None:
+    config = model.config.get_text_config()
+    window = getattr(config, "sliding_window", None)
+    types = getattr(config, "layer_types", None)
+    if not window:
+        return None
+    if types is not None and not any("sliding" in str(t) for t in types):
+        return None
+    return int(window)
+
+
+def accepts_positions(model: Any, body: Any) -> bool:
+    """Both shared-context paths set position ids explicitly."""
+    target = model if body is None else body
+    return "position_ids" in inspect.signature(target.forward).parameters
+
+
+def block_mask(segments: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """Additive [batch, 1, length, length] mask for packed rows: a query sees earlier keys of
+    the context (segment 0) and of its own segment; padding (-1) sees the context only."""
+    length = segments.shape[1]
+    index = torch.arange(length, device=segments.device)
+    causal = index[None, :, None] >= index[None, None, :]
+    query, key = segments[:, :, None], segments[:, None, :]
+    allowed = causal & ((key == 0) | ((key == query) & (key > 0)))
+    mask = torch.zeros(allowed.shape, dtype=dtype, device=segments.device)
+    return mask.masked_fill_(~allowed, torch.finfo(dtype).min)[:, None]
+
+
+def cache_supported(model: Any) -> bool:
+    """The ``cache`` prefix mode needs a DynamicCache made of plain or sliding layers."""
+    try:
+        from transformers import DynamicCache
+        from transformers.cache_utils import DynamicLayer
+
+        cache = DynamicCache(config=model.config)
+    except Exception:
+        return False
+    return all(type(layer).__name__ in CACHE_LAYERS for layer in cache.layers) and all(
+        isinstance(layer, DynamicLayer) for layer in cache.layers
+    )
+
+
+CACHE_LAYERS = {"DynamicLayer", "DynamicSlidingWindowLayer"}
+
+
+def select_cache(cache: Any, rows: torch.Tensor, config: Any) -> Any:
+    """A new cache holding the given batch rows of ``cache`` (which stays unchanged)."""
+    from transformers import DynamicCache
+
+    data = [
+        (layer.keys.index_select(0, rows.to(layer.keys.device)),
+         layer.values.index_select(0, rows.to(layer.values.device)))
+        for layer in cache.layers
+    ]
+    return DynamicCache(ddp_cache_data=data, config=config)
+
+
+def stack_rows(rows: list[torch.Tensor | None], model: Any) -> torch.Tensor:
+    if not rows:
+        size = model.config.get_text_config().hidden_size
+        return torch.zeros((0, size), dtype=torch.float32)
+    return torch.stack([r for r in rows if r is not None])
