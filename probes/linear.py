@@ -35,6 +35,7 @@ from typing import Any
 import torch
 
 from kg.errors import KgError
+from probes.backends.protocol import Describes, description
 from probes.copen import PROBES, task_name
 from probes.copen.classify import (
     SEEDS,
@@ -191,7 +192,8 @@ def run_linear(con: Any, scorer: Any, task: str, seeds: Sequence[int] = SEEDS,
         rid = write_run(con, model=scorer.name, revision=scorer.revision, kind=scorer.kind,
                         task=task, method="linear", seed=seed, settings=settings, fit=fit,
                         examples=everything, logits=logits,
-                        describe=scorer.describe() if hasattr(scorer, "describe") else None)
+                        describe=(description(scorer)
+                                  if isinstance(scorer, Describes) else None))
         test = examples.get("test", [])
         test_acc = accuracy(_predict(head, feats, rows, test), test) if test else None
         out.append(SeedRun(task, seed, rid, fit, test_acc))

@@ -39,6 +39,7 @@ from tqdm import tqdm
 from kg import config
 from kg.errors import KgError
 from probes import cache, scale_cli
+from probes.backends.protocol import description, progress_to, require
 from probes.errors import ProbeError
 from probes.models import PromptTooLongError
 from probes.results import connect, diagnose
@@ -303,7 +304,7 @@ def _start_run(con: duckdb.DuckDBPyConnection, scorer: Any, probe: Probe, work: 
     attempts, whether the row existed)."""
     spec = probe.spec
     rid, identity = run_identity(scorer, probe, work, opts)
-    describe = scorer.describe() if hasattr(scorer, "describe") else {}
+    describe = description(scorer)
     config = {**identity, "probe_file": str(probe.path), "runtime": opts.runtime,
               "backend": describe, "slot_token": slot_token(scorer)}
     prior = con.execute("SELECT status, wall_s FROM runs WHERE run_id = ?", [rid]).fetchone()
@@ -362,15 +363,8 @@ def _scored_with_progress(scorer: Any, reqs: list[Request], bar: tqdm) -> list[A
             done += n
             bar.update(n)
 
-    had = hasattr(scorer, "progress")
-    old = getattr(scorer, "progress", None)
-    if had:
-        scorer.progress = step
-    try:
+    with progress_to(scorer, step):
         out = _score(scorer, reqs)
-    finally:
-        if had:
-            scorer.progress = old
     bar.update(len(reqs) - done)
     return out
 
@@ -392,8 +386,8 @@ def run_probe(con: duckdb.DuckDBPyConnection, scorer: Any, probe: Probe,
     if work is None:
         work = plan(task, probe, ctx, load_instances(con, spec.name, opts.splits, opts.limit,
                                                      results, opts.sample), scorer)
-    if hasattr(scorer, "require"):  # fail before any work when the model lacks a head
-        scorer.require(*sorted({r.op for r in work.requests.values()}))
+    # fail before any work when the model lacks a head
+    require(scorer, sorted({r.op for r in work.requests.values()}))
     if opts.use_cache:
         rid = run_identity(scorer, probe, work, opts)[0]
         if unchanged_and_cached(con, rid, spec.name, work):

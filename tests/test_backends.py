@@ -676,3 +676,51 @@ def test_topk_mix_equals_mixing_the_full_distributions(request: Any, fixture: st
     assert len(got) == 1
     assert [w for w, _ in got[0]] == [w for w, _ in expected]
     assert [p for _, p in got[0]] == pytest.approx([p for _, p in expected], abs=1e-6)
+
+
+# --- the scorer protocol and registered backends ------------------------------------------------
+
+
+def test_backends_satisfy_the_scorer_protocols(llama: Any, bert: Any, t5: Any) -> None:
+    from probes.backends.protocol import (
+        ChecksOperations,
+        Describes,
+        ReportsProgress,
+        ScoringModel,
+        description,
+        progress_to,
+    )
+
+    for scorer in (llama, bert, t5):
+        for proto in (ScoringModel, Describes, ChecksOperations, ReportsProgress):
+            assert isinstance(scorer, proto), (scorer.kind, proto.__name__)
+        assert description(scorer)["kind"] == scorer.kind
+    seen: list[int] = []
+    with progress_to(llama, seen.append) as reports:
+        llama.loglik([("The dog", " barks."), ("A cat", " sleeps.")])
+    assert reports and sum(seen) == 2 and llama.progress is None
+
+
+def test_load_scorer_accepts_a_registered_backend(tiny_llama: Path, llama: Any,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from probes.backends import registry
+    from probes.backends.causal import CausalScorer
+
+    class PlainCausal(CausalScorer):
+        """A causal scorer that never shares contexts (prefix_mode None by default)."""
+
+        @classmethod
+        def check_options(cls, options: dict[str, Any]) -> dict[str, Any]:
+            return super().check_options({"prefix_mode": None, **options})
+
+    monkeypatch.setattr(registry, "_BACKENDS", dict(registry._BACKENDS))
+    registry.register("causal-plain")(PlainCausal)
+    assert registry.kinds()[-1] == "causal-plain"
+    plain = load_scorer(str(tiny_llama), kind="causal-plain", device="cpu", dtype="float32")
+    assert type(plain) is PlainCausal and plain.kind == "causal-plain"
+    assert plain.prefix_mode is None and llama.prefix_mode == "packed"
+    reqs = [("The dog", " barks."), ("The dog", " sleeps.")]
+    for a, b in zip(plain.loglik(reqs), llama.loglik(reqs), strict=True):
+        assert a.logprob == pytest.approx(b.logprob, abs=1e-4)
+    with pytest.raises(ModelError, match=r"unknown model kind 'diffusion'.*causal-plain"):
+        load_scorer(str(tiny_llama), kind="diffusion")

@@ -1,27 +1,40 @@
 """Model backends behind one interface: masked, causal and seq2seq scorers.
 
->>> from probes.backends import load_scorer, Scorer, Score, WholeWordVocab
+The names below load on first use, so that importing a light submodule (the scorer protocols
+of :mod:`probes.backends.protocol`) does not import torch.
+
+>>> from probes.backends import KINDS, Score, Scorer, WholeWordVocab, load_scorer
 >>> sorted(KINDS)
 ['causal', 'masked', 'seq2seq']
 """
 
-from probes.backends.base import MASK, PromptError, Score, Scorer
-from probes.backends.registry import KINDS, backend, detect_kind, load_scorer, register
-from probes.models import ModelError, PromptTooLongError
-from probes.wordvocab import WholeWordVocab, shared_words
+from __future__ import annotations
 
-__all__ = [
-    "KINDS",
-    "MASK",
-    "ModelError",
-    "PromptError",
-    "PromptTooLongError",
-    "Score",
-    "Scorer",
-    "WholeWordVocab",
-    "backend",
-    "detect_kind",
-    "load_scorer",
-    "register",
-    "shared_words",
-]
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "KINDS": "probes.backends.registry",
+    "MASK": "probes.backends.base",
+    "ModelError": "probes.models",
+    "PromptError": "probes.backends.base",
+    "PromptTooLongError": "probes.models",
+    "Score": "probes.backends.base",
+    "Scorer": "probes.backends.base",
+    "ScoringModel": "probes.backends.protocol",
+    "WholeWordVocab": "probes.wordvocab",
+    "backend": "probes.backends.registry",
+    "detect_kind": "probes.backends.registry",
+    "kinds": "probes.backends.registry",
+    "load_scorer": "probes.backends.registry",
+    "register": "probes.backends.registry",
+    "shared_words": "probes.wordvocab",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'probes.backends' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

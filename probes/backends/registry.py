@@ -2,7 +2,8 @@
 
 ``load_scorer(name)`` resolves the name (alias, .gguf file, folder or hub id, see
 :mod:`probes.models`), reads the model config and chooses the backend from it, unless the
-caller names one with ``kind=``:
+caller names one with ``kind=`` (a built-in kind, or any backend registered with
+:func:`register`, which then loads the model as it sees fit):
 
 - ``is_encoder_decoder`` -> ``seq2seq`` (T5, BART);
 - an architecture ending in ``ForCausalLM`` / ``LMHeadModel`` -> ``causal``;
@@ -62,10 +63,15 @@ def register(kind: str) -> Callable[[type[Scorer]], type[Scorer]]:
     return decorate
 
 
+def kinds() -> tuple[str, ...]:
+    """Every kind ``load_scorer`` accepts: the built-in ones and any registered since."""
+    return (*KINDS, *(k for k in _BACKENDS if k not in KINDS))
+
+
 def backend(kind: str) -> type[Scorer]:
     """The Scorer class registered for ``kind`` (importing its module on first use)."""
     if kind not in _MODULES and kind not in _BACKENDS:
-        raise ModelError(f"unknown model kind {kind!r}; use one of {', '.join(KINDS)}")
+        raise ModelError(f"unknown model kind {kind!r}; use one of {', '.join(kinds())}")
     if kind not in _BACKENDS:
         importlib.import_module(_MODULES[kind])
     return _BACKENDS[kind]
@@ -146,8 +152,8 @@ def load_scorer(
         torch.set_num_threads(int(threads))
     if batch_size is not None and int(batch_size) < 1:
         raise ModelError(f"batch_size must be >= 1, got {batch_size}")
-    if kind is not None and kind not in KINDS:
-        raise ModelError(f"unknown model kind {kind!r}; use one of {', '.join(KINDS)}")
+    if kind is not None:
+        backend(kind)  # an unknown kind fails before the model is resolved
     torch_device = resolve_device(device)
     torch_dtype = resolve_dtype(dtype, torch_device)
     source = resolve(
@@ -160,7 +166,9 @@ def load_scorer(
         if kind is None:
             raise
         detected, has_head = kind, True  # the caller says what it is
-    if kind is not None and kind != detected:
+    if kind is not None and kind not in KINDS:
+        detected = kind  # a registered backend of the caller's: it says what the model is
+    elif kind is not None and kind != detected:
         arch = ", ".join(getattr(config, "architectures", None) or [config.model_type])
         raise ModelError(
             f"model {str(name)!r} ({arch}) is a {detected} LM, not {kind}; "

@@ -21,6 +21,7 @@ from typing import Any
 
 import duckdb
 
+from probes.backends.protocol import description
 from probes.copen import PROBES, TASK_OF, task_name
 from probes.copen.forms import PARTS
 from probes.copen.marked import mark, pieces_for
@@ -104,7 +105,7 @@ def run_zero_shot(con: duckdb.DuckDBPyConnection, scorer: Any, task: str, contex
             prompts.append(m)
     scored = score_marked(scorer, prompts, parts, span=span, batch_rows=batch_rows)
     wall = time.perf_counter() - t0
-    describe = scorer.describe() if hasattr(scorer, "describe") else {}
+    describe = description(scorer)
     runs: dict[str, str] = {}
     for part in PARTS[task]:
         rows = [(split, iid, 0, option, label, text, s[part].score, s[part].n_tokens)
