@@ -157,7 +157,7 @@ class ProbeSpec(BaseModel):
         """``params`` and ``builder_params`` in one mapping, as headers wrote them before the
         builder's settings had a field of their own. Run ids and the exported instances' hash
         are computed from it, so runs and exports made before the split stay current."""
-        return {**self.params, **self.builder_params}
+        return {**self.builder_params, **self.params}
 
     @property
     def split_variable(self) -> str | None:

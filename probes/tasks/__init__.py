@@ -56,7 +56,8 @@ Data types:
   loglik/pll results into one ScoreRow, or ranks one topk result into ResponseRows.
 
 Helpers for task modules: ``span_request`` (the request that scores one part of a filled
-template for a model kind), ``check_params`` and ``score_part``.
+template for a model kind), ``score_part`` and ``one_of`` (validators for params models),
+``check_params`` and ``params_problem`` (what ``typed_params`` and probes.spec report).
 
 >>> get_task("choice").name
 'choice'
