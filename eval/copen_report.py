@@ -40,8 +40,8 @@ from typing import Any
 import duckdb
 
 from eval.sqlfile import MetricError, discover_metrics, run_metric
+from eval.stats import seed_summary
 from kg import config
-from probes.copen.classify import seed_summary
 from probes.copen.forms import PARTS, table8_part
 from probes.errors import ProbeError
 from probes.results import connect
