@@ -19,7 +19,7 @@ True
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -45,34 +45,66 @@ def _figure(path: Path, **subplots: Any) -> Iterator[tuple[Any, Any]]:
         plt.close(fig)
 
 
-def bar_chart(points: Sequence[tuple[str, str, float | None]], title: str, path: Path,
-              ylabel: str = "value") -> Path:
-    """A grouped bar chart: one group per x label (probe/split), one bar per series (model).
+#: Groups per panel of a bar chart; more are wrapped into further panels below.
+MAX_GROUPS = 12
 
-    ``points`` are ``(series, x label, value)``; missing values leave a gap.
+
+def bar_chart(points: Sequence[tuple[str, str, float | None]], title: str, path: Path,
+              ylabel: str = "value",
+              errors: Mapping[tuple[str, str], tuple[float, float]] | None = None,
+              baselines: Mapping[str, float] | None = None,
+              baseline_label: str = "baseline", max_groups: int = MAX_GROUPS) -> Path:
+    """A grouped bar chart: one group per x label (probe/split), one bar per series (model),
+    the series named in a legend.
+
+    ``points`` are ``(series, x label, value)``; missing values leave a gap. ``errors`` maps
+    ``(series, x label)`` to an interval drawn as an error bar; ``baselines`` maps an x label
+    to a value drawn as a black tick across its group (named ``baseline_label`` in the legend).
+    The y axis starts at 0 when no value is negative (and ends at 1 for shares); more than
+    ``max_groups`` groups are wrapped into panels stacked below each other.
     """
     series = list(dict.fromkeys(s for s, _, _ in points))
     labels = list(dict.fromkeys(x for _, x, _ in points))
     values = {(s, x): v for s, x, v in points}
+    errors = errors or {}
+    baselines = baselines or {}
     width = 0.8 / max(1, len(series))
-    with _figure(path, figsize=(max(4.0, 1.2 + 0.9 * len(labels) * max(1, len(series)) ** 0.5),
-                                    3.6)) as (_fig, ax):
-        for i, s in enumerate(series):
-            xs = [j + (i - (len(series) - 1) / 2) * width for j in range(len(labels))]
-            ys = [values.get((s, x)) for x in labels]
-            ax.bar([x for x, y in zip(xs, ys, strict=True) if y is not None],
-                   [y for y in ys if y is not None], width=width, label=s)
-        ax.set_xticks(range(len(labels)))
-        ax.set_xticklabels(labels, rotation=30 if len(labels) > 3 else 0, ha="right"
-                           if len(labels) > 3 else "center", fontsize=8)
-        ax.set_ylabel(ylabel)
-        ax.set_title(title)
-        finite = [v for v in values.values() if v is not None]
-        if finite and min(finite) >= 0 and max(finite) <= 1:
-            ax.set_ylim(0, 1)
-        ax.grid(axis="y", alpha=0.3)
-        if series:  # one series is still named (which model is this?)
-            ax.legend(fontsize=8, frameon=False)
+    chunks = [labels[i:i + max_groups] for i in range(0, len(labels), max_groups)] or [[]]
+    per_panel = max(len(c) for c in chunks)
+    finite = [v for v in values.values() if v is not None] + list(baselines.values()) + [
+        b for lo_hi in errors.values() for b in lo_hi]
+    with _figure(path, nrows=len(chunks), squeeze=False,
+                 figsize=(max(4.5, 1.6 + 0.9 * per_panel * max(1, len(series)) ** 0.5),
+                          0.9 + 2.9 * len(chunks))) as (_fig, axes):
+        for ax, chunk in zip(axes[:, 0], chunks, strict=True):
+            for i, s in enumerate(series):
+                xs = [j + (i - (len(series) - 1) / 2) * width for j in range(len(chunk))]
+                ys = [values.get((s, x)) for x in chunk]
+                shown = [(x, y, errors.get((s, lab))) for x, y, lab
+                         in zip(xs, ys, chunk, strict=True) if y is not None]
+                yerr = [[max(0.0, y - e[0]) if e else 0.0 for _, y, e in shown],
+                        [max(0.0, e[1] - y) if e else 0.0 for _, y, e in shown]]
+                ax.bar([x for x, _, _ in shown], [y for _, y, _ in shown], width=width,
+                       label=s, yerr=yerr if any(e for _, _, e in shown) else None,
+                       capsize=2, error_kw={"elinewidth": 0.8, "ecolor": "0.25"})
+            for j, lab in enumerate(chunk):
+                if lab in baselines:
+                    ax.hlines(baselines[lab], j - 0.45, j + 0.45, colors="black",
+                              linestyles="--", linewidth=1.2,
+                              label=baseline_label if j == min(
+                                  k for k, x in enumerate(chunk) if x in baselines) else None)
+            ax.set_xticks(range(len(chunk)))
+            ax.set_xticklabels(chunk, rotation=30 if len(chunk) > 3 else 0, ha="right"
+                               if len(chunk) > 3 else "center", fontsize=8)
+            ax.set_xlim(-0.6, max(len(chunk), 1) - 0.4)
+            ax.set_ylabel(ylabel)
+            if finite and min(finite) >= 0:
+                ax.set_ylim(0, 1 if max(finite) <= 1 else max(finite) * 1.08)
+            ax.grid(axis="y", alpha=0.3)
+            if series or baselines:  # one series is still named (which model is this?)
+                ax.legend(fontsize=7, frameon=False, loc="upper left",
+                          bbox_to_anchor=(1.0, 1.0))
+        axes[0, 0].set_title(title)
     return path
 
 

@@ -124,6 +124,22 @@ def test_binary_accuracy_by_hand() -> None:
     add_scores(con, "c1", "t/b", "test", "j3", {"true": [0], "false": [-9]})
     got = metric_values(con, "binary_accuracy")
     assert got == {("b1", "t/b", "test"): (pytest.approx(1 / 3), 3)}
+    # The majority baseline of b1: gold classes true, false, true (j4 has none) -> 2/3, n 3.
+    # c1 (a choice run) scored j3's two candidates, one of them gold: chance 1/2, n 1.
+    assert metric_values(con, "chance_accuracy") == {
+        ("b1", "t/b", "test"): (pytest.approx(2 / 3), 3),
+        ("c1", "t/b", "test"): (pytest.approx(1 / 2), 1)}
+
+
+def test_chance_accuracy_of_choice_by_hand(choice_db: duckdb.DuckDBPyConnection) -> None:
+    # A uniformly random pick among the scored candidates is right with gold / candidates:
+    # r1 test: i1 1 of 3, i2 1 of 2, i4 2 of 3 -> (1/3 + 1/2 + 2/3) / 3 = 1/2; dev: i5 1 of 2.
+    # r2 test: i1 scored a, c (gold b not scored: 0 of 2), i2 1 of 2, i4 2 of 3
+    #   -> (0 + 1/2 + 2/3) / 3 = 7/18. r3 (running) is left out.
+    assert metric_values(choice_db, "chance_accuracy") == {
+        ("r1", "t/c", "test"): (pytest.approx(0.5), 3),
+        ("r1", "t/c", "dev"): (pytest.approx(0.5), 1),
+        ("r2", "t/c", "test"): (pytest.approx(7 / 18), 3)}
 
 
 def add_responses(con: duckdb.DuckDBPyConnection, run_id: str, probe: str, iid: str,
@@ -160,12 +176,16 @@ def test_report_table_has_one_row_per_model_probe_split(
         choice_db: duckdb.DuckDBPyConnection) -> None:
     report = build_report(choice_db)
     (names, text), = tables(report)
-    assert names == ["choice_accuracy", "choice_mrr"]
+    assert names == ["chance_accuracy", "choice_accuracy", "choice_mrr"]
     lines = text.splitlines()
-    assert lines[0] == "| model | probe | split | n | choice_accuracy | choice_mrr |"
-    assert "| m1 | t/c | test | 3 | 0.333 | 0.667 |" in lines
-    assert "| m1 | t/c | dev | 1 | 0.000 | 0.500 |" in lines
-    assert "| m2 | t/c | test | 3 | 0.667 | 0.667 |" in lines
+    assert lines[0] == ("| model | probe | split | n | chance_accuracy | choice_accuracy | "
+                        "choice_accuracy 95% CI | choice_mrr |")
+    # 95% CI, 1,000 bootstrap resamples of 3 instances: accuracy 1/3 (one 1, two 0s) draws
+    # three 1s with p 1/27 = 3.7 % > 2.5 % and no 1 with p 8/27, so the interval is 0 to 1;
+    # 2/3 likewise (no 1 with p 1/27); 0 of 1 gives 0 to 0.
+    assert "| m1 | t/c | test | 3 | 0.500 | 0.333 | 0.000–1.000 | 0.667 |" in lines
+    assert "| m1 | t/c | dev | 1 | 0.500 | 0.000 | 0.000–0.000 | 0.500 |" in lines
+    assert "| m2 | t/c | test | 3 | 0.389 | 0.667 | 0.000–1.000 | 0.667 |" in lines
     assert len(lines) == 2 + 3
     assert "binary_accuracy (no binary runs)" in report.skipped
     assert all("choice" not in skipped for skipped in report.skipped)
@@ -201,9 +221,9 @@ def test_report_cli_writes_markdown_and_plots(choice_db: duckdb.DuckDBPyConnecti
     out = tmp_path / "rep"
     assert main(["--results", str(results), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "| m2 | t/c | test | 3 | 0.667 | 0.667 |" in printed
+    assert "| m2 | t/c | test | 3 | 0.389 | 0.667 | 0.000–1.000 | 0.667 |" in printed
     md = (out / "report.md").read_text()
-    assert "| m1 | t/c | dev | 1 | 0.000 | 0.500 |" in md
+    assert "| m1 | t/c | dev | 1 | 0.500 | 0.000 | 0.000–0.000 | 0.500 |" in md
     assert "![choice_accuracy](choice_accuracy.png)" in md
     for name in ("choice_accuracy", "choice_mrr"):
         assert (out / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
@@ -218,8 +238,8 @@ def test_report_on_missing_results_file_is_a_clear_error(tmp_path: Path, capsys:
 def test_two_runs_of_one_model_get_a_run_column(choice_db: duckdb.DuckDBPyConnection) -> None:
     choice_db.execute("UPDATE runs SET model = 'm1' WHERE run_id = 'r2'")
     (_, text), = tables(build_report(choice_db))
-    assert text.splitlines()[0] == ("| model | probe | split | run | n | choice_accuracy | "
-                                    "choice_mrr |")
+    assert text.splitlines()[0] == ("| model | probe | split | run | n | chance_accuracy | "
+                                    "choice_accuracy | choice_accuracy 95% CI | choice_mrr |")
 
 
 # --- metric files ---------------------------------------------------------------------------
@@ -283,3 +303,46 @@ def test_shipped_metric_files_are_valid_and_run_on_an_empty_file() -> None:
     for m in metrics:
         cols, rows = run_metric(con, m)
         assert rows == [] and {"value", *m.grain} <= set(cols)
+
+
+def _to_file(con: duckdb.DuckDBPyConnection, path: Path) -> Path:
+    con.execute(f"ATTACH '{path}' AS f")
+    con.execute("COPY FROM DATABASE memory TO f")
+    con.execute("DETACH f")
+    return path
+
+
+def test_own_metrics_add_to_the_built_in_ones(choice_db: duckdb.DuckDBPyConnection,
+                                              tmp_path: Path, capsys: Any) -> None:
+    results = _to_file(choice_db, tmp_path / "r.duckdb")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "runs_per_probe.sql").write_text(
+        "-- name: runs_per_probe\n-- description: Runs.\n-- tasks: [choice]\n"
+        "-- grain: [probe]\nSELECT probe, count(*) AS value FROM runs GROUP BY ALL\n")
+    out = tmp_path / "rep"
+    assert main(["--results", str(results), "--metrics", str(mine), "--out", str(out)]) == 0
+    md = (out / "report.md").read_text()
+    assert "**choice_accuracy**" in md and "**runs_per_probe**" in md
+    assert "| t/c | – | 3 |" in md  # r1, r2, r3 are three runs of t/c
+
+
+def test_each_call_writes_a_folder_of_its_own_and_stale_plots_go(
+        choice_db: duckdb.DuckDBPyConnection, tmp_path: Path, capsys: Any,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    results = _to_file(choice_db, tmp_path / "r.duckdb")
+    monkeypatch.setenv("KGPROBE_HOME", str(tmp_path / "home"))
+    assert main(["--results", str(results)]) == 0
+    assert main(["--results", str(results), "--model", "m1"]) == 0
+    printed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("wrote")]
+    folders = [Path(line.split()[1]).parent for line in printed]
+    assert len(set(folders)) == 2 and all(f.parent == tmp_path / "home" / "reports"
+                                          for f in folders)
+    assert all((f / "report.md").is_file() for f in folders)
+    # an own --out folder: a PNG of an earlier call that this call does not draw is removed
+    out = tmp_path / "rep"
+    out.mkdir()
+    (out / "old_metric.png").write_bytes(b"\x89PNG")
+    assert main(["--results", str(results), "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.glob("*.png")) == ["choice_accuracy.png",
+                                                          "choice_mrr.png"]
