@@ -145,7 +145,8 @@ def test_chance_accuracy_of_choice_by_hand(choice_db: duckdb.DuckDBPyConnection)
 def add_responses(con: duckdb.DuckDBPyConnection, run_id: str, probe: str, iid: str,
                   prompt_id: int, tokens: Sequence[str]) -> None:
     for rank, tok in enumerate(tokens, start=1):
-        con.execute("INSERT INTO responses VALUES (?, ?, 'test', ?, ?, ?, ?, ?)",
+        con.execute("INSERT INTO responses (run_id, probe, split, instance_id, prompt_id, "
+                    "rank, token, probability) VALUES (?, ?, 'test', ?, ?, ?, ?, ?)",
                     [run_id, probe, iid, prompt_id, rank, tok, 1.0 / (rank + 1)])
 
 
