@@ -69,6 +69,8 @@ def _matches(value: Any, patterns: Sequence[str] | None) -> bool:
 
 
 Rows = dict[str, list[dict[str, Any]]]
+#: What a report command reports as ``error: ...`` (exit status 2) instead of a traceback.
+REPORT_ERRORS = (MetricError, ProbeError)
 
 
 @dataclass
