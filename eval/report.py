@@ -127,15 +127,20 @@ def write_report(out: Path, filename: str, rendered: Rendered) -> Path:
 
 
 def run_report(results: str | Path, folders: Sequence[Path], render: Render, out: Path,
-               filename: str = "report.md") -> tuple[Path, Rendered]:
-    """The report runner: open the results file read-only, run every metric of ``folders``,
-    hand the rows to ``render`` (figures go into ``out``) and write its markdown (see
-    :func:`write_report`). Returns the markdown file's path and what was rendered."""
+               filename: str = "report.md",
+               prepare: Callable[[duckdb.DuckDBPyConnection], None] | None = None
+               ) -> tuple[Path, Rendered]:
+    """The report runner: open the results file read-only, call ``prepare`` (settings the
+    metrics read, such as DuckDB variables), run every metric of ``folders``, hand the rows to
+    ``render`` (figures go into ``out``) and write its markdown (see :func:`write_report`).
+    Returns the markdown file's path and what was rendered. A render function raises
+    :class:`MetricError` to report that there is nothing to show (nothing is written)."""
     con = connect(str(results), read_only=True)
     try:
+        if prepare is not None:
+            prepare(con)
         rows = metric_rows(con, folders)
-        out.mkdir(parents=True, exist_ok=True)
-        rendered = render(con, rows, out)
+        rendered = render(con, rows, out)  # figures make their folder (eval.plots)
     finally:
         con.close()
     return write_report(out, filename, rendered), rendered

@@ -40,11 +40,10 @@ import polars as pl
 import yaml
 
 from eval.plots import bar_chart, heat_map, line_panels
+from eval.report import REPORT_ERRORS, Rendered, Rows, report_folder, run_report
 from eval.sqlfile import MetricError, discover_metrics, run_metric, run_support
 from eval.stats import compare_with_humans, entropy_tests
 from kg import config
-from probes.errors import ProbeError
-from probes.results import connect
 
 METRIC_DIR = Path(__file__).with_name("semrel")
 RELATIONS = ("HYP", "HPO", "HOL", "MER", "ANT", "SYN")
@@ -154,26 +153,33 @@ def _agents(con: duckdb.DuckDBPyConnection, metric_dir: Path, res: Results) -> N
 
 
 def build(con: duckdb.DuckDBPyConnection, stats: bool = True,
-          metric_dir: Path | None = None, settings: Settings | None = None) -> Results:
-    """Run the semrel metrics (and the statistics) over ``con``; no semrel runs: no agents,
-    nothing else computed. A failing metric raises :class:`MetricError` naming its file."""
+          metric_dir: Path | None = None, settings: Settings | None = None,
+          rows: Rows | None = None) -> Results:
+    """Collect the semrel metric rows (``rows``, as the report runner hands them after
+    ``settings.apply``; None: apply the settings and run the metrics here) and the statistics
+    over ``con``; no semrel runs: no agents, nothing else computed. A failing metric raises
+    :class:`MetricError` naming its file."""
     metric_dir = metric_dir or METRIC_DIR
     res = Results(settings=settings or Settings())
-    res.settings.apply(con)
+    if rows is None:
+        res.settings.apply(con)
     _agents(con, metric_dir, res)
     if not res.agents:
         return res
-    for metric in discover_metrics([metric_dir]):
-        try:
-            cols, rows = run_metric(con, metric)
-        except MetricError as e:
-            if str(metric.path) in str(e):
-                raise
-            raise MetricError(f"{metric.path} ({metric.name}): {e}") from e
-        index = res.metrics.setdefault(metric.name, {})
-        for row in rows:
-            d = dict(zip(cols, row, strict=True))
-            index[tuple(d[g] for g in metric.grain)] = d
+    metrics = discover_metrics([metric_dir])
+    if rows is None:
+        rows = {}
+        for metric in metrics:
+            try:
+                cols, got = run_metric(con, metric)
+            except MetricError as e:
+                if str(metric.path) in str(e):
+                    raise
+                raise MetricError(f"{metric.path} ({metric.name}): {e}") from e
+            rows[metric.name] = [dict(zip(cols, r, strict=True)) for r in got]
+    for metric in metrics:
+        res.metrics[metric.name] = {tuple(d[g] for g in metric.grain): d
+                                    for d in rows.get(metric.name, [])}
     if stats:
         try:
             res.stats = compare_with_humans(con)
@@ -522,6 +528,20 @@ def render(res: Results, images: list[Path] | None = None, stats: bool = True) -
     return "\n".join(parts).rstrip() + "\n"
 
 
+def render_report(results: Path, stats: bool, settings: Settings) -> Any:
+    """The render function of the report runner: tables, statistics and figures; no semrel
+    runs is a :class:`MetricError` (nothing is written)."""
+
+    def render_fn(con: duckdb.DuckDBPyConnection, rows: Rows, out: Path) -> Rendered:
+        res = build(con, stats=stats, settings=settings, rows=rows)
+        if not res.agents:
+            raise MetricError(NO_RUNS.format(path=results))
+        images = plots(res, out)
+        return Rendered(render(res, images, stats=stats), images)
+
+    return render_fn
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval.semrel_report",
                                      description=__doc__.split("\n")[0])
@@ -529,8 +549,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="results DuckDB file, opened read-only (default: $KGPROBE_RESULTS "
                         "or .kgprobe/results.duckdb)")
     parser.add_argument("--out", type=Path, default=None,
-                        help="folder for semrel_report.md and the PNGs (default: "
-                        "$KGPROBE_HOME/reports/semrel)")
+                        help="folder for semrel_report.md and the PNGs (default: a new folder "
+                        "per call, $KGPROBE_HOME/reports/semrel-<time>-<hash>)")
     parser.add_argument("--no-stats", action="store_true",
                         help="skip the significance tests")
     parser.add_argument("--absent", choices=ABSENT, default="present",
@@ -547,28 +567,18 @@ def main(argv: list[str] | None = None) -> int:
     if not results.exists():
         print("error: " + NO_RUNS.format(path=f"{results} (no such file)"), file=sys.stderr)
         return 2
+    out = report_folder(args.out, "semrel", sys.argv[1:] if argv is None else argv)
     try:
         label, models = declared_models()
         settings = Settings(models, label, args.absent, args.rank, args.model_lists)
-        con = connect(results, read_only=True)
-        try:
-            res = build(con, stats=not args.no_stats, settings=settings)
-        finally:
-            con.close()
-    except (MetricError, ProbeError) as e:
+        report, rendered = run_report(results, [METRIC_DIR],
+                                      render_report(results, not args.no_stats, settings),
+                                      out, "semrel_report.md", prepare=settings.apply)
+    except REPORT_ERRORS as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    if not res.agents:
-        print("error: " + NO_RUNS.format(path=results), file=sys.stderr)
-        return 2
-    out = args.out or config.home() / "reports" / "semrel"
-    out.mkdir(parents=True, exist_ok=True)
-    images = plots(res, out)
-    text = render(res, images, stats=not args.no_stats)
-    report = out / "semrel_report.md"
-    report.write_text(text, encoding="utf-8")
-    print(text)
-    for path in [report, *images]:
+    print(rendered.markdown)
+    for path in [report, *rendered.figures]:
         print(f"wrote {path}")
     return 0
 
