@@ -309,7 +309,8 @@ def plots(report: Report, out: Path) -> list[Path]:
     """One bar chart per metric (x: probe and the other grain columns, bars: models, named in
     the legend). The charts show the same rows as the tables: when a model has several runs of
     one probe (a full and a ``--limit`` run), each is a bar of its own, labelled by run; the
-    95 % interval is an error bar and the chance baseline a black tick over each group."""
+    95 % interval is an error bar and the chance baseline a black tick over each group whose
+    runs share one (runs over different instances can differ: then only the table shows it)."""
     paths = []
     by_name = {r.metric.name: r for r in report.results}
     for r in report.results:
@@ -330,8 +331,12 @@ def plots(report: Report, out: Path) -> list[Path]:
         errors = {(series(row), group(row)): ci for row in r.rows
                   if (ci := interval(r.metric.name, row)) is not None}
         base = by_name.get(BASELINE_OF.get(r.metric.name, ""))
-        baselines = {} if base is None else {
-            group(row): float(row["value"]) for row in base.rows if row["value"] is not None}
+        per_group: dict[str, set[float]] = {}
+        for row in base.rows if base else []:
+            if row["value"] is not None:
+                per_group.setdefault(group(row), set()).add(round(float(row["value"]), 9))
+        # one tick per group, where its runs share one baseline (else the table tells them)
+        baselines = {g: next(iter(v)) for g, v in per_group.items() if len(v) == 1}
         paths.append(bar_chart(points, r.metric.name, out / f"{r.metric.name}.png",
                                ylabel=r.metric.name, errors=errors, baselines=baselines,
                                baseline_label=base.metric.name if base else "baseline"))

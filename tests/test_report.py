@@ -347,3 +347,68 @@ def test_each_call_writes_a_folder_of_its_own_and_stale_plots_go(
     assert main(["--results", str(results), "--out", str(out)]) == 0
     assert sorted(p.name for p in out.glob("*.png")) == ["choice_accuracy.png",
                                                           "choice_mrr.png"]
+
+
+def _drawn_figures(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Record every figure eval.plots closes (after it was saved)."""
+    import eval.plots as plots_mod
+
+    figures: list[Any] = []
+    real_close = plots_mod.plt.close
+
+    def close(fig: Any) -> None:
+        figures.append({
+            "legends": [[t.get_text() for t in ax.get_legend().get_texts()]
+                        if ax.get_legend() else [] for ax in fig.axes],
+            "ylim": [ax.get_ylim() for ax in fig.axes],
+            "ticks": [[t.get_text() for t in ax.get_xticklabels()] for ax in fig.axes]})
+        real_close(fig)
+
+    monkeypatch.setattr(plots_mod.plt, "close", close)
+    return figures
+
+
+def test_bar_chart_names_models_starts_at_zero_and_wraps(monkeypatch: pytest.MonkeyPatch,
+                                                         tmp_path: Path) -> None:
+    from eval.plots import bar_chart
+
+    figures = _drawn_figures(monkeypatch)
+    # 30 groups of two models: values 0.40..0.69, far above 0 -> the axis still starts at 0
+    points = [(m, f"p{i:02d}", 0.4 + i / 100) for i in range(30) for m in ("gpt2", "bert")]
+    bar_chart(points, "acc", tmp_path / "a.png", errors={("gpt2", "p00"): (0.3, 0.5)},
+              baselines={"p00": 0.25}, baseline_label="chance_accuracy", max_groups=12)
+    (fig,) = figures
+    assert len(fig["ylim"]) == 3  # 30 groups wrapped into panels of 12, 12 and 6
+    assert [len(t) for t in fig["ticks"]] == [12, 12, 6]
+    assert fig["ticks"][2][-1] == "p29"
+    assert all(lim == (0.0, 1.0) for lim in fig["ylim"])
+    assert fig["legends"][0] == ["chance_accuracy", "gpt2", "bert"]
+    # counts above 1: from 0 to 8 % above the largest value
+    bar_chart([("m", "a", 10.0), ("m", "b", 50.0)], "n", tmp_path / "n.png")
+    assert figures[1]["ylim"] == [(0.0, pytest.approx(54.0))]
+
+
+def test_report_plot_shows_the_table_rows_with_intervals(choice_db: duckdb.DuckDBPyConnection,
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         tmp_path: Path) -> None:
+    import eval.report as report_mod
+
+    calls: dict[str, dict[str, Any]] = {}
+
+    def fake_bar_chart(points: Any, title: str, path: Path, **kw: Any) -> Path:
+        calls[title] = {"points": sorted(points), **kw}
+        return path
+
+    monkeypatch.setattr(report_mod, "bar_chart", fake_bar_chart)
+    report_mod.plots(build_report(choice_db), tmp_path)
+    acc = calls["choice_accuracy"]
+    assert acc["points"] == [("m1", "t/c/dev", 0.0), ("m1", "t/c/test", pytest.approx(1 / 3)),
+                             ("m2", "t/c/test", pytest.approx(2 / 3))]
+    # the table's intervals (see test_report_table_has_one_row_per_model_probe_split)
+    assert acc["errors"] == {("m1", "t/c/dev"): (0.0, 0.0), ("m1", "t/c/test"): (0.0, 1.0),
+                             ("m2", "t/c/test"): (0.0, 1.0)}
+    # chance per group: dev 1/2; test is 1/2 for r1 but 7/18 for r2 (scored other
+    # candidates): no single tick for test
+    assert acc["baselines"] == {"t/c/dev": 0.5}
+    assert "chance_accuracy" not in calls  # plot: false
+    assert calls["choice_mrr"]["errors"] == {}  # MRR is not a share: no interval
