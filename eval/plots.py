@@ -11,8 +11,8 @@ True
 >>> line_panels({"HYP": {"HPO": [(1, 0.5), (2, 0.75)]}, "SYN": {}}, "D_k", out
 ...             ).read_bytes()[:4] == b"\\x89PNG"
 True
->>> profile_chart([("a", 0.5, (0.4, 0.6), 0.25, 0.9), ("b", None, None, None, None)], "P",
-...               out).read_bytes()[:4] == b"\\x89PNG"
+>>> profile_chart([("a", 0.5, (0.4, 0.6), 0.25, 0.9, (0.8, 1.0)),
+...                ("b", None, None, None, None, None)], "P", out).read_bytes()[:4] == b"\\x89PNG"
 True
 >>> heat_map(["a", "b"], ["a", "b"], [[None, 0.5], [0.25, None]], "AuDC", out
 ...          ).read_bytes()[:4] == b"\\x89PNG"
@@ -206,37 +206,50 @@ def heat_map(rows: Sequence[str], cols: Sequence[str], values: Sequence[Sequence
     return path
 
 
-def profile_chart(lines: Sequence[tuple[str, float | None, tuple[float, float] | None,
-                                      float | None, float | None]],
+Interval = tuple[float, float] | None
+
+
+def profile_chart(lines: Sequence[tuple[str, float | None, Interval, float | None,
+                                      float | None, Interval]],
                   title: str, path: Path, model: str = "model") -> Path:
     """One horizontal bar per measure, top to bottom in the given order: ``(label, value,
-    interval, chance, human)``; the bar is the model's value (named ``model`` in the legend) with
-    its interval as an error bar, chance a black dashed tick and the human value a red diamond.
-    The x axis runs from 0 to 1 (shares); long labels are wrapped."""
+    interval, chance, human, human interval)``; the bar is the model's value (named ``model``
+    in the legend, its value written beside it) with its interval as an error bar, chance a
+    black dashed tick and the human value a red diamond with its own interval. The x axis runs
+    from 0 to 1 (shares); long labels are wrapped; the legend sits above the axes."""
     n = len(lines)
-    with _figure(path, figsize=(8.0, 1.4 + 0.42 * n)) as (_fig, ax):
+    with _figure(path, figsize=(9.0, 1.6 + 0.42 * n)) as (_fig, ax):
         ys = list(range(n))[::-1]
-        shown = [(y, v, ci) for y, (_, v, ci, _, _) in zip(ys, lines, strict=True)
+        shown = [(y, v, ci) for y, (_, v, ci, *_) in zip(ys, lines, strict=True)
                  if v is not None]
         ax.barh([y for y, _, _ in shown], [v for _, v, _ in shown], height=0.6,
                 color="tab:blue", label=model,
                 xerr=[[v - ci[0] if ci else 0.0 for _, v, ci in shown],
                       [ci[1] - v if ci else 0.0 for _, v, ci in shown]],
                 error_kw={"elinewidth": 1.0, "ecolor": "0.2", "capsize": 3})
-        chance = [(y, c) for y, (*_, c, _) in zip(ys, lines, strict=True) if c is not None]
+        for y, v, ci in shown:
+            ax.text(max(v, ci[1] if ci else v) + 0.01, y + 0.18, f"{v:.2f}", fontsize=7,
+                    va="center", color="tab:blue", clip_on=False)
+        chance = [(y, c) for y, (_, _, _, c, _, _) in zip(ys, lines, strict=True)
+                  if c is not None]
         for i, (y, c) in enumerate(chance):
             ax.vlines(c, y - 0.4, y + 0.4, colors="black", linestyles="--", linewidth=1.4,
                       label="chance" if i == 0 else None)
-        human = [(y, h) for y, (*_, h) in zip(ys, lines, strict=True) if h is not None]
+        human = [(y, h, hci) for y, (*_, h, hci) in zip(ys, lines, strict=True)
+                 if h is not None]
         if human:
-            ax.scatter([h for _, h in human], [y for y, _ in human], marker="D", color="red",
-                       zorder=3, s=28, label="human")
+            ax.errorbar([h for _, h, _ in human], [y for y, _, _ in human],
+                        xerr=[[h - hci[0] if hci else 0.0 for _, h, hci in human],
+                              [hci[1] - h if hci else 0.0 for _, h, hci in human]],
+                        fmt="D", color="red", ecolor="red", elinewidth=0.8, capsize=2,
+                        markersize=5, zorder=3, label="human")
         ax.set_yticks(ys)
-        ax.set_yticklabels([textwrap.fill(label, 44) for label, *_ in lines], fontsize=8)
+        ax.set_yticklabels([textwrap.fill(lab, 60) for lab, *_ in lines], fontsize=8)
         ax.set_xlim(0, 1)
         ax.set_ylim(-0.7, n - 0.3)
         ax.set_xlabel("score (share of items right; 0 to 1)")
-        ax.set_title(title, fontsize=10)
+        ax.set_title(title, fontsize=10, pad=20)
         ax.grid(axis="x", alpha=0.3)
-        ax.legend(fontsize=8, frameon=False, loc="lower right")
+        ax.legend(fontsize=8, frameon=False, loc="lower center", ncol=3,
+                  bbox_to_anchor=(0.5, 1.0), borderaxespad=0.2)
     return path

@@ -75,7 +75,7 @@ def _semrel(rows: list[dict[str, Any]], model: str) -> list[ProfileLine]:
         if not keys:
             continue
         both = [k for k in keys if k in human]
-        out.append(_line("semrel", f"{rel or 'all six'}: soundness S (top-1 in relatum set)",
+        out.append(_line("semrel", f"{rel or 'all six'}: soundness S (top-1 answer right)",
                          [mine[k] for k in keys], 0.0, [human[k] for k in both] or None))
     return out
 
@@ -117,13 +117,20 @@ def _ci(ci: tuple[float, float] | None) -> str:
     return "–" if ci is None else f"{ci[0]:.3f}–{ci[1]:.3f}"
 
 
+#: Fewer items than this: the interval is marked (a bootstrap over a handful of items
+#: understates the uncertainty; four right answers out of four give 1.000-1.000).
+FEW_ITEMS = 10
+
+
 def profile_table(lines: Sequence[ProfileLine], model: str) -> str:
-    """The profile as one markdown table."""
+    """The profile as one markdown table; intervals over fewer than :data:`FEW_ITEMS` items
+    are marked with a dagger."""
     out = [f"| benchmark | measure | n | {model} | 95% CI | chance | human (95% CI) |",
            "|---|---|---:|---:|---:|---:|---:|"]
     for p in lines:
         human = "–" if p.human is None else f"{p.human:.3f} ({_ci(p.human_ci)})"
-        out.append(f"| {p.benchmark} | {p.measure} | {p.n:,} | {_num(p.value)} | {_ci(p.ci)} "
+        few = " †" if p.n < FEW_ITEMS else ""
+        out.append(f"| {p.benchmark} | {p.measure} | {p.n:,} | {_num(p.value)} | {_ci(p.ci)}{few} "
                    f"| {_num(p.chance)} | {human} |")
     return "\n".join(out)
 
@@ -132,7 +139,9 @@ NOTES = ("n: items (semrel: sampled words; OntoLAMA, COPEN: instances). 95% CI: 
          "bootstrap over those items, 1,000 seeded resamples. chance: semrel ≈ 0 (a top-1 "
          "word drawn from the whole vocabulary), OntoLAMA the majority class of the sampled "
          "instances, COPEN a uniform pick among each instance's candidates. human: Cao et al.'s "
-         "annotators on the same words (pooled answers ranked by frequency).")
+         "annotators on the same words (pooled answers ranked by frequency). †: fewer than "
+         f"{FEW_ITEMS} items, so the interval understates the uncertainty (COPEN here: the "
+         "labelled train and dev instances of the released-format sample in the repository).")
 
 
 def render_profile(model: str, results: str) -> Any:
@@ -146,7 +155,8 @@ def render_profile(model: str, results: str) -> Any:
                          "(scripts/main.sh shows how).")
             return Rendered("\n".join(parts))
         chart = profile_chart(
-            [(f"{p.benchmark}: {p.measure}", p.value, p.ci, p.chance, p.human) for p in lines],
+            [(f"{p.benchmark}: {p.measure}, n = {p.n}", p.value, p.ci, p.chance, p.human,
+              p.human_ci) for p in lines],
             f"What {model} knows (95% intervals)", out / "profile.png", model=model)
         parts += [profile_table(lines, model), "", NOTES, "", f"![profile]({chart.name})"]
         return Rendered("\n".join(parts), [chart])
