@@ -99,7 +99,8 @@ def test_cli_writes_profile_and_png(tmp_path: Path, capsys: Any) -> None:
     out = tmp_path / "prof"
     assert profile.main(["--results", str(path), "--model", "mA", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "| semrel | all six: soundness S (top-1 answer right) | 3 | 0.500 | 0.500–0.500 " \
+    # 3 words < 10: the interval is marked
+    assert "| semrel | all six: soundness S (top-1 answer right) | 3 | 0.500 | 0.500–0.500 † " \
            "| 0.000 | 0.750 (" in printed
     assert (out / "profile.png").read_bytes()[:4] == b"\x89PNG"
     assert "![profile](profile.png)" in (out / "profile.md").read_text()
