@@ -40,7 +40,7 @@ from typing import Any
 import duckdb
 
 from eval.report import REPORT_ERRORS, Rendered, Rows, metric_rows, report_folder, run_report
-from eval.stats import seed_summary
+from eval.stats import proportion_ci, seed_summary
 from kg import config
 from probes.copen.forms import PARTS, table8_part
 from probes.errors import ProbeError
@@ -200,6 +200,18 @@ def _method_cells(res: Results, metric: str, task: str, method: str, part: str |
     return out
 
 
+def _zs_interval(res: Results, metric: str, task: str, model: str) -> str:
+    """`` [low–high]`` (%): the 95 % bootstrap interval of a zero-shot cell's accuracy over its
+    ``n`` instances (chains, for CPJ chain accuracy); empty without a row."""
+    for info, row in _rows(res, metric, task):
+        if (info.model == model and info.method == "zero-shot" and info.context
+                and info.part == res.zs_part.get((model, task)) and row.get("n")
+                and row["value"] is not None):
+            low, high = proportion_ci(round(float(row["value"]) * row["n"]), row["n"]) or (0, 0)
+            return f" [{100 * low:.1f}–{100 * high:.1f}]"
+    return ""
+
+
 def _random_row(res: Results) -> dict[str, str]:
     out = {}
     for r in res.metrics.get("copen_random_baseline", []):
@@ -225,7 +237,8 @@ def table2(res: Results) -> str:
             for model, values in _method_cells(res, metric, task, method).items():
                 text = _cell(values)
                 if method == "zero-shot":
-                    text += f" ({res.zs_part.get((model, task))})"
+                    text += (_zs_interval(res, metric, task, model)
+                             + f" ({res.zs_part.get((model, task))})")
                 cells.setdefault(model, {})[(col, short)] = text
     random = _random_row(res)
     lines.append("| Random | " + " | ".join(random.get(c, "–") for c, _ in keys) + " |")
@@ -237,7 +250,10 @@ def table2(res: Results) -> str:
     rule = ("the part of the paper's Table 8 for the model (a model not in Table 8 follows its "
             "kind's first model: BERT, GPT-2, T5)" if res.zs_rule == "table8"
             else "the part with the best dev accuracy")
-    lines += ["", f"ZP cells name the scored text part in brackets: {rule}. The paper's random "
+    lines += ["", "ZP cells give the 95 % bootstrap interval over the instances in square "
+              "brackets (1,000 seeded resamples); the Random row is chance on the same "
+              f"instances. ZP cells name the scored text part in brackets: {rule}. The paper's "
+              "random "
               "row on the test set: " + ", ".join(f"{c} {v:.1f}" for c, v in PAPER_RANDOM.items())
               + "."]
     return "\n".join(lines)

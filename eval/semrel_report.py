@@ -42,7 +42,7 @@ import yaml
 from eval.plots import bar_chart, heat_map, line_panels
 from eval.report import REPORT_ERRORS, Rendered, Rows, report_folder, run_report
 from eval.sqlfile import MetricError, discover_metrics, run_metric, run_support
-from eval.stats import compare_with_humans, entropy_tests
+from eval.stats import compare_with_humans, entropy_tests, soundness_intervals
 from kg import config
 
 METRIC_DIR = Path(__file__).with_name("semrel")
@@ -133,6 +133,7 @@ class Results:
     stats: pl.DataFrame | None = None
     entropy: pl.DataFrame | None = None
     settings: Settings = field(default_factory=Settings)
+    s_ci: dict[tuple[str, str], tuple[float, float] | None] = field(default_factory=dict)
 
     def row(self, metric: str, *key: Any) -> dict[str, Any] | None:
         return self.metrics.get(metric, {}).get(key)
@@ -180,6 +181,7 @@ def build(con: duckdb.DuckDBPyConnection, stats: bool = True,
     for metric in metrics:
         res.metrics[metric.name] = {tuple(d[g] for g in metric.grain): d
                                     for d in rows.get(metric.name, [])}
+    res.s_ci = soundness_intervals(con)
     if stats:
         try:
             res.stats = compare_with_humans(con)
@@ -238,7 +240,9 @@ def _measures(res: Results, agent: str, probe: str, trick: list[tuple[str, str, 
               ) -> list[str]:
     """S, C, the trick columns, P and n (words scored for S) of one agent and probe."""
     sound = res.row("semrel_soundness", agent, probe)
+    ci = res.s_ci.get((agent, probe))
     cells = [_num(res.value("semrel_soundness", agent, probe)),
+             "–" if ci is None else f"{ci[0]:.3f}–{ci[1]:.3f}",
              _num(res.value("semrel_completeness", agent, probe))]
     cells += [_num(res.value(metric, agent, probe, k)) for metric, _, k in trick]
     cells += [_num(res.value("semrel_prototypicality", agent, probe)),
@@ -253,7 +257,7 @@ def relation_table(res: Results, relation: str) -> str:
     agents = [a for a in res.agents if relation in res.relations[a]]
     if not agents:
         return f"No runs of {probe_of(relation)}."
-    head = ["agent", "S", "C", *(c for _, c, _ in trick), "P", "words"]
+    head = ["agent", "S", "S 95% CI", "C", *(c for _, c, _ in trick), "P", "words"]
     rows = [[a, *_measures(res, a, probe_of(relation), trick)] for a in agents]
     return _table(head, rows)
 
@@ -262,7 +266,7 @@ def summary_table(res: Results) -> str:
     """Macro (mean over relations) and micro (mean over per-word scores) rows per agent."""
     trick = [*(("semrel_symmetry", f"M_{k}", k) for k in KS),
              *(("semrel_asymmetry", f"A_{k}", k) for k in KS)]
-    head = ["agent", "average", "S", "C", *(c for _, c, _ in trick), "P", "n"]
+    head = ["agent", "average", "S", "S 95% CI", "C", *(c for _, c, _ in trick), "P", "n"]
     rows = [[a, avg, *_measures(res, a, avg, trick)]
             for a in res.agents for avg in ("macro", "micro")]
     return _table(head, rows, "llr")
@@ -499,7 +503,10 @@ def render(res: Results, images: list[Path] | None = None, stats: bool = True) -
              f"{st.model_lists}; rho of an absent relatum: {st.absent}; rank base: {st.rank} "
              "(eval/semrel/_views.sql). S soundness, C completeness (eqs. 11-14, per word then "
              "per relation), M_k symmetry (ANT, SYN), A_k asymmetry (the others; models "
-             "only), P prototypicality (models against humans), words = W^r scored for S.", ""]
+             "only), P prototypicality (models against humans), words = W^r scored for S; "
+             "S 95% CI: percentile bootstrap over the words (1,000 seeded resamples). Chance "
+             "is about 0 (a top answer drawn from the vocabulary); humans are the ceiling.",
+             ""]
     for r in RELATIONS:
         parts += [f"## {r} ({NAMES[r]})", "", relation_table(res, r), ""]
     parts += ["## Averages", "",

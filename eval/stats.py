@@ -95,6 +95,18 @@ def seed_summary(values: Sequence[float]) -> tuple[float, float]:
     return round(mean, 10), round(std, 10)
 
 
+def soundness_intervals(con: duckdb.DuckDBPyConnection
+                        ) -> dict[tuple[str, str], tuple[float, float] | None]:
+    """The 95 % bootstrap interval of soundness S over the words (``semrel_word_sc``, the
+    per-word S of eq. 11; the semrel views must have been run), per (agent, probe) and per
+    (agent, 'micro') over all the agent's words."""
+    words: dict[tuple[str, str], list[float]] = {}
+    for model, probe, s in con.execute("SELECT model, probe, s FROM semrel_word_sc").fetchall():
+        words.setdefault((model, probe), []).append(float(s))
+        words.setdefault((model, "micro"), []).append(float(s))
+    return {key: bootstrap_ci(values) for key, values in words.items()}
+
+
 @dataclass(frozen=True)
 class StatResult:
     """A test's statistic, two-sided p-value and the number of items it used."""
