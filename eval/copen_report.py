@@ -252,10 +252,9 @@ def table2(res: Results) -> str:
             else "the part with the best dev accuracy")
     lines += ["", "ZP cells give the 95 % bootstrap interval over the instances in square "
               "brackets (1,000 seeded resamples); the Random row is chance on the same "
-              f"instances. ZP cells name the scored text part in brackets: {rule}. The paper's "
-              "random "
-              "row on the test set: " + ", ".join(f"{c} {v:.1f}" for c, v in PAPER_RANDOM.items())
-              + "."]
+              f"instances. ZP cells name the scored text part in brackets: {rule}. The "
+              "paper's random row on the test set: "
+              + ", ".join(f"{c} {v:.1f}" for c, v in PAPER_RANDOM.items()) + "."]
     return "\n".join(lines)
 
 
