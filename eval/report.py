@@ -326,8 +326,9 @@ def plots(report: Report, out: Path) -> list[Path]:
         def group(row: dict[str, Any], keys: list[str] = keys) -> str:
             return "/".join(str(row.get(c)) for c in keys)
 
-        points = [(series(row), group(row), None if row["value"] is None
-                   else float(row["value"])) for row in r.rows]
+        points = sorted(((series(row), group(row), None if row["value"] is None
+                          else float(row["value"])) for row in r.rows),
+                        key=lambda p: (p[1], p[0]))  # the table's order: groups, then models
         errors = {(series(row), group(row)): ci for row in r.rows
                   if (ci := interval(r.metric.name, row)) is not None}
         base = by_name.get(BASELINE_OF.get(r.metric.name, ""))
