@@ -397,7 +397,8 @@ def main(argv: list[str] | None = None) -> int:
     results_path = str(args.results or config.results_path())
     out = report_folder(args.out, "report", sys.argv[1:] if argv is None else argv)
     try:
-        metrics = discover_metrics([default_metric_dir(), *(args.metrics or [])])
+        folders = dict.fromkeys(d.resolve() for d in [default_metric_dir(), *(args.metrics or [])])
+        metrics = discover_metrics(list(folders))  # the built-in folder given again: once
         con = connect(results_path, read_only=True)
         try:
             report = build_report(con, metrics, args.probe, args.model)

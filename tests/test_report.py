@@ -326,6 +326,9 @@ def test_own_metrics_add_to_the_built_in_ones(choice_db: duckdb.DuckDBPyConnecti
     md = (out / "report.md").read_text()
     assert "**choice_accuracy**" in md and "**runs_per_probe**" in md
     assert "| t/c | – | 3 |" in md  # r1, r2, r3 are three runs of t/c
+    # the built-in folder named again is read once (no "name already used" error)
+    builtin = str(discover_metrics()[0].path.parent)
+    assert main(["--results", str(results), "--metrics", builtin, "--out", str(out)]) == 0
 
 
 def test_each_call_writes_a_folder_of_its_own_and_stale_plots_go(
