@@ -39,7 +39,15 @@ from typing import Any
 
 import duckdb
 
-from eval.report import REPORT_ERRORS, Rendered, Rows, metric_rows, report_folder, run_report
+from eval.report import (
+    REPORT_ERRORS,
+    Render,
+    Rendered,
+    Rows,
+    metric_rows,
+    report_folder,
+    run_report,
+)
 from eval.stats import proportion_ci, seed_summary
 from kg import config
 from probes.copen.forms import PARTS, table8_part
@@ -351,7 +359,7 @@ def render(res: Results) -> str:
     return "\n".join(parts)
 
 
-def render_report(split: str = "auto", zs_part: str = "table8") -> Any:
+def render_report(split: str = "auto", zs_part: str = "table8") -> Render:
     """The render function of the report runner: the tables (no figures)."""
 
     def render_fn(con: duckdb.DuckDBPyConnection, rows: Rows, out: Path) -> Rendered:

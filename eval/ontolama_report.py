@@ -41,7 +41,15 @@ from typing import Any
 import duckdb
 
 from eval.plots import line_chart
-from eval.report import REPORT_ERRORS, Rendered, Rows, metric_rows, report_folder, run_report
+from eval.report import (
+    REPORT_ERRORS,
+    Render,
+    Rendered,
+    Rows,
+    metric_rows,
+    report_folder,
+    run_report,
+)
 from kg import config
 
 METRIC_DIR = Path(__file__).with_name("ontolama")
@@ -403,7 +411,7 @@ def render(res: Results, plot: Path | None = None) -> str:
     return "\n".join(parts)
 
 
-def render_report(split: str = "test") -> Any:
+def render_report(split: str = "test") -> Render:
     """The render function of the report runner: the tables and the K-shot curve."""
 
     def render_fn(con: duckdb.DuckDBPyConnection, rows: Rows, out: Path) -> Rendered:

@@ -27,7 +27,7 @@ from typing import Any
 import duckdb
 
 from eval.plots import profile_chart
-from eval.report import REPORT_ERRORS, Rendered, Rows, report_folder, run_report
+from eval.report import REPORT_ERRORS, Render, Rendered, Rows, report_folder, run_report
 from eval.stats import bootstrap_ci
 from kg import config
 
@@ -144,7 +144,7 @@ NOTES = ("n: items (semrel: sampled words; OntoLAMA, COPEN: instances). 95% CI: 
          "labelled train and dev instances of the released-format sample in the repository).")
 
 
-def render_profile(model: str, results: str) -> Any:
+def render_profile(model: str, results: str) -> Render:
     """The render function of the runner for ``model``: the table, the notes and the chart."""
 
     def render(_con: duckdb.DuckDBPyConnection, rows: Rows, out: Path) -> Rendered:

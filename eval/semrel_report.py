@@ -40,7 +40,7 @@ import polars as pl
 import yaml
 
 from eval.plots import bar_chart, heat_map, line_panels
-from eval.report import REPORT_ERRORS, Rendered, Rows, report_folder, run_report
+from eval.report import REPORT_ERRORS, Render, Rendered, Rows, report_folder, run_report
 from eval.sqlfile import MetricError, discover_metrics, run_metric, run_support
 from eval.stats import compare_with_humans, entropy_tests, soundness_intervals
 from kg import config
@@ -535,7 +535,7 @@ def render(res: Results, images: list[Path] | None = None, stats: bool = True) -
     return "\n".join(parts).rstrip() + "\n"
 
 
-def render_report(results: Path, stats: bool, settings: Settings) -> Any:
+def render_report(results: Path, stats: bool, settings: Settings) -> Render:
     """The render function of the report runner: tables, statistics and figures; no semrel
     runs is a :class:`MetricError` (nothing is written)."""
 
