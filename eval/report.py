@@ -5,7 +5,8 @@ The runner (:func:`metric_rows`, :func:`report_folder`, :func:`write_report`,
 :func:`run_report`): run every metric SQL file of a folder against the results file, hand the
 rows to a render function that returns markdown and figures, and write them into a folder of
 their own per call (``<reports>/<name>-<time>-<arguments hash>/``; a folder given with
-``--out`` is used as is, and PNGs in it that this call did not write are removed).
+``--out`` is used as is, and PNGs an earlier call of the same report wrote there and this
+call did not are removed).
 
 The generic report runs every metric file (eval/metrics/*.sql, see eval.sqlfile, plus the
 folders of ``--metrics``) over the results DuckDB file, prints markdown tables (one per grain:
@@ -114,13 +115,18 @@ def report_folder(out: Path | None, name: str, argv: Sequence[str]) -> Path:
 
 
 def write_report(out: Path, filename: str, rendered: Rendered) -> Path:
-    """Write the markdown as ``out/filename`` and remove the PNGs in ``out`` that are not among
-    the rendered figures (charts of an earlier call into the same folder); returns the path."""
+    """Write the markdown as ``out/filename`` and remove the PNGs that an earlier call of the
+    same report wrote into ``out`` and this one did not (stale charts; listed in the hidden
+    ``.<filename>.figures``, so other reports' PNGs in the folder stay); returns the path."""
     out.mkdir(parents=True, exist_ok=True)
-    keep = {f.resolve() for f in rendered.figures}
-    for png in out.glob("*.png"):
-        if png.resolve() not in keep:
-            png.unlink()
+    manifest = out / f".{filename}.figures"
+    keep = {f.name for f in rendered.figures}
+    if manifest.is_file():
+        for name in manifest.read_text(encoding="utf-8").split("\n"):
+            stale = out / name
+            if name.endswith(".png") and name not in keep and stale.parent == out:
+                stale.unlink(missing_ok=True)
+    manifest.write_text("\n".join(sorted(keep)), encoding="utf-8")
     path = out / filename
     path.write_text(rendered.markdown.rstrip("\n") + "\n", encoding="utf-8")
     return path
@@ -386,8 +392,8 @@ def main(argv: list[str] | None = None) -> int:
                         "eval/metrics; repeatable")
     parser.add_argument("--out", type=Path, default=None,
                         help="folder for report.md and the plots (default: a new folder per "
-                        "call, $KGPROBE_HOME/reports/report-<time>-<arguments hash>); PNGs in "
-                        "it that this call does not write are removed")
+                        "call, $KGPROBE_HOME/reports/report-<time>-<arguments hash>); PNGs "
+                        "that an earlier report wrote there and this one does not are removed")
     parser.add_argument("--probe", "-p", action="append", metavar="PATTERN",
                         help="only these probes (name or glob pattern); repeatable")
     parser.add_argument("--model", "-m", action="append", metavar="NAME",

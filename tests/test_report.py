@@ -343,13 +343,16 @@ def test_each_call_writes_a_folder_of_its_own_and_stale_plots_go(
     assert len(set(folders)) == 2 and all(f.parent == tmp_path / "home" / "reports"
                                           for f in folders)
     assert all((f / "report.md").is_file() for f in folders)
-    # an own --out folder: a PNG of an earlier call that this call does not draw is removed
+    # an own --out folder: the PNGs of an earlier call that this call does not draw are
+    # removed; a PNG that no report call wrote stays
     out = tmp_path / "rep"
     out.mkdir()
-    (out / "old_metric.png").write_bytes(b"\x89PNG")
+    (out / "mine.png").write_bytes(b"\x89PNG")
     assert main(["--results", str(results), "--out", str(out)]) == 0
     assert sorted(p.name for p in out.glob("*.png")) == ["choice_accuracy.png",
-                                                          "choice_mrr.png"]
+                                                          "choice_mrr.png", "mine.png"]
+    assert main(["--results", str(results), "--out", str(out), "--no-plots"]) == 0
+    assert sorted(p.name for p in out.glob("*.png")) == ["mine.png"]
 
 
 def _drawn_figures(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
