@@ -363,7 +363,8 @@ def render_markdown(report: Report, images: list[Path], results_path: str) -> st
                   "prompt) pairs). 95% CI: the percentile bootstrap interval over those items "
                   "(1,000 seeded resamples). chance_accuracy: the chance baseline over the "
                   "same instances (multiple choice: a uniformly random pick; binary: the "
-                  "majority class).", ""]
+                  "majority class); for the relatum metrics chance is about 0 (a word drawn "
+                  "from the vocabulary).", ""]
     for _, text in tables(report):
         parts += [text, ""]
     if report.results:
