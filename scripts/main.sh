@@ -14,4 +14,4 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 "$PY" -m probes.run --model "$MODEL" --probe 'starter/*'
 "$PY" -m eval.report --probe 'starter/*'
 
-bash scripts/profile.sh "$MODEL"   # the knowledge profile (eval/profile.py): about 3 min
+bash scripts/profile.sh "$MODEL"   # the knowledge profile (eval/profile.py): ~3.5 min
