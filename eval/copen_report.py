@@ -39,12 +39,19 @@ from typing import Any
 
 import duckdb
 
-from eval.sqlfile import MetricError, discover_metrics, run_metric
+from eval.report import (
+    REPORT_ERRORS,
+    Render,
+    Rendered,
+    Rows,
+    metric_rows,
+    report_folder,
+    run_report,
+)
+from eval.stats import proportion_ci, seed_summary
 from kg import config
-from probes.copen.classify import seed_summary
 from probes.copen.forms import PARTS, table8_part
 from probes.errors import ProbeError
-from probes.results import connect
 
 METRIC_DIR = Path(__file__).with_name("copen")
 TASKS = ("csj", "cpj", "cic")
@@ -133,15 +140,15 @@ def choose_parts(res: Results, rule: str = "table8") -> dict[tuple[str, str], st
 
 
 def build(con: duckdb.DuckDBPyConnection, split: str = "auto",
-          metric_dir: Path = METRIC_DIR, zs_part: str = "table8") -> Results:
-    """Run the COPEN metrics and collect what the tables need."""
+          metric_dir: Path = METRIC_DIR, zs_part: str = "table8", rows: Rows | None = None
+          ) -> Results:
+    """Collect what the tables need: the metric rows (``rows``, as the report runner hands
+    them; None: run the metrics of ``metric_dir`` here), the runs, the splits and parts."""
     if zs_part not in ("table8", "dev"):
         raise ProbeError(f"--zs-part {zs_part!r}: use table8 (the paper's Table 8) or dev "
                          "(the best part on dev)")
     res = Results(runs=_runs(con), zs_rule=zs_part)
-    for metric in discover_metrics([metric_dir]):
-        cols, rows = run_metric(con, metric)
-        res.metrics[metric.name] = [dict(zip(cols, r, strict=True)) for r in rows]
+    res.metrics = metric_rows(con, [metric_dir]) if rows is None else rows
     labelled = {(r["probe"].split("/")[1], r["split"]): r["n"] - r["value"]
                 for r in res.metrics.get("copen_hidden_labels", [])}
     for task in TASKS:
@@ -201,6 +208,18 @@ def _method_cells(res: Results, metric: str, task: str, method: str, part: str |
     return out
 
 
+def _zs_interval(res: Results, metric: str, task: str, model: str) -> str:
+    """`` [low–high]`` (%): the 95 % bootstrap interval of a zero-shot cell's accuracy over its
+    ``n`` instances (chains, for CPJ chain accuracy); empty without a row."""
+    for info, row in _rows(res, metric, task):
+        if (info.model == model and info.method == "zero-shot" and info.context
+                and info.part == res.zs_part.get((model, task)) and row.get("n")
+                and row["value"] is not None):
+            low, high = proportion_ci(round(float(row["value"]) * row["n"]), row["n"]) or (0, 0)
+            return f" [{100 * low:.1f}–{100 * high:.1f}]"
+    return ""
+
+
 def _random_row(res: Results) -> dict[str, str]:
     out = {}
     for r in res.metrics.get("copen_random_baseline", []):
@@ -226,7 +245,8 @@ def table2(res: Results) -> str:
             for model, values in _method_cells(res, metric, task, method).items():
                 text = _cell(values)
                 if method == "zero-shot":
-                    text += f" ({res.zs_part.get((model, task))})"
+                    text += (_zs_interval(res, metric, task, model)
+                             + f" ({res.zs_part.get((model, task))})")
                 cells.setdefault(model, {})[(col, short)] = text
     random = _random_row(res)
     lines.append("| Random | " + " | ".join(random.get(c, "–") for c, _ in keys) + " |")
@@ -238,9 +258,11 @@ def table2(res: Results) -> str:
     rule = ("the part of the paper's Table 8 for the model (a model not in Table 8 follows its "
             "kind's first model: BERT, GPT-2, T5)" if res.zs_rule == "table8"
             else "the part with the best dev accuracy")
-    lines += ["", f"ZP cells name the scored text part in brackets: {rule}. The paper's random "
-              "row on the test set: " + ", ".join(f"{c} {v:.1f}" for c, v in PAPER_RANDOM.items())
-              + "."]
+    lines += ["", "ZP cells give the 95 % bootstrap interval over the instances in square "
+              "brackets (1,000 seeded resamples); the Random row is chance on the same "
+              f"instances. ZP cells name the scored text part in brackets: {rule}. The "
+              "paper's random row on the test set: "
+              + ", ".join(f"{c} {v:.1f}" for c, v in PAPER_RANDOM.items()) + "."]
     return "\n".join(lines)
 
 
@@ -337,6 +359,15 @@ def render(res: Results) -> str:
     return "\n".join(parts)
 
 
+def render_report(split: str = "auto", zs_part: str = "table8") -> Render:
+    """The render function of the report runner: the tables (no figures)."""
+
+    def render_fn(con: duckdb.DuckDBPyConnection, rows: Rows, out: Path) -> Rendered:
+        return Rendered(render(build(con, split, zs_part=zs_part, rows=rows)))
+
+    return render_fn
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval.copen_report",
                                      description=__doc__.split("\n")[0])
@@ -349,23 +380,20 @@ def main(argv: list[str] | None = None) -> int:
                         help="zero-shot part per model in Table 2: table8 (the paper's, "
                         "default) or dev (the best on dev)")
     parser.add_argument("--out", type=Path, default=None,
-                        help="write copen_report.md here (default: $KGPROBE_HOME/reports)")
+                        help="write copen_report.md here (default: a new folder per call, "
+                        "$KGPROBE_HOME/reports/copen-<time>-<hash>)")
     args = parser.parse_args(argv)
     results = str(args.results or config.results_path())
+    out = report_folder(args.out, "copen", sys.argv[1:] if argv is None else argv)
     try:
-        con = connect(results, read_only=True)
-        try:
-            text = render(build(con, args.split, zs_part=args.zs_part))
-        finally:
-            con.close()
-    except (MetricError, ProbeError) as e:
+        path, rendered = run_report(results, [METRIC_DIR],
+                                    render_report(args.split, args.zs_part), out,
+                                    "copen_report.md")
+    except REPORT_ERRORS as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    out = args.out or config.home() / "reports"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "copen_report.md").write_text(text + "\n", encoding="utf-8")
-    print(text)
-    print(f"\nwrote {out / 'copen_report.md'}")
+    print(rendered.markdown)
+    print(f"\nwrote {path}")
     return 0
 
 

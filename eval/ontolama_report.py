@@ -41,10 +41,16 @@ from typing import Any
 import duckdb
 
 from eval.plots import line_chart
-from eval.sqlfile import MetricError, discover_metrics, run_metric
+from eval.report import (
+    REPORT_ERRORS,
+    Render,
+    Rendered,
+    Rows,
+    metric_rows,
+    report_folder,
+    run_report,
+)
 from kg import config
-from probes.errors import ProbeError
-from probes.results import connect
 
 METRIC_DIR = Path(__file__).with_name("ontolama")
 KIND_ORDER = {"atomic": 0, "complex": 1}
@@ -119,14 +125,13 @@ def _runs(con: duckdb.DuckDBPyConnection) -> dict[str, RunInfo]:
 
 
 def build(con: duckdb.DuckDBPyConnection, split: str = "test",
-          metric_dir: Path = METRIC_DIR) -> Results:
-    """Run the OntoLAMA metrics and collect what the tables need."""
+          metric_dir: Path = METRIC_DIR, rows: Rows | None = None) -> Results:
+    """Collect what the tables need: the metric rows (``rows``, as the report runner hands
+    them; None: run the metrics of ``metric_dir`` here), the runs and the split sizes."""
     res = Results(runs=_runs(con), split=split)
     res.sizes = {(p, s): n for p, s, n in con.execute(
         "SELECT probe, split, count(*) FROM instances GROUP BY ALL").fetchall()}
-    for metric in discover_metrics([metric_dir]):
-        cols, rows = run_metric(con, metric)
-        res.metrics[metric.name] = [dict(zip(cols, r, strict=True)) for r in rows]
+    res.metrics = metric_rows(con, [metric_dir]) if rows is None else rows
     return res
 
 
@@ -406,6 +411,17 @@ def render(res: Results, plot: Path | None = None) -> str:
     return "\n".join(parts)
 
 
+def render_report(split: str = "test") -> Render:
+    """The render function of the report runner: the tables and the K-shot curve."""
+
+    def render_fn(con: duckdb.DuckDBPyConnection, rows: Rows, out: Path) -> Rendered:
+        res = build(con, split, rows=rows)
+        plot = kshot_plot(res, out / "ontolama_kshot.png")
+        return Rendered(render(res, plot), [plot] if plot else [])
+
+    return render_fn
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval.ontolama_report",
                                      description=__doc__.split("\n")[0])
@@ -414,25 +430,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--split", default="test", help="evaluation split (default test)")
     parser.add_argument("--out", type=Path, default=None,
                         help="folder for ontolama_report.md and ontolama_kshot.png (default: "
-                        "$KGPROBE_HOME/reports)")
+                        "a new folder per call, $KGPROBE_HOME/reports/ontolama-<time>-<hash>)")
     args = parser.parse_args(argv)
     results = str(args.results or config.results_path())
-    out = args.out or config.home() / "reports"
+    out = report_folder(args.out, "ontolama", sys.argv[1:] if argv is None else argv)
     try:
-        con = connect(results, read_only=True)
-        try:
-            res = build(con, args.split)
-        finally:
-            con.close()
-    except (MetricError, ProbeError) as e:
+        path, rendered = run_report(results, [METRIC_DIR], render_report(args.split), out,
+                                    "ontolama_report.md")
+    except REPORT_ERRORS as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    out.mkdir(parents=True, exist_ok=True)
-    plot = kshot_plot(res, out / "ontolama_kshot.png")
-    text = render(res, plot)
-    (out / "ontolama_report.md").write_text(text + "\n", encoding="utf-8")
-    print(text)
-    print(f"\nwrote {out / 'ontolama_report.md'}" + (f" and {plot}" if plot else ""))
+    print(rendered.markdown)
+    print(f"\nwrote {path}" + "".join(f" and {f}" for f in rendered.figures))
     return 0
 
 

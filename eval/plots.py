@@ -11,6 +11,9 @@ True
 >>> line_panels({"HYP": {"HPO": [(1, 0.5), (2, 0.75)]}, "SYN": {}}, "D_k", out
 ...             ).read_bytes()[:4] == b"\\x89PNG"
 True
+>>> profile_chart([("a", 0.5, (0.4, 0.6), 0.25, 0.9, (0.8, 1.0)),
+...                ("b", None, None, None, None, None)], "P", out).read_bytes()[:4] == b"\\x89PNG"
+True
 >>> heat_map(["a", "b"], ["a", "b"], [[None, 0.5], [0.25, None]], "AuDC", out
 ...          ).read_bytes()[:4] == b"\\x89PNG"
 True
@@ -19,7 +22,8 @@ True
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+import textwrap
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -45,34 +49,66 @@ def _figure(path: Path, **subplots: Any) -> Iterator[tuple[Any, Any]]:
         plt.close(fig)
 
 
-def bar_chart(points: Sequence[tuple[str, str, float | None]], title: str, path: Path,
-              ylabel: str = "value") -> Path:
-    """A grouped bar chart: one group per x label (probe/split), one bar per series (model).
+#: Groups per panel of a bar chart; more are wrapped into further panels below.
+MAX_GROUPS = 12
 
-    ``points`` are ``(series, x label, value)``; missing values leave a gap.
+
+def bar_chart(points: Sequence[tuple[str, str, float | None]], title: str, path: Path,
+              ylabel: str = "value",
+              errors: Mapping[tuple[str, str], tuple[float, float]] | None = None,
+              baselines: Mapping[str, float] | None = None,
+              baseline_label: str = "baseline", max_groups: int = MAX_GROUPS) -> Path:
+    """A grouped bar chart: one group per x label (probe/split), one bar per series (model),
+    the series named in a legend.
+
+    ``points`` are ``(series, x label, value)``; missing values leave a gap. ``errors`` maps
+    ``(series, x label)`` to an interval drawn as an error bar; ``baselines`` maps an x label
+    to a value drawn as a black tick across its group (named ``baseline_label`` in the legend).
+    The y axis starts at 0 when no value is negative (and ends at 1 for shares); more than
+    ``max_groups`` groups are wrapped into panels stacked below each other.
     """
     series = list(dict.fromkeys(s for s, _, _ in points))
     labels = list(dict.fromkeys(x for _, x, _ in points))
     values = {(s, x): v for s, x, v in points}
+    errors = errors or {}
+    baselines = baselines or {}
     width = 0.8 / max(1, len(series))
-    with _figure(path, figsize=(max(4.0, 1.2 + 0.9 * len(labels) * max(1, len(series)) ** 0.5),
-                                    3.6)) as (_fig, ax):
-        for i, s in enumerate(series):
-            xs = [j + (i - (len(series) - 1) / 2) * width for j in range(len(labels))]
-            ys = [values.get((s, x)) for x in labels]
-            ax.bar([x for x, y in zip(xs, ys, strict=True) if y is not None],
-                   [y for y in ys if y is not None], width=width, label=s)
-        ax.set_xticks(range(len(labels)))
-        ax.set_xticklabels(labels, rotation=30 if len(labels) > 3 else 0, ha="right"
-                           if len(labels) > 3 else "center", fontsize=8)
-        ax.set_ylabel(ylabel)
-        ax.set_title(title)
-        finite = [v for v in values.values() if v is not None]
-        if finite and min(finite) >= 0 and max(finite) <= 1:
-            ax.set_ylim(0, 1)
-        ax.grid(axis="y", alpha=0.3)
-        if series:  # one series is still named (which model is this?)
-            ax.legend(fontsize=8, frameon=False)
+    chunks = [labels[i:i + max_groups] for i in range(0, len(labels), max_groups)] or [[]]
+    per_panel = max(len(c) for c in chunks)
+    finite = [v for v in values.values() if v is not None] + list(baselines.values()) + [
+        b for lo_hi in errors.values() for b in lo_hi]
+    with _figure(path, nrows=len(chunks), squeeze=False,
+                 figsize=(max(4.5, 1.6 + 0.9 * per_panel * max(1, len(series)) ** 0.5),
+                          0.9 + 2.9 * len(chunks))) as (_fig, axes):
+        for ax, chunk in zip(axes[:, 0], chunks, strict=True):
+            for i, s in enumerate(series):
+                xs = [j + (i - (len(series) - 1) / 2) * width for j in range(len(chunk))]
+                ys = [values.get((s, x)) for x in chunk]
+                shown = [(x, y, errors.get((s, lab))) for x, y, lab
+                         in zip(xs, ys, chunk, strict=True) if y is not None]
+                yerr = [[max(0.0, y - e[0]) if e else 0.0 for _, y, e in shown],
+                        [max(0.0, e[1] - y) if e else 0.0 for _, y, e in shown]]
+                ax.bar([x for x, _, _ in shown], [y for _, y, _ in shown], width=width,
+                       label=s, yerr=yerr if any(e for _, _, e in shown) else None,
+                       capsize=2, error_kw={"elinewidth": 0.8, "ecolor": "0.25"})
+            for j, lab in enumerate(chunk):
+                if lab in baselines:
+                    ax.hlines(baselines[lab], j - 0.45, j + 0.45, colors="black",
+                              linestyles="--", linewidth=1.2,
+                              label=baseline_label if j == min(
+                                  k for k, x in enumerate(chunk) if x in baselines) else None)
+            ax.set_xticks(range(len(chunk)))
+            ax.set_xticklabels(chunk, rotation=30 if len(chunk) > 3 else 0, ha="right"
+                               if len(chunk) > 3 else "center", fontsize=8)
+            ax.set_xlim(-0.6, max(len(chunk), 1) - 0.4)
+            ax.set_ylabel(ylabel)
+            if finite and min(finite) >= 0:
+                ax.set_ylim(0, 1 if max(finite) <= 1 else max(finite) * 1.08)
+            ax.grid(axis="y", alpha=0.3)
+            if series or baselines:  # one series is still named (which model is this?)
+                ax.legend(fontsize=7, frameon=False, loc="upper left",
+                          bbox_to_anchor=(1.0, 1.0))
+        axes[0, 0].set_title(title)
     return path
 
 
@@ -167,4 +203,53 @@ def heat_map(rows: Sequence[str], cols: Sequence[str], values: Sequence[Sequence
         ax.set_ylabel(ylabel)
         ax.set_title(title, fontsize=10)
         fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    return path
+
+
+Interval = tuple[float, float] | None
+
+
+def profile_chart(lines: Sequence[tuple[str, float | None, Interval, float | None,
+                                      float | None, Interval]],
+                  title: str, path: Path, model: str = "model") -> Path:
+    """One horizontal bar per measure, top to bottom in the given order: ``(label, value,
+    interval, chance, human, human interval)``; the bar is the model's value (named ``model``
+    in the legend, its value written beside it) with its interval as an error bar, chance a
+    black dashed tick and the human value a red diamond with its own interval. The x axis runs
+    from 0 to 1 (shares); long labels are wrapped; the legend sits above the axes."""
+    n = len(lines)
+    with _figure(path, figsize=(9.0, 1.6 + 0.42 * n)) as (_fig, ax):
+        ys = list(range(n))[::-1]
+        shown = [(y, v, ci) for y, (_, v, ci, *_) in zip(ys, lines, strict=True)
+                 if v is not None]
+        ax.barh([y for y, _, _ in shown], [v for _, v, _ in shown], height=0.6,
+                color="tab:blue", label=model,
+                xerr=[[v - ci[0] if ci else 0.0 for _, v, ci in shown],
+                      [ci[1] - v if ci else 0.0 for _, v, ci in shown]],
+                error_kw={"elinewidth": 1.0, "ecolor": "0.2", "capsize": 3})
+        for y, v, ci in shown:
+            ax.text(max(v, ci[1] if ci else v) + 0.01, y + 0.18, f"{v:.2f}", fontsize=7,
+                    va="center", color="tab:blue", clip_on=False)
+        chance = [(y, c) for y, (_, _, _, c, _, _) in zip(ys, lines, strict=True)
+                  if c is not None]
+        for i, (y, c) in enumerate(chance):
+            ax.vlines(c, y - 0.4, y + 0.4, colors="black", linestyles="--", linewidth=1.4,
+                      label="chance" if i == 0 else None)
+        human = [(y, h, hci) for y, (*_, h, hci) in zip(ys, lines, strict=True)
+                 if h is not None]
+        if human:
+            ax.errorbar([h for _, h, _ in human], [y for y, _, _ in human],
+                        xerr=[[h - hci[0] if hci else 0.0 for _, h, hci in human],
+                              [hci[1] - h if hci else 0.0 for _, h, hci in human]],
+                        fmt="D", color="red", ecolor="red", elinewidth=0.8, capsize=2,
+                        markersize=5, zorder=3, label="human")
+        ax.set_yticks(ys)
+        ax.set_yticklabels([textwrap.fill(lab, 60) for lab, *_ in lines], fontsize=8)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(-0.7, n - 0.3)
+        ax.set_xlabel("score (share of items right; 0 to 1)")
+        ax.set_title(title, fontsize=10, pad=20)
+        ax.grid(axis="x", alpha=0.3)
+        ax.legend(fontsize=8, frameon=False, loc="lower center", ncol=3,
+                  bbox_to_anchor=(0.5, 1.0), borderaxespad=0.2)
     return path

@@ -1,8 +1,18 @@
-"""Metrics over the results file: ``python -m eval.report``.
+"""Metrics over the results file: ``python -m eval.report``, and the report runner that the
+benchmark reports share.
 
-Runs every metric file (eval/metrics/*.sql, see eval.sqlfile) over the results DuckDB file,
-prints markdown tables (one per grain: model x probe x split for the first metrics, one column
-per metric), and writes ``report.md`` and one PNG bar chart per metric into ``--out``.
+The runner (:func:`metric_rows`, :func:`report_folder`, :func:`write_report`,
+:func:`run_report`): run every metric SQL file of a folder against the results file, hand the
+rows to a render function that returns markdown and figures, and write them into a folder of
+their own per call (``<reports>/<name>-<time>-<arguments hash>/``; a folder given with
+``--out`` is used as is, and PNGs an earlier call of the same report wrote there and this
+call did not are removed).
+
+The generic report runs every metric file (eval/metrics/*.sql, see eval.sqlfile, plus the
+folders of ``--metrics``) over the results DuckDB file, prints markdown tables (one per grain:
+model x probe x split for the first metrics, one column per metric, a 95 % bootstrap interval
+beside every accuracy-like metric and the chance baseline ``chance_accuracy`` beside choice and
+binary accuracy), and writes ``report.md`` and one PNG bar chart per metric.
 
 >>> from probes.results import connect
 >>> con = connect(":memory:")
@@ -15,9 +25,10 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
+import hashlib
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,7 +37,14 @@ from typing import Any
 import duckdb
 
 from eval.plots import bar_chart
-from eval.sqlfile import MetricError, MetricFile, discover_metrics, run_metric
+from eval.sqlfile import (
+    MetricError,
+    MetricFile,
+    default_metric_dir,
+    discover_metrics,
+    run_metric,
+)
+from eval.stats import proportion_ci
 from kg import config
 from probes.errors import ProbeError
 from probes.results import connect
@@ -49,6 +67,89 @@ class Report:
 
 def _matches(value: Any, patterns: Sequence[str] | None) -> bool:
     return not patterns or any(fnmatch.fnmatch(str(value), p) for p in patterns)
+
+
+Rows = dict[str, list[dict[str, Any]]]
+#: What a report command reports as ``error: ...`` (exit status 2) instead of a traceback.
+REPORT_ERRORS = (MetricError, ProbeError)
+
+
+@dataclass
+class Rendered:
+    """What a render function returns: the report's markdown and the figures it wrote."""
+
+    markdown: str
+    figures: list[Path] = field(default_factory=list)
+
+
+#: A render function: the open (read-only) results file, for what no metric covers (the runs
+#: table), the metric rows by metric name, and the folder for its figures.
+Render = Callable[[duckdb.DuckDBPyConnection, Rows, Path], Rendered]
+
+
+def metric_rows(con: duckdb.DuckDBPyConnection, folders: Sequence[Path]) -> Rows:
+    """Every metric SQL file of ``folders`` run against the results file: its rows as dicts,
+    by metric name."""
+    out: Rows = {}
+    for metric in discover_metrics(list(folders)):
+        cols, rows = run_metric(con, metric)
+        out[metric.name] = [dict(zip(cols, r, strict=True)) for r in rows]
+    return out
+
+
+def report_folder(out: Path | None, name: str, argv: Sequence[str]) -> Path:
+    """Where one call's report goes: ``out`` when given, else a new folder
+    ``$KGPROBE_HOME/reports/<name>-<UTC time>-<hash of the arguments>`` (so no call overwrites
+    an earlier report).
+
+    >>> report_folder(Path("mine"), "report", [])
+    PosixPath('mine')
+    >>> report_folder(None, "report", ["-p", "x"]).name.startswith("report-")
+    True
+    """
+    if out is not None:
+        return out
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    digest = hashlib.sha1("\0".join(argv).encode()).hexdigest()[:6]
+    return config.home() / "reports" / f"{name}-{stamp}-{digest}"
+
+
+def write_report(out: Path, filename: str, rendered: Rendered) -> Path:
+    """Write the markdown as ``out/filename`` and remove the PNGs that an earlier call of the
+    same report wrote into ``out`` and this one did not (stale charts; listed in the hidden
+    ``.<filename>.figures``, so other reports' PNGs in the folder stay); returns the path."""
+    out.mkdir(parents=True, exist_ok=True)
+    manifest = out / f".{filename}.figures"
+    keep = {f.name for f in rendered.figures}
+    if manifest.is_file():
+        for name in manifest.read_text(encoding="utf-8").split("\n"):
+            stale = out / name
+            if name.endswith(".png") and name not in keep and stale.parent == out:
+                stale.unlink(missing_ok=True)
+    manifest.write_text("\n".join(sorted(keep)), encoding="utf-8")
+    path = out / filename
+    path.write_text(rendered.markdown.rstrip("\n") + "\n", encoding="utf-8")
+    return path
+
+
+def run_report(results: str | Path, folders: Sequence[Path], render: Render, out: Path,
+               filename: str = "report.md",
+               prepare: Callable[[duckdb.DuckDBPyConnection], None] | None = None
+               ) -> tuple[Path, Rendered]:
+    """The report runner: open the results file read-only, call ``prepare`` (settings the
+    metrics read, such as DuckDB variables), run every metric of ``folders``, hand the rows to
+    ``render`` (figures go into ``out``) and write its markdown (see :func:`write_report`).
+    Returns the markdown file's path and what was rendered. A render function raises
+    :class:`MetricError` to report that there is nothing to show (nothing is written)."""
+    con = connect(str(results), read_only=True)
+    try:
+        if prepare is not None:
+            prepare(con)
+        rows = metric_rows(con, folders)
+        rendered = render(con, rows, out)  # figures make their folder (eval.plots)
+    finally:
+        con.close()
+    return write_report(out, filename, rendered), rendered
 
 
 def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | None = None,
@@ -129,8 +230,43 @@ def _fmt(v: Any) -> str:
     return str(v).replace("|", "\\|")
 
 
+#: Built-in metrics whose value is a share of their ``n`` items (1 right, 0 wrong each): their
+#: rows get a 95 % bootstrap interval (eval.stats.proportion_ci). A metric of another folder
+#: gets one by returning ``ci_low`` and ``ci_high`` columns itself.
+SHARE_METRICS = frozenset({"binary_accuracy", "choice_accuracy", "relatum_precision_at_1",
+                           "relatum_hits_at_10"})
+#: The baseline metric of a metric, drawn beside it (same grain, same rows).
+BASELINE_OF = {"choice_accuracy": "chance_accuracy", "binary_accuracy": "chance_accuracy"}
+
+
+def interval(metric: str, row: dict[str, Any]) -> tuple[float, float] | None:
+    """A row's 95 % interval: its own ``ci_low`` / ``ci_high`` columns, or for a share metric
+    the seeded percentile bootstrap over its ``n`` items; None when neither applies.
+
+    >>> interval("choice_accuracy", {"value": 1.0, "n": 4})
+    (1.0, 1.0)
+    >>> interval("choice_mrr", {"value": 0.5, "n": 4}) is None
+    True
+    """
+    if row.get("ci_low") is not None and row.get("ci_high") is not None:
+        return float(row["ci_low"]), float(row["ci_high"])
+    value, n = row.get("value"), row.get("n")
+    if metric not in SHARE_METRICS or value is None or not n:
+        return None
+    return proportion_ci(round(float(value) * int(n)), int(n))
+
+
+def _has_interval(result: MetricResult) -> bool:
+    return any(interval(result.metric.name, row) is not None for row in result.rows)
+
+
+def _fmt_ci(ci: tuple[float, float] | None) -> str:
+    return "–" if ci is None else f"{ci[0]:.3f}–{ci[1]:.3f}"
+
+
 def tables(report: Report) -> list[tuple[list[str], str]]:
-    """One markdown table per grain: (metric names, table text)."""
+    """One markdown table per grain: (metric names, table text). A metric with intervals gets
+    a ``95% CI`` column right after its own."""
     groups: dict[tuple[str, ...], list[MetricResult]] = {}
     for r in report.results:
         groups.setdefault(tuple(r.metric.grain), []).append(r)
@@ -146,17 +282,21 @@ def tables(report: Report) -> list[tuple[list[str], str]]:
                 row = {**row, "run": row.get("run", str(row.get("run_id", ""))[:8])}
                 k = tuple(row.get(c) for c in keys)
                 cell = cells.setdefault(k, {})
-                cell[r.metric.name] = row["value"]
+                cell[r.metric.name] = _fmt(row["value"])
+                cell[r.metric.name + " 95% CI"] = _fmt_ci(interval(r.metric.name, row))
                 if row.get("n") is not None:
                     cell["n"] = max(cell.get("n", 0), row["n"])
         names = [r.metric.name for r in results]
-        head = [*keys, "n", *names]
+        columns = [c for r in results for c in
+                   ([r.metric.name, r.metric.name + " 95% CI"] if _has_interval(r)
+                    else [r.metric.name])]
+        head = [*keys, "n", *columns]
         lines = ["| " + " | ".join(head) + " |",
                  "|" + "|".join("---" if c in keys else "---:" for c in head) + "|"]
         for k in sorted(cells, key=lambda k: tuple("" if v is None else str(v) for v in k)):
             cell = cells[k]
             lines.append("| " + " | ".join([*(_fmt(v) for v in k), _fmt(cell.get("n")),
-                                            *(_fmt(cell.get(n)) for n in names)]) + " |")
+                                            *(cell.get(c, "–") for c in columns)]) + " |")
         out.append((names, "\n".join(lines)))
     return out
 
@@ -172,21 +312,41 @@ def _ambiguous(results: list[MetricResult], keys: list[str]) -> bool:
 
 
 def plots(report: Report, out: Path) -> list[Path]:
-    """One bar chart per metric (x: probe and the other grain columns, bars: models). The
-    charts show the same rows as the tables: when a model has several runs of one probe (a
-    full and a ``--limit`` run), each is a bar of its own, labelled by run."""
+    """One bar chart per metric (x: probe and the other grain columns, bars: models, named in
+    the legend). The charts show the same rows as the tables: when a model has several runs of
+    one probe (a full and a ``--limit`` run), each is a bar of its own, labelled by run; the
+    95 % interval is an error bar and the chance baseline a black tick over each group whose
+    runs share one (runs over different instances can differ: then only the table shows it)."""
     paths = []
+    by_name = {r.metric.name: r for r in report.results}
     for r in report.results:
         if not r.metric.plot or not r.rows:
             continue
         keys = [c for c in _key_columns(r.metric.grain) if c != "model"]
         by_run = _ambiguous([r], _key_columns(r.metric.grain))
-        points = [(str(row.get("model", r.metric.name))
-                   + (f" [{row.get('run')}]" if by_run and row.get("run") else ""),
-                   "/".join(str(row.get(c)) for c in keys), row["value"]) for row in r.rows]
-        points = [(s, x, None if v is None else float(v)) for s, x, v in points]
+
+        def series(row: dict[str, Any], r: MetricResult = r, by_run: bool = by_run) -> str:
+            return (str(row.get("model", r.metric.name))
+                    + (f" [{row.get('run')}]" if by_run and row.get("run") else ""))
+
+        def group(row: dict[str, Any], keys: list[str] = keys) -> str:
+            return "/".join(str(row.get(c)) for c in keys)
+
+        points = sorted(((series(row), group(row), None if row["value"] is None
+                          else float(row["value"])) for row in r.rows),
+                        key=lambda p: (p[1], p[0]))  # the table's order: groups, then models
+        errors = {(series(row), group(row)): ci for row in r.rows
+                  if (ci := interval(r.metric.name, row)) is not None}
+        base = by_name.get(BASELINE_OF.get(r.metric.name, ""))
+        per_group: dict[str, set[float]] = {}
+        for row in base.rows if base else []:
+            if row["value"] is not None:
+                per_group.setdefault(group(row), set()).add(round(float(row["value"]), 9))
+        # one tick per group, where its runs share one baseline (else the table tells them)
+        baselines = {g: next(iter(v)) for g, v in per_group.items() if len(v) == 1}
         paths.append(bar_chart(points, r.metric.name, out / f"{r.metric.name}.png",
-                               ylabel=r.metric.name))
+                               ylabel=r.metric.name, errors=errors, baselines=baselines,
+                               baseline_label=base.metric.name if base else "baseline"))
     return paths
 
 
@@ -198,6 +358,13 @@ def render_markdown(report: Report, images: list[Path], results_path: str) -> st
     if not report.results:
         parts += ["No metric has results yet: score probes with `python -m probes.run` first.",
                   ""]
+    if report.results:
+        parts += ["n: the items a value is over (instances; for relatum metrics (instance, "
+                  "prompt) pairs). 95% CI: the percentile bootstrap interval over those items "
+                  "(1,000 seeded resamples). chance_accuracy: the chance baseline over the "
+                  "same instances (multiple choice: a uniformly random pick; binary: the "
+                  "majority class); for the relatum metrics chance is about 0 (a word drawn "
+                  "from the vocabulary).", ""]
     for _, text in tables(report):
         parts += [text, ""]
     if report.results:
@@ -217,16 +384,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m eval.report",
         description="Run the SQL metric files over the results DuckDB file, print markdown "
-        "tables and write report.md and PNG plots.")
+        "tables and write report.md and PNG plots into a folder of their own.")
     parser.add_argument("--results", type=Path, default=None,
                         help="results DuckDB file (default: $KGPROBE_RESULTS or "
                         ".kgprobe/results.duckdb)")
     parser.add_argument("--metrics", type=Path, action="append", metavar="DIR",
-                        help="folder of metric files (*.sql); repeatable (default: "
-                        "eval/metrics of kgprobe)")
+                        help="folder of own metric files (*.sql), run besides the built-in "
+                        "eval/metrics; repeatable")
     parser.add_argument("--out", type=Path, default=None,
-                        help="folder for report.md and the plots (default: "
-                        "$KGPROBE_HOME/reports, i.e. .kgprobe/reports)")
+                        help="folder for report.md and the plots (default: a new folder per "
+                        "call, $KGPROBE_HOME/reports/report-<time>-<arguments hash>); PNGs "
+                        "that an earlier report wrote there and this one does not are removed")
     parser.add_argument("--probe", "-p", action="append", metavar="PATTERN",
                         help="only these probes (name or glob pattern); repeatable")
     parser.add_argument("--model", "-m", action="append", metavar="NAME",
@@ -234,9 +402,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-plots", action="store_true", help="write no PNG files")
     args = parser.parse_args(argv)
     results_path = str(args.results or config.results_path())
-    out = args.out or config.home() / "reports"
+    out = report_folder(args.out, "report", sys.argv[1:] if argv is None else argv)
     try:
-        metrics = discover_metrics(args.metrics)
+        folders = dict.fromkeys(d.resolve() for d in [default_metric_dir(), *(args.metrics or [])])
+        metrics = discover_metrics(list(folders))  # the built-in folder given again: once
         con = connect(results_path, read_only=True)
         try:
             report = build_report(con, metrics, args.probe, args.model)
@@ -247,15 +416,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     out.mkdir(parents=True, exist_ok=True)
     images = [] if args.no_plots else plots(report, out)
-    text = render_markdown(report, images, results_path)
-    (out / "report.md").write_text(text, encoding="utf-8")
+    path = write_report(out, "report.md", Rendered(
+        render_markdown(report, images, results_path), images))
     for _, table in tables(report):
         print(table + "\n")
     if not report.results:
         print("no metric has results yet: score probes with `python -m probes.run` first")
     if report.skipped:
         print(f"skipped: {', '.join(report.skipped)}")
-    print(f"wrote {out / 'report.md'}" + (f" and {len(images)} plot(s)" if images else ""))
+    print(f"wrote {path}" + (f" and {len(images)} plot(s)" if images else ""))
     return 0
 
 

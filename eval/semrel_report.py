@@ -40,11 +40,10 @@ import polars as pl
 import yaml
 
 from eval.plots import bar_chart, heat_map, line_panels
+from eval.report import REPORT_ERRORS, Render, Rendered, Rows, report_folder, run_report
 from eval.sqlfile import MetricError, discover_metrics, run_metric, run_support
-from eval.stats import compare_with_humans, entropy_tests
+from eval.stats import compare_with_humans, entropy_tests, soundness_intervals
 from kg import config
-from probes.errors import ProbeError
-from probes.results import connect
 
 METRIC_DIR = Path(__file__).with_name("semrel")
 RELATIONS = ("HYP", "HPO", "HOL", "MER", "ANT", "SYN")
@@ -134,6 +133,7 @@ class Results:
     stats: pl.DataFrame | None = None
     entropy: pl.DataFrame | None = None
     settings: Settings = field(default_factory=Settings)
+    s_ci: dict[tuple[str, str], tuple[float, float] | None] = field(default_factory=dict)
 
     def row(self, metric: str, *key: Any) -> dict[str, Any] | None:
         return self.metrics.get(metric, {}).get(key)
@@ -154,26 +154,34 @@ def _agents(con: duckdb.DuckDBPyConnection, metric_dir: Path, res: Results) -> N
 
 
 def build(con: duckdb.DuckDBPyConnection, stats: bool = True,
-          metric_dir: Path | None = None, settings: Settings | None = None) -> Results:
-    """Run the semrel metrics (and the statistics) over ``con``; no semrel runs: no agents,
-    nothing else computed. A failing metric raises :class:`MetricError` naming its file."""
+          metric_dir: Path | None = None, settings: Settings | None = None,
+          rows: Rows | None = None) -> Results:
+    """Collect the semrel metric rows (``rows``, as the report runner hands them after
+    ``settings.apply``; None: apply the settings and run the metrics here) and the statistics
+    over ``con``; no semrel runs: no agents, nothing else computed. A failing metric raises
+    :class:`MetricError` naming its file."""
     metric_dir = metric_dir or METRIC_DIR
     res = Results(settings=settings or Settings())
-    res.settings.apply(con)
+    if rows is None:
+        res.settings.apply(con)
     _agents(con, metric_dir, res)
     if not res.agents:
         return res
-    for metric in discover_metrics([metric_dir]):
-        try:
-            cols, rows = run_metric(con, metric)
-        except MetricError as e:
-            if str(metric.path) in str(e):
-                raise
-            raise MetricError(f"{metric.path} ({metric.name}): {e}") from e
-        index = res.metrics.setdefault(metric.name, {})
-        for row in rows:
-            d = dict(zip(cols, row, strict=True))
-            index[tuple(d[g] for g in metric.grain)] = d
+    metrics = discover_metrics([metric_dir])
+    if rows is None:
+        rows = {}
+        for metric in metrics:
+            try:
+                cols, got = run_metric(con, metric)
+            except MetricError as e:
+                if str(metric.path) in str(e):
+                    raise
+                raise MetricError(f"{metric.path} ({metric.name}): {e}") from e
+            rows[metric.name] = [dict(zip(cols, r, strict=True)) for r in got]
+    for metric in metrics:
+        res.metrics[metric.name] = {tuple(d[g] for g in metric.grain): d
+                                    for d in rows.get(metric.name, [])}
+    res.s_ci = soundness_intervals(con)
     if stats:
         try:
             res.stats = compare_with_humans(con)
@@ -232,7 +240,9 @@ def _measures(res: Results, agent: str, probe: str, trick: list[tuple[str, str, 
               ) -> list[str]:
     """S, C, the trick columns, P and n (words scored for S) of one agent and probe."""
     sound = res.row("semrel_soundness", agent, probe)
+    ci = res.s_ci.get((agent, probe))
     cells = [_num(res.value("semrel_soundness", agent, probe)),
+             "–" if ci is None else f"{ci[0]:.3f}–{ci[1]:.3f}",
              _num(res.value("semrel_completeness", agent, probe))]
     cells += [_num(res.value(metric, agent, probe, k)) for metric, _, k in trick]
     cells += [_num(res.value("semrel_prototypicality", agent, probe)),
@@ -247,7 +257,7 @@ def relation_table(res: Results, relation: str) -> str:
     agents = [a for a in res.agents if relation in res.relations[a]]
     if not agents:
         return f"No runs of {probe_of(relation)}."
-    head = ["agent", "S", "C", *(c for _, c, _ in trick), "P", "words"]
+    head = ["agent", "S", "S 95% CI", "C", *(c for _, c, _ in trick), "P", "words"]
     rows = [[a, *_measures(res, a, probe_of(relation), trick)] for a in agents]
     return _table(head, rows)
 
@@ -256,7 +266,7 @@ def summary_table(res: Results) -> str:
     """Macro (mean over relations) and micro (mean over per-word scores) rows per agent."""
     trick = [*(("semrel_symmetry", f"M_{k}", k) for k in KS),
              *(("semrel_asymmetry", f"A_{k}", k) for k in KS)]
-    head = ["agent", "average", "S", "C", *(c for _, c, _ in trick), "P", "n"]
+    head = ["agent", "average", "S", "S 95% CI", "C", *(c for _, c, _ in trick), "P", "n"]
     rows = [[a, avg, *_measures(res, a, avg, trick)]
             for a in res.agents for avg in ("macro", "micro")]
     return _table(head, rows, "llr")
@@ -493,7 +503,10 @@ def render(res: Results, images: list[Path] | None = None, stats: bool = True) -
              f"{st.model_lists}; rho of an absent relatum: {st.absent}; rank base: {st.rank} "
              "(eval/semrel/_views.sql). S soundness, C completeness (eqs. 11-14, per word then "
              "per relation), M_k symmetry (ANT, SYN), A_k asymmetry (the others; models "
-             "only), P prototypicality (models against humans), words = W^r scored for S.", ""]
+             "only), P prototypicality (models against humans), words = W^r scored for S; "
+             "S 95% CI: percentile bootstrap over the words (1,000 seeded resamples). Chance "
+             "is about 0 (a top answer drawn from the vocabulary); humans are the ceiling.",
+             ""]
     for r in RELATIONS:
         parts += [f"## {r} ({NAMES[r]})", "", relation_table(res, r), ""]
     parts += ["## Averages", "",
@@ -522,6 +535,20 @@ def render(res: Results, images: list[Path] | None = None, stats: bool = True) -
     return "\n".join(parts).rstrip() + "\n"
 
 
+def render_report(results: Path, stats: bool, settings: Settings) -> Render:
+    """The render function of the report runner: tables, statistics and figures; no semrel
+    runs is a :class:`MetricError` (nothing is written)."""
+
+    def render_fn(con: duckdb.DuckDBPyConnection, rows: Rows, out: Path) -> Rendered:
+        res = build(con, stats=stats, settings=settings, rows=rows)
+        if not res.agents:
+            raise MetricError(NO_RUNS.format(path=results))
+        images = plots(res, out)
+        return Rendered(render(res, images, stats=stats), images)
+
+    return render_fn
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval.semrel_report",
                                      description=__doc__.split("\n")[0])
@@ -529,8 +556,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="results DuckDB file, opened read-only (default: $KGPROBE_RESULTS "
                         "or .kgprobe/results.duckdb)")
     parser.add_argument("--out", type=Path, default=None,
-                        help="folder for semrel_report.md and the PNGs (default: "
-                        "$KGPROBE_HOME/reports/semrel)")
+                        help="folder for semrel_report.md and the PNGs (default: a new folder "
+                        "per call, $KGPROBE_HOME/reports/semrel-<time>-<hash>)")
     parser.add_argument("--no-stats", action="store_true",
                         help="skip the significance tests")
     parser.add_argument("--absent", choices=ABSENT, default="present",
@@ -547,28 +574,18 @@ def main(argv: list[str] | None = None) -> int:
     if not results.exists():
         print("error: " + NO_RUNS.format(path=f"{results} (no such file)"), file=sys.stderr)
         return 2
+    out = report_folder(args.out, "semrel", sys.argv[1:] if argv is None else argv)
     try:
         label, models = declared_models()
         settings = Settings(models, label, args.absent, args.rank, args.model_lists)
-        con = connect(results, read_only=True)
-        try:
-            res = build(con, stats=not args.no_stats, settings=settings)
-        finally:
-            con.close()
-    except (MetricError, ProbeError) as e:
+        report, rendered = run_report(results, [METRIC_DIR],
+                                      render_report(results, not args.no_stats, settings),
+                                      out, "semrel_report.md", prepare=settings.apply)
+    except REPORT_ERRORS as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    if not res.agents:
-        print("error: " + NO_RUNS.format(path=results), file=sys.stderr)
-        return 2
-    out = args.out or config.home() / "reports" / "semrel"
-    out.mkdir(parents=True, exist_ok=True)
-    images = plots(res, out)
-    text = render(res, images, stats=not args.no_stats)
-    report = out / "semrel_report.md"
-    report.write_text(text, encoding="utf-8")
-    print(text)
-    for path in [report, *images]:
+    print(rendered.markdown)
+    for path in [report, *rendered.figures]:
         print(f"wrote {path}")
     return 0
 

@@ -116,7 +116,8 @@ _SCORE_SCHEMA = pa.schema([("run_id", pa.string()), ("probe", pa.string()),
 _RESPONSE_SCHEMA = pa.schema([("run_id", pa.string()), ("probe", pa.string()),
                               ("split", pa.string()), ("instance_id", pa.string()),
                               ("prompt_id", pa.int32()), ("rank", pa.int32()),
-                              ("token", pa.string()), ("probability", pa.float64())])
+                              ("token", pa.string()), ("probability", pa.float64()),
+                              ("prompt", pa.string())])
 
 
 def _table(schema: pa.Schema, rows: Iterable[Sequence[Any]]) -> pa.Table:

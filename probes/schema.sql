@@ -91,6 +91,9 @@ ALTER TABLE runs ADD COLUMN IF NOT EXISTS task VARCHAR;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS requests INTEGER;
 ALTER TABLE runs ADD COLUMN IF NOT EXISTS cache_hits INTEGER;
 ALTER TABLE scores ADD COLUMN IF NOT EXISTS label VARCHAR;
+-- responses.prompt: the rendered text whose slot was ranked ("a | an" renderings joined by
+--   ' | ' when their lists were mixed; NULL for the human agent).
+ALTER TABLE responses ADD COLUMN IF NOT EXISTS prompt VARCHAR;
 ALTER TABLE score_cache ADD COLUMN IF NOT EXISTS model VARCHAR;
 ALTER TABLE score_cache ADD COLUMN IF NOT EXISTS op VARCHAR;
 

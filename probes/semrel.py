@@ -248,7 +248,7 @@ def _write(con: duckdb.DuckDBPyConnection, probe: str, run_id: str, relation: st
         con.execute("INSERT INTO human_responses SELECT * FROM kgp_raw")
         con.unregister("kgp_raw")
         con.register("kgp_ranked", ranked_t)
-        con.execute("INSERT INTO responses SELECT * FROM kgp_ranked")
+        con.execute("INSERT INTO responses BY NAME SELECT * FROM kgp_ranked")
         con.unregister("kgp_ranked")
         con.execute("""INSERT INTO runs (run_id, model, revision, backend, task, probe, config,
                        dtype, device, started_at, finished_at, wall_s, status, requests)

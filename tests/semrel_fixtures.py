@@ -110,7 +110,9 @@ def build(path: Path) -> None:
         for iid, prompts in per_instance.items():
             for pid, words in prompts.items():
                 for rank, word in enumerate(words, start=1):
-                    con.execute("INSERT INTO responses VALUES (?, ?, 'test', ?, ?, ?, ?, ?)",
+                    con.execute("INSERT INTO responses (run_id, probe, split, instance_id, "
+                                "prompt_id, rank, token, probability) "
+                                "VALUES (?, ?, 'test', ?, ?, ?, ?, ?)",
                                 [rid, RUNS[rid][2], iid, pid, rank, word, 1 / (rank + 1)])
     for (probe, iid, pid), annotators in HUMAN.items():
         for a, answers in enumerate(annotators, start=1):

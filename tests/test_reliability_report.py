@@ -28,7 +28,8 @@ def test_plots_keep_every_run_that_the_table_shows(choice_db: duckdb.DuckDBPyCon
                       [json.dumps({"limit": 20})])
     drawn: dict[str, list[tuple[str, str, float | None]]] = {}
 
-    def fake_bar_chart(points: Any, title: str, path: Path, ylabel: str = "") -> Path:
+    def fake_bar_chart(points: Any, title: str, path: Path, ylabel: str = "",
+                       **_: Any) -> Path:  # intervals and baselines: not what is tested here
         drawn[title] = list(points)
         return path
 

@@ -124,12 +124,29 @@ def test_binary_accuracy_by_hand() -> None:
     add_scores(con, "c1", "t/b", "test", "j3", {"true": [0], "false": [-9]})
     got = metric_values(con, "binary_accuracy")
     assert got == {("b1", "t/b", "test"): (pytest.approx(1 / 3), 3)}
+    # The majority baseline of b1: gold classes true, false, true (j4 has none) -> 2/3, n 3.
+    # c1 (a choice run) scored j3's two candidates, one of them gold: chance 1/2, n 1.
+    assert metric_values(con, "chance_accuracy") == {
+        ("b1", "t/b", "test"): (pytest.approx(2 / 3), 3),
+        ("c1", "t/b", "test"): (pytest.approx(1 / 2), 1)}
+
+
+def test_chance_accuracy_of_choice_by_hand(choice_db: duckdb.DuckDBPyConnection) -> None:
+    # A uniformly random pick among the scored candidates is right with gold / candidates:
+    # r1 test: i1 1 of 3, i2 1 of 2, i4 2 of 3 -> (1/3 + 1/2 + 2/3) / 3 = 1/2; dev: i5 1 of 2.
+    # r2 test: i1 scored a, c (gold b not scored: 0 of 2), i2 1 of 2, i4 2 of 3
+    #   -> (0 + 1/2 + 2/3) / 3 = 7/18. r3 (running) is left out.
+    assert metric_values(choice_db, "chance_accuracy") == {
+        ("r1", "t/c", "test"): (pytest.approx(0.5), 3),
+        ("r1", "t/c", "dev"): (pytest.approx(0.5), 1),
+        ("r2", "t/c", "test"): (pytest.approx(7 / 18), 3)}
 
 
 def add_responses(con: duckdb.DuckDBPyConnection, run_id: str, probe: str, iid: str,
                   prompt_id: int, tokens: Sequence[str]) -> None:
     for rank, tok in enumerate(tokens, start=1):
-        con.execute("INSERT INTO responses VALUES (?, ?, 'test', ?, ?, ?, ?, ?)",
+        con.execute("INSERT INTO responses (run_id, probe, split, instance_id, prompt_id, "
+                    "rank, token, probability) VALUES (?, ?, 'test', ?, ?, ?, ?, ?)",
                     [run_id, probe, iid, prompt_id, rank, tok, 1.0 / (rank + 1)])
 
 
@@ -160,12 +177,16 @@ def test_report_table_has_one_row_per_model_probe_split(
         choice_db: duckdb.DuckDBPyConnection) -> None:
     report = build_report(choice_db)
     (names, text), = tables(report)
-    assert names == ["choice_accuracy", "choice_mrr"]
+    assert names == ["chance_accuracy", "choice_accuracy", "choice_mrr"]
     lines = text.splitlines()
-    assert lines[0] == "| model | probe | split | n | choice_accuracy | choice_mrr |"
-    assert "| m1 | t/c | test | 3 | 0.333 | 0.667 |" in lines
-    assert "| m1 | t/c | dev | 1 | 0.000 | 0.500 |" in lines
-    assert "| m2 | t/c | test | 3 | 0.667 | 0.667 |" in lines
+    assert lines[0] == ("| model | probe | split | n | chance_accuracy | choice_accuracy | "
+                        "choice_accuracy 95% CI | choice_mrr |")
+    # 95% CI, 1,000 bootstrap resamples of 3 instances: accuracy 1/3 (one 1, two 0s) draws
+    # three 1s with p 1/27 = 3.7 % > 2.5 % and no 1 with p 8/27, so the interval is 0 to 1;
+    # 2/3 likewise (no 1 with p 1/27); 0 of 1 gives 0 to 0.
+    assert "| m1 | t/c | test | 3 | 0.500 | 0.333 | 0.000–1.000 | 0.667 |" in lines
+    assert "| m1 | t/c | dev | 1 | 0.500 | 0.000 | 0.000–0.000 | 0.500 |" in lines
+    assert "| m2 | t/c | test | 3 | 0.389 | 0.667 | 0.000–1.000 | 0.667 |" in lines
     assert len(lines) == 2 + 3
     assert "binary_accuracy (no binary runs)" in report.skipped
     assert all("choice" not in skipped for skipped in report.skipped)
@@ -201,9 +222,9 @@ def test_report_cli_writes_markdown_and_plots(choice_db: duckdb.DuckDBPyConnecti
     out = tmp_path / "rep"
     assert main(["--results", str(results), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "| m2 | t/c | test | 3 | 0.667 | 0.667 |" in printed
+    assert "| m2 | t/c | test | 3 | 0.389 | 0.667 | 0.000–1.000 | 0.667 |" in printed
     md = (out / "report.md").read_text()
-    assert "| m1 | t/c | dev | 1 | 0.000 | 0.500 |" in md
+    assert "| m1 | t/c | dev | 1 | 0.500 | 0.000 | 0.000–0.000 | 0.500 |" in md
     assert "![choice_accuracy](choice_accuracy.png)" in md
     for name in ("choice_accuracy", "choice_mrr"):
         assert (out / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
@@ -218,8 +239,8 @@ def test_report_on_missing_results_file_is_a_clear_error(tmp_path: Path, capsys:
 def test_two_runs_of_one_model_get_a_run_column(choice_db: duckdb.DuckDBPyConnection) -> None:
     choice_db.execute("UPDATE runs SET model = 'm1' WHERE run_id = 'r2'")
     (_, text), = tables(build_report(choice_db))
-    assert text.splitlines()[0] == ("| model | probe | split | run | n | choice_accuracy | "
-                                    "choice_mrr |")
+    assert text.splitlines()[0] == ("| model | probe | split | run | n | chance_accuracy | "
+                                    "choice_accuracy | choice_accuracy 95% CI | choice_mrr |")
 
 
 # --- metric files ---------------------------------------------------------------------------
@@ -283,3 +304,117 @@ def test_shipped_metric_files_are_valid_and_run_on_an_empty_file() -> None:
     for m in metrics:
         cols, rows = run_metric(con, m)
         assert rows == [] and {"value", *m.grain} <= set(cols)
+
+
+def _to_file(con: duckdb.DuckDBPyConnection, path: Path) -> Path:
+    con.execute(f"ATTACH '{path}' AS f")
+    con.execute("COPY FROM DATABASE memory TO f")
+    con.execute("DETACH f")
+    return path
+
+
+def test_own_metrics_add_to_the_built_in_ones(choice_db: duckdb.DuckDBPyConnection,
+                                              tmp_path: Path, capsys: Any) -> None:
+    results = _to_file(choice_db, tmp_path / "r.duckdb")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "runs_per_probe.sql").write_text(
+        "-- name: runs_per_probe\n-- description: Runs.\n-- tasks: [choice]\n"
+        "-- grain: [probe]\nSELECT probe, count(*) AS value FROM runs GROUP BY ALL\n")
+    out = tmp_path / "rep"
+    assert main(["--results", str(results), "--metrics", str(mine), "--out", str(out)]) == 0
+    md = (out / "report.md").read_text()
+    assert "**choice_accuracy**" in md and "**runs_per_probe**" in md
+    assert "| t/c | – | 3 |" in md  # r1, r2, r3 are three runs of t/c
+    # the built-in folder named again is read once (no "name already used" error)
+    builtin = str(discover_metrics()[0].path.parent)
+    assert main(["--results", str(results), "--metrics", builtin, "--out", str(out)]) == 0
+
+
+def test_each_call_writes_a_folder_of_its_own_and_stale_plots_go(
+        choice_db: duckdb.DuckDBPyConnection, tmp_path: Path, capsys: Any,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    results = _to_file(choice_db, tmp_path / "r.duckdb")
+    monkeypatch.setenv("KGPROBE_HOME", str(tmp_path / "home"))
+    assert main(["--results", str(results)]) == 0
+    assert main(["--results", str(results), "--model", "m1"]) == 0
+    printed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("wrote")]
+    folders = [Path(line.split()[1]).parent for line in printed]
+    assert len(set(folders)) == 2 and all(f.parent == tmp_path / "home" / "reports"
+                                          for f in folders)
+    assert all((f / "report.md").is_file() for f in folders)
+    # an own --out folder: the PNGs of an earlier call that this call does not draw are
+    # removed; a PNG that no report call wrote stays
+    out = tmp_path / "rep"
+    out.mkdir()
+    (out / "mine.png").write_bytes(b"\x89PNG")
+    assert main(["--results", str(results), "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.glob("*.png")) == ["choice_accuracy.png",
+                                                          "choice_mrr.png", "mine.png"]
+    assert main(["--results", str(results), "--out", str(out), "--no-plots"]) == 0
+    assert sorted(p.name for p in out.glob("*.png")) == ["mine.png"]
+
+
+def _drawn_figures(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """Record every figure eval.plots closes (after it was saved)."""
+    import eval.plots as plots_mod
+
+    figures: list[Any] = []
+    real_close = plots_mod.plt.close
+
+    def close(fig: Any) -> None:
+        figures.append({
+            "legends": [[t.get_text() for t in ax.get_legend().get_texts()]
+                        if ax.get_legend() else [] for ax in fig.axes],
+            "ylim": [ax.get_ylim() for ax in fig.axes],
+            "ticks": [[t.get_text() for t in ax.get_xticklabels()] for ax in fig.axes]})
+        real_close(fig)
+
+    monkeypatch.setattr(plots_mod.plt, "close", close)
+    return figures
+
+
+def test_bar_chart_names_models_starts_at_zero_and_wraps(monkeypatch: pytest.MonkeyPatch,
+                                                         tmp_path: Path) -> None:
+    from eval.plots import bar_chart
+
+    figures = _drawn_figures(monkeypatch)
+    # 30 groups of two models: values 0.40..0.69, far above 0 -> the axis still starts at 0
+    points = [(m, f"p{i:02d}", 0.4 + i / 100) for i in range(30) for m in ("gpt2", "bert")]
+    bar_chart(points, "acc", tmp_path / "a.png", errors={("gpt2", "p00"): (0.3, 0.5)},
+              baselines={"p00": 0.25}, baseline_label="chance_accuracy", max_groups=12)
+    (fig,) = figures
+    assert len(fig["ylim"]) == 3  # 30 groups wrapped into panels of 12, 12 and 6
+    assert [len(t) for t in fig["ticks"]] == [12, 12, 6]
+    assert fig["ticks"][2][-1] == "p29"
+    assert all(lim == (0.0, 1.0) for lim in fig["ylim"])
+    assert fig["legends"][0] == ["chance_accuracy", "gpt2", "bert"]
+    # counts above 1: from 0 to 8 % above the largest value
+    bar_chart([("m", "a", 10.0), ("m", "b", 50.0)], "n", tmp_path / "n.png")
+    assert figures[1]["ylim"] == [(0.0, pytest.approx(54.0))]
+
+
+def test_report_plot_shows_the_table_rows_with_intervals(choice_db: duckdb.DuckDBPyConnection,
+                                                         monkeypatch: pytest.MonkeyPatch,
+                                                         tmp_path: Path) -> None:
+    import eval.report as report_mod
+
+    calls: dict[str, dict[str, Any]] = {}
+
+    def fake_bar_chart(points: Any, title: str, path: Path, **kw: Any) -> Path:
+        calls[title] = {"points": sorted(points), **kw}
+        return path
+
+    monkeypatch.setattr(report_mod, "bar_chart", fake_bar_chart)
+    report_mod.plots(build_report(choice_db), tmp_path)
+    acc = calls["choice_accuracy"]
+    assert acc["points"] == [("m1", "t/c/dev", 0.0), ("m1", "t/c/test", pytest.approx(1 / 3)),
+                             ("m2", "t/c/test", pytest.approx(2 / 3))]
+    # the table's intervals (see test_report_table_has_one_row_per_model_probe_split)
+    assert acc["errors"] == {("m1", "t/c/dev"): (0.0, 0.0), ("m1", "t/c/test"): (0.0, 1.0),
+                             ("m2", "t/c/test"): (0.0, 1.0)}
+    # chance per group: dev 1/2; test is 1/2 for r1 but 7/18 for r2 (scored other
+    # candidates): no single tick for test
+    assert acc["baselines"] == {"t/c/dev": 0.5}
+    assert "chance_accuracy" not in calls  # plot: false
+    assert calls["choice_mrr"]["errors"] == {}  # MRR is not a share: no interval

@@ -309,6 +309,9 @@ def test_relatum_top_k_rows_and_article_merge(tmp_path: Path) -> None:
     rows = [r for r in got if r[0] == 1]
     assert [r[:3] for r in rows] == [(1, i + 1, w) for i, (w, _) in enumerate(merged)]
     assert [r[3] for r in rows] == pytest.approx([p for _, p in merged], abs=1e-12)
+    # each response row carries the prompt it ranks (both renderings when two were mixed)
+    assert query(results, "SELECT DISTINCT prompt_id, prompt FROM responses ORDER BY 1") == [
+        (0, "An owl is a kind of [MASK]."), (1, "An owl is a [MASK]. | An owl is an [MASK].")]
 
 
 def test_relatum_vocab_param_reaches_the_backend(tmp_path: Path) -> None:

@@ -47,11 +47,12 @@ def test_report_tables_and_plots(results: Path, tmp_path: Path, capsys: Any,
     assert text in printed and "test-vocab v3 (mA, mB)" in text
     # values of tests/test_semrel_metrics.py: S, C; A_k models only; P models only
     assert section(text, "HYP (hypernymy)")[2:] == [
-        "| agent | S | C | A_1 | A_5 | A_10 | P | words |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
-        "| human | 0.500 | 0.500 | – | – | – | – | 1 |",
-        "| mA | 0.500 | 0.500 | 0.000 | 0.500 | 0.500 | 0.750 | 1 |",
-        "| mB | 1.000 | 1.000 | 0.000 | 0.500 | 0.500 | 0.250 | 1 |"]
+        "| agent | S | S 95% CI | C | A_1 | A_5 | A_10 | P | words |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        # one word each: every resample is that word, a zero-width interval
+        "| human | 0.500 | 0.500–0.500 | 0.500 | – | – | – | – | 1 |",
+        "| mA | 0.500 | 0.500–0.500 | 0.500 | 0.000 | 0.500 | 0.500 | 0.750 | 1 |",
+        "| mB | 1.000 | 1.000–1.000 | 1.000 | 0.000 | 0.500 | 0.500 | 0.250 | 1 |"]
     audc = section(text, "AuDC (distinguishability, eqs. 24-28)")
     assert "| human | 1.38 | 2 |" in audc and "| mA | 0.25 | 2 |" in audc
     paper = "\n".join(section(text, "The paper's human figures beside ours"))

@@ -10,10 +10,13 @@ import pytest
 
 from eval.stats import (
     COLUMNS,
+    bootstrap_ci,
     compare_with_humans,
     entropy_tests,
     levene,
     mcnemar_exact,
+    proportion_ci,
+    seed_summary,
     wilcoxon_signed_rank,
 )
 from probes.results import connect
@@ -111,3 +114,42 @@ def test_entropy_tests_footnote_15(tmp_path: Path) -> None:
 def test_compare_with_humans_on_an_empty_file() -> None:
     df = compare_with_humans(connect(":memory:"))
     assert df.height == 0 and df.schema == COLUMNS
+
+
+def test_bootstrap_interval_of_a_constant_has_zero_width() -> None:
+    # every resample of [0.7, 0.7, 0.7, 0.7] has mean 0.7
+    assert bootstrap_ci([0.7] * 4) == pytest.approx((0.7, 0.7))
+    assert proportion_ci(5, 5) == (1.0, 1.0) and proportion_ci(0, 5) == (0.0, 0.0)
+
+
+def test_bootstrap_interval_of_two_values_by_hand() -> None:
+    # Values [0, 1]: a resample of 2 has mean 0 (p 1/4), 0.5 (p 1/2) or 1 (p 1/4). With 1,000
+    # resamples the 2.5 % quantile is 0 and the 97.5 % quantile is 1 (each tail holds ~250
+    # resamples, far more than 25), and the 40 % / 60 % quantiles of a 20 % interval are 0.5
+    # (the means below 0.5 hold ~25 % of the resamples, those up to 0.5 ~75 %).
+    assert bootstrap_ci([0.0, 1.0]) == (0.0, 1.0)
+    assert bootstrap_ci([0.0, 1.0], level=0.2) == (0.5, 0.5)
+
+
+def test_bootstrap_is_seeded_and_covers_the_mean() -> None:
+    values = [1.0] * 30 + [0.0] * 70
+    low, high = bootstrap_ci(values)
+    assert bootstrap_ci(values) == (low, high)           # same seed, same interval
+    # the normal approximation of the interval: 0.3 +- 1.96 * sqrt(0.3 * 0.7 / 100) = 0.21..0.39
+    assert low == pytest.approx(0.21, abs=0.03) and high == pytest.approx(0.39, abs=0.03)
+    assert proportion_ci(30, 100) == (low, high)        # the same ones and zeros
+
+
+def test_bootstrap_rejects_bad_input() -> None:
+    assert bootstrap_ci([]) is None
+    with pytest.raises(ValueError, match="level"):
+        bootstrap_ci([1.0], level=95)
+    with pytest.raises(ValueError, match="right"):
+        proportion_ci(6, 5)
+
+
+def test_seed_summary_is_the_population_deviation() -> None:
+    # 28.5, 26.6, 26.9: mean 27.333..., deviations 1.1667, -0.7333, -0.4333;
+    # squares 1.3611 + 0.5378 + 0.1878 = 2.0867, / 3 = 0.6956, sqrt = 0.834
+    mean, std = seed_summary([28.5, 26.6, 26.9])
+    assert mean == pytest.approx(27.3333333, abs=1e-6) and std == pytest.approx(0.834, abs=1e-3)

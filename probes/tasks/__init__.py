@@ -150,6 +150,7 @@ class ResponseRow(NamedTuple):
     rank: int
     token: str
     probability: float
+    prompt: str | None = None  # the rendered text whose slot was ranked
 
 
 @dataclass
@@ -200,7 +201,7 @@ class Task:
         if len(item.requests) == 1 and item.requests[0].op == "topk":
             return Rows(responses=[
                 ResponseRow(item.split, item.instance_id, item.prompt_id, rank, str(tok),
-                            float(p))
+                            float(p), item.prompt)
                 for rank, (tok, p) in enumerate(results[0], start=1)])
         return Rows(scores=[ScoreRow(
             item.split, item.instance_id, item.prompt_id, item.candidate, item.label, item.prompt,

@@ -161,7 +161,9 @@ class RelatumTask(Task):
                 det = "a" if slot_det == "both" else slot_det
                 prompts = [self._prompt(template, inst, ctx, det, capitalize, lower_case)]
                 req = Request("topk", tuple(prompts), options)
-            out.append(Item(inst.split, inst.instance_id, pid, "", None, prompts[0], (req,)))
+            # responses.prompt: the text(s) ranked; the a and an renderings both, when mixed
+            out.append(Item(inst.split, inst.instance_id, pid, "", None, " | ".join(prompts),
+                            (req,)))
         return out
 
 

@@ -1,0 +1,115 @@
+"""eval.profile: the knowledge profile's SQL and lines on hand-made results files.
+
+Every expected number is worked out by hand in the comments from the rows inserted.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pytest
+
+from eval import profile
+from eval.report import metric_rows
+from probes.results import connect
+from tests import semrel_fixtures
+from tests.test_ontolama_report import db  # noqa: F401  (the hand-made OntoLAMA file)
+
+
+def rows_of(path: Path) -> dict[str, list[dict[str, Any]]]:
+    con = connect(path, read_only=True)
+    try:
+        return metric_rows(con, [profile.PROFILE_DIR])
+    finally:
+        con.close()
+
+
+def test_semrel_lines_with_the_human_ceiling(tmp_path: Path) -> None:
+    path = tmp_path / "s.duckdb"
+    semrel_fixtures.build(path)
+    lines = profile.profile_lines(rows_of(path), "mA")
+    got = {p.measure.split(":")[0]: (p.n, p.value, p.human) for p in lines}
+    # mA's top-1 answers (tests/semrel_fixtures.py), relatum sets unlimited (no declaration):
+    # dog HYP p0 animal (in {animal, pet, beast}) 1, p1 puppy 0 -> S 1/2;
+    # big SYN p0 large 1, p1 small 0 -> 1/2; large SYN p0 big 1, p1 thing 0 -> 1/2.
+    # Humans on the same words: dog p0 animal 1, p1 mammal 0 -> 1/2; big p0 large, p1 large
+    # -> 1; large has no human list (no human value). All: mA (1/2 * 3), humans (1/2 + 1) / 2.
+    assert got == {"HYP": (1, 0.5, 0.5), "SYN": (2, 0.5, 1.0), "all six": (3, 0.5, 0.75)}
+    assert all(p.chance == 0.0 for p in lines)
+    # every word's S is 1/2: each resample's mean is 1/2, a zero-width interval
+    assert all(p.ci == pytest.approx((0.5, 0.5)) for p in lines)
+
+
+def test_ontolama_lines(db: Path) -> None:  # noqa: F811
+    lines = profile.profile_lines(rows_of(db), "m")
+    got = {p.measure: (p.n, p.value, p.chance) for p in lines}
+    # pizza, zero-shot run Z1, six prompts; right under them: A 5, B 4, C 2, D 1 (of 6):
+    # mean (5 + 4 + 2 + 1) / 24 = 1/2; gold 1, 0, 1, 0: majority 1/2. The K-shot runs and the
+    # failed run are left out. go complex (Z2): E, F right under every prompt, G never -> 2/3;
+    # gold 1, 1, 0 -> majority 2/3.
+    assert got == {"pizza-atomic: accuracy, zero-shot": (4, 0.5, 0.5),
+                   "go-complex: accuracy, zero-shot": (3, pytest.approx(2 / 3),
+                                                       pytest.approx(2 / 3))}
+    pizza = lines[1] if lines[1].measure.startswith("pizza") else lines[0]
+    assert pizza.ci is not None and 1 / 6 <= pizza.ci[0] < 0.5 < pizza.ci[1] <= 5 / 6
+
+
+def add_copen_run(con: duckdb.DuckDBPyConnection, rid: str, probe: str, part: str,
+                  finished: str = "2025-01-01") -> None:
+    cfg = {"method": "zero-shot", "runtime": {"copen": {"method": "zero-shot", "part": part,
+                                                         "context": True, "kind": "causal"}}}
+    con.execute("""INSERT INTO runs (run_id, model, backend, probe, task, config, status,
+                   finished_at) VALUES (?, 'm', 'causal', ?, 'choice', ?::JSON, 'done', ?)""",
+                [rid, probe, json.dumps(cfg), finished])
+
+
+def test_copen_lines_use_the_table8_part(tmp_path: Path) -> None:
+    con = connect(tmp_path / "c.duckdb")
+    add = "INSERT INTO instances VALUES ('copen/csj', 'dev', ?, NULL, ?, ?, '{}', now())"
+    con.execute(add, ["q1", ["b"], ["a", "b", "c"]])
+    con.execute(add, ["q2", ["x"], ["x", "y"]])
+    con.execute(add, ["q3", [], ["x", "y"]])  # hidden label: left out
+    score = ("INSERT INTO scores (run_id, probe, split, instance_id, prompt_id, candidate, "
+             "label, score, n_tokens) VALUES (?, 'copen/csj', 'dev', ?, 0, ?, ?, ?, ?)")
+    # Table 8 for a causal model: CSJ part 'all'. Run ALL: q1 b -4/2 = -2 > a -6/2, c -9/3
+    # -> right; q2 x -3/1 < y -2/1 -> wrong: accuracy 1/2; chance (1/3 + 1/2) / 2 = 5/12.
+    add_copen_run(con, "ALL", "copen/csj", "all")
+    for iid, cand, s, n in (("q1", "a", -6, 2), ("q1", "b", -4, 2), ("q1", "c", -9, 3),
+                            ("q2", "x", -3, 1), ("q2", "y", -2, 1), ("q3", "x", 0, 1)):
+        con.execute(score, ["ALL", iid, cand, cand, s, n])
+    # the 'query' part is not Table 8's for a causal model: its perfect scores are left out
+    add_copen_run(con, "QUERY", "copen/csj", "query")
+    for iid, cand, s in (("q1", "b", 0), ("q1", "a", -5), ("q2", "x", 0), ("q2", "y", -5)):
+        con.execute(score, ["QUERY", iid, cand, cand, s, 1])
+    con.close()
+    (line,) = profile.profile_lines(rows_of(tmp_path / "c.duckdb"), "m")
+    assert (line.benchmark, line.n, line.value) == ("COPEN", 2, 0.5)
+    assert line.chance == pytest.approx(5 / 12)
+    assert line.ci == (0.0, 1.0)  # two items, one right: resample means 0, 1/2, 1
+
+
+def test_cli_writes_profile_and_png(tmp_path: Path, capsys: Any) -> None:
+    path = tmp_path / "s.duckdb"
+    semrel_fixtures.build(path)
+    out = tmp_path / "prof"
+    assert profile.main(["--results", str(path), "--model", "mA", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    # 3 words < 10: the interval is marked
+    assert "| semrel | all six: soundness S (top-1 answer right) | 3 | 0.500 | 0.500–0.500 † " \
+           "| 0.000 | 0.750 (" in printed
+    assert (out / "profile.png").read_bytes()[:4] == b"\x89PNG"
+    assert "![profile](profile.png)" in (out / "profile.md").read_text()
+    assert profile.main(["--results", str(tmp_path / "none.duckdb"), "--out", str(out)]) == 2
+
+
+def test_eval_does_not_import_torch() -> None:
+    code = ("import sys, eval.copen_report, eval.ontolama_report, eval.semrel_report, "
+            "eval.report, eval.profile; print('torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"
