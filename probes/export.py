@@ -506,15 +506,16 @@ def main(argv: list[str] | None = None) -> int:
         limits = QueryLimits(timeout_s=args.query_timeout or None, max_rows=args.max_rows or None,
                              allow_service=args.allow_service)
         store = open_store(args.endpoint, args.store, timeout=args.timeout)
+        builder_dirs = [*(args.queries or []), *config.extra_query_dirs()]
         if args.preview is not None:
             if args.preview < 1:
                 raise ProbeError(f"--preview must be a positive number (got {args.preview})")
-            print_preview(probes, store, args.preview, args.kind, limits, args.queries)
+            print_preview(probes, store, args.preview, args.kind, limits, builder_dirs)
             return 0
         out = None if args.no_parquet else (args.out or config.exports_dir())
         t0 = time.perf_counter()
         reports = export(probes, store, args.results, out, progress=not args.quiet,
-                         limits=limits, builder_dirs=args.queries)
+                         limits=limits, builder_dirs=builder_dirs)
     except (ProbeError, KgError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
