@@ -24,6 +24,7 @@ import duckdb
 import pytest
 
 from kg.store import LocalStore
+from probes.errors import ProbeError
 from probes.export import export
 from probes.results import connect
 from probes.run import build_parser, main
@@ -360,19 +361,19 @@ def test_records_probe_cannot_be_scored(tmp_path: Path, capsys: Any) -> None:
 
 
 def test_unknown_param_names_the_file_and_suggests(tmp_path: Path, capsys: Any) -> None:
-    qdir, results = setup(tmp_path, choice_probe(params="# params: {scroe: whole}\n"))
-    assert run(qdir, results, FakeScorer(), "-p", "t/choice") == 2
-    err = capsys.readouterr().err
-    assert "p0.rq" in err and "did you mean 'score'" in err
+    # found at export now, before any model loads (probes.preview.check_task)
+    with pytest.raises(ProbeError) as e:
+        setup(tmp_path, choice_probe(params="# params: {scroe: whole}\n"))
+    assert "p0.rq" in str(e.value) and "did you mean 'score'" in str(e.value)
 
 
 def test_binary_gold_outside_the_classes_is_an_error(tmp_path: Path, capsys: Any) -> None:
     probe = ("# name: t/bin\n# task: binary\n# split: test\n# target: ?s\n# gold: ?g\n"
              '# prompts: ["[W] [V]"]\n'
              'SELECT ?s ?g WHERE { VALUES (?s ?g) { ("x" "maybe") } }\n')
-    qdir, results = setup(tmp_path, probe)
-    assert run(qdir, results, FakeScorer(), "-p", "t/bin") == 2
-    assert "'maybe', which is not a class" in capsys.readouterr().err
+    with pytest.raises(ProbeError) as e:  # found at export, before any model loads
+        setup(tmp_path, probe)
+    assert "'maybe', which is not a class" in str(e.value)
 
 
 def test_help_documents_every_option() -> None:
