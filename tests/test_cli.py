@@ -155,7 +155,10 @@ def test_benchmark_report_dispatches_to_the_report_module(capsys: pytest.Capture
                                                           ) -> None:
     with pytest.raises(SystemExit):
         main(["semrel", "report", "--help"])
-    assert "eval.semrel_report" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "eval.semrel_report" in out
+    # the description is the docstring's whole first sentence (it was cut at a line end)
+    assert "laid out like the paper: python -m eval.semrel_report." in " ".join(out.split())
 
 
 # --- checks made at export, before any model loads -------------------------------------------
@@ -203,3 +206,34 @@ def test_slot_not_last_warns_for_causal_models(tmp_path: Path, tiny_store_path: 
     err = capsys.readouterr().err
     assert "hyp.rq:8: causal models cannot run this probe" in err
     assert "[V] must end the template" in err
+
+
+# --- the README ----------------------------------------------------------------------------
+
+def readme_sql() -> str:
+    text = (ROOT / "README.md").read_text()
+    block = text.split("-- compare models on every choice probe", 1)[1]
+    return "-- compare" + block.split("```", 1)[0]
+
+
+def test_readme_sql_example_runs_and_counts_right(tmp_path: Path) -> None:
+    from tests.test_run import ANIMALS, FakeScorer, choice_probe, run, setup
+
+    qdir, results = setup(tmp_path, choice_probe())
+    assert run(qdir, results, FakeScorer(), "-p", "t/choice") == 0
+    with duckdb.connect(str(results), read_only=True) as con:
+        rows = con.execute(readme_sql()).fetchall()
+        scores = con.execute("SELECT instance_id, candidate, score FROM scores").fetchall()
+        gold = dict(con.execute("SELECT instance_id, gold[1] FROM instances").fetchall())
+    # worked out here: the mean score per (instance, candidate), the best one against the gold
+    sums: dict[tuple[str, str], list[float]] = {}
+    for inst, cand, score in scores:
+        sums.setdefault((inst, cand), []).append(score)
+    best: dict[str, tuple[float, str]] = {}
+    for (inst, cand), values in sums.items():
+        mean = sum(values) / len(values)
+        if inst not in best or mean > best[inst][0]:
+            best[inst] = (mean, cand)
+    right = sum(best[i][1] == gold[i] for i in best)
+    assert len(best) == len(ANIMALS)
+    assert rows == [("fake/model", "t/choice", pytest.approx(right / len(ANIMALS)), 3)]
