@@ -237,3 +237,81 @@ def test_readme_sql_example_runs_and_counts_right(tmp_path: Path) -> None:
     right = sum(best[i][1] == gold[i] for i in best)
     assert len(best) == len(ANIMALS)
     assert rows == [("fake/model", "t/choice", pytest.approx(right / len(ANIMALS)), 3)]
+
+
+# --- the new user's path, through the kgprobe command --------------------------------------
+
+PARENTS = """# name: mine/parents
+# description: which class is a class's direct superclass, among every class of the graph
+# task: choice
+# split: test
+# target: ?child
+# gold: ?parent
+# candidates: ?candidate
+# group_by: ?child
+# graphs: [animals]
+# prompts: ["[DET] [W] is a kind of [V]."]
+PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
+SELECT ?child ?parent ?candidate WHERE {
+  GRAPH <https://w3id.org/kgprobe/graph/animals> {
+    ?c rdfs:subClassOf ?p . ?c rdfs:label ?child . ?p rdfs:label ?parent .
+    ?x rdfs:label ?candidate .
+  }
+  FILTER(LANG(?child) = "" && LANG(?candidate) = "")
+}
+ORDER BY ?child ?candidate
+"""
+MY_METRIC = """-- name: my_scored_instances
+-- description: Instances with at least one score, per run and probe.
+-- tasks: [choice]
+-- grain: [run_id, probe]
+SELECT run_id, probe, count(DISTINCT instance_id) AS value FROM scores GROUP BY ALL
+"""
+
+
+def tiny_llama(folder: Path) -> Path:
+    """A 2-layer Llama with SmolLM2's tokenizer, from a config (random weights)."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from probes.models import load_tokenizer
+
+    tok = load_tokenizer("smollm2-135m")
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64,
+                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                         max_position_embeddings=64, bos_token_id=tok.bos_token_id,
+                         eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id)
+    LlamaForCausalLM(config).save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+def test_new_user_path_through_kgprobe(tmp_path: Path, tiny_store_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Write a probe, query it, preview it, export, run a tiny model, report with an own
+    metric: the README's path, every step through ``kgprobe``."""
+    mine = tmp_path / "my_probes"
+    write_probe(mine, PARENTS, "parents.rq")
+    metrics = tmp_path / "my_metrics"
+    metrics.mkdir()
+    (metrics / "my_scored_instances.sql").write_text(MY_METRIC)
+    model = tiny_llama(tmp_path / "tiny-llama")
+    shared = ["--store", str(tiny_store_path), "--results", str(tmp_path / "r.duckdb")]
+
+    assert main([*shared, "query", str(mine / "parents.rq"), "-n", "3"]) == 0
+    assert "42 row(s)" in capsys.readouterr().out  # 6 subclass edges x 7 labels
+    assert main([*shared, "-q", str(mine), "export", "--preview", "1", "-p", "mine/*"]) == 0
+    preview = capsys.readouterr().out
+    assert "A bird is a kind of animal." in preview and "sparrow" not in preview  # 1 instance
+    assert main([*shared, "-q", str(mine), "export", "-p", "mine/*", "--quiet",
+                 "--no-parquet"]) == 0
+    assert main(["run", "-m", str(model), "-p", "mine/*", "--threads", "1", "--quiet",
+                 *shared, "--queries", str(mine)]) == 0
+    capsys.readouterr()
+    assert main(["report", "--metrics", str(metrics), "--out", str(tmp_path / "report"),
+                 "--no-plots", *shared]) == 0
+    out = capsys.readouterr().out
+    assert "my_scored_instances" in out
+    row = next(line for line in out.splitlines() if "mine/parents" in line)
+    assert row.rstrip(" |").split("|")[-1].strip() in ("5", "5.0", "5.000")
