@@ -303,7 +303,7 @@ def test_new_user_path_through_kgprobe(tmp_path: Path, tiny_store_path: Path,
     assert "42 row(s)" in capsys.readouterr().out  # 6 subclass edges x 7 labels
     assert main([*shared, "-q", str(mine), "export", "--preview", "1", "-p", "mine/*"]) == 0
     preview = capsys.readouterr().out
-    assert "A bird is a kind of animal." in preview and "sparrow" not in preview  # 1 instance
+    assert "A bird is a kind of animal." in preview and "A sparrow" not in preview  # 1 instance
     assert main([*shared, "-q", str(mine), "export", "-p", "mine/*", "--quiet",
                  "--no-parquet"]) == 0
     assert main(["run", "-m", str(model), "-p", "mine/*", "--threads", "1", "--quiet",
