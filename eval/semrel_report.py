@@ -551,7 +551,8 @@ def render_report(results: Path, stats: bool, settings: Settings) -> Render:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval.semrel_report",
-                                     description=__doc__.split("\n")[0])
+                                     description=" ".join(  # the whole first paragraph
+                                         __doc__.split("\n\n")[0].split()).replace("``", ""))
     parser.add_argument("--results", type=Path, default=None,
                         help="results DuckDB file, opened read-only (default: $KGPROBE_RESULTS "
                         "or .kgprobe/results.duckdb)")

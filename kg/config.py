@@ -8,6 +8,7 @@
 | store           | ``KGPROBE_STORE``       | ``<home>/store``                             |
 | results file    | ``KGPROBE_RESULTS``     | ``<home>/results.duckdb``                    |
 | model cache     | ``KGPROBE_MODEL_CACHE`` | ``~/.cache/kgprobe/models``                  |
+| probe folders   | ``KGPROBE_QUERIES``     | none (folders besides ``queries/``, ``:``-separated) |
 
 >>> import os
 >>> os.environ["KGPROBE_HOME"] = "kgp-doc"
@@ -60,3 +61,16 @@ def model_cache() -> Path:
 def exports_dir() -> Path:
     """Where ``python -m probes.export`` writes Parquet files."""
     return _env_path("KGPROBE_EXPORTS", home() / "exports")
+
+
+def extra_query_dirs() -> list[Path]:
+    """Probe folders besides ``queries/`` from ``KGPROBE_QUERIES`` (separated by ``os.pathsep``),
+    read by every command that finds probes, so a folder named once applies to every step.
+
+    >>> os.environ["KGPROBE_QUERIES"] = os.pathsep.join(["mine", "theirs"])
+    >>> [str(p) for p in extra_query_dirs()]
+    ['mine', 'theirs']
+    >>> del os.environ["KGPROBE_QUERIES"]
+    """
+    value = os.environ.get("KGPROBE_QUERIES", "")
+    return [Path(p).expanduser() for p in value.split(os.pathsep) if p]

@@ -49,6 +49,7 @@ from kg.store import (
 )
 from kg.vocab import graph
 from probes.errors import ProbeError, ProbeFileError
+from probes.preview import check_task, preview_prompts
 from probes.render import placeholders
 from probes.results import connect, diagnose
 from probes.spec import Probe, discover
@@ -245,6 +246,8 @@ def build_instances(probe: Probe, store: KnowledgeStore, limits: QueryLimits | N
             run_query(probe, store, limits)  # raises the SERVICE refusal
         df = func(probe, store)
     check_templates(probe, df)
+    for warning in check_task(probe, df):
+        print(warning, file=sys.stderr)
     return df
 
 
@@ -409,6 +412,42 @@ def format_reports(reports: list[ExportReport]) -> str:
     return "\n".join(lines)
 
 
+def list_probes(extra_dirs: list[Path] | None = None, patterns: list[str] | None = None,
+                include_default: bool = True) -> list[Probe]:
+    """The probes that ``--list`` shows and an export exports: every probe file found (see
+    :func:`probes.spec.discover`) except building blocks with ``export: false``. One function
+    for ``probes.export --list``, ``probes.run --list`` and ``kgprobe list``."""
+    return [p for p in discover(extra_dirs, patterns, include_default=include_default)
+            if p.spec.export]
+
+
+def format_probe_list(probes: list[Probe]) -> str:
+    """One line per probe: name, task, file and description.
+
+    >>> from probes.spec import parse_probe
+    >>> p = parse_probe("# name: a/b\\n# task: records\\n# split: test\\n"
+    ...                 "# description: demo\\nSELECT ?x WHERE { }", "b.rq")
+    >>> format_probe_list([p])
+    'a/b                                      records      b.rq  demo'
+    """
+    return "\n".join(f"{p.spec.name:40} {p.spec.task:12} {p.path}  {p.spec.description or ''}"
+                     .rstrip() for p in probes)
+
+
+def print_preview(probes: list[Probe], store: KnowledgeStore, n: int, kind: str,
+                  limits: QueryLimits | None = None,
+                  builder_dirs: list[Path] | None = None) -> None:
+    """Print ``n`` instances' rendered prompts per probe (``--preview N``); writes nothing."""
+    check_graphs(probes, store)
+    for probe in probes:
+        t0 = time.perf_counter()
+        df = build_instances(probe, store, limits, builder_dirs)
+        print(f"## {probe.spec.name} ({probe.spec.task}, {df.height:,} instances, "
+              f"{time.perf_counter() - t0:.2f} s; prompts as a {kind} model gets them)")
+        print("\n".join(preview_prompts(probe, df, n, kind)) or "(no instances)")
+        print()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m probes.export",
@@ -447,14 +486,18 @@ def main(argv: list[str] | None = None) -> int:
                         ".kgprobe/exports)")
     parser.add_argument("--no-parquet", action="store_true", help="write DuckDB only")
     parser.add_argument("--list", action="store_true", help="list the probes found and exit")
+    parser.add_argument("--preview", type=int, default=None, metavar="N",
+                        help="run the queries and print N instances' rendered prompts per probe "
+                        "(template and params checked); writes nothing")
+    parser.add_argument("--kind", choices=("causal", "masked", "seq2seq"), default="causal",
+                        help="--preview: render prompts as this kind of model gets them "
+                        "(default: causal)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     try:
-        found = discover(args.queries, args.probe, include_default=not args.only_extra)
-        probes = [p for p in found if p.spec.export]
+        probes = list_probes(args.queries, args.probe, include_default=not args.only_extra)
         if args.list:
-            for p in probes:
-                print(f"{p.spec.name:40} {p.spec.task:12} {p.path}")
+            print(format_probe_list(probes))
             return 0
         for flag, value in (("--timeout", args.timeout), ("--query-timeout", args.query_timeout),
                             ("--max-rows", args.max_rows)):
@@ -463,10 +506,16 @@ def main(argv: list[str] | None = None) -> int:
         limits = QueryLimits(timeout_s=args.query_timeout or None, max_rows=args.max_rows or None,
                              allow_service=args.allow_service)
         store = open_store(args.endpoint, args.store, timeout=args.timeout)
+        builder_dirs = [*(args.queries or []), *config.extra_query_dirs()]
+        if args.preview is not None:
+            if args.preview < 1:
+                raise ProbeError(f"--preview must be a positive number (got {args.preview})")
+            print_preview(probes, store, args.preview, args.kind, limits, builder_dirs)
+            return 0
         out = None if args.no_parquet else (args.out or config.exports_dir())
         t0 = time.perf_counter()
         reports = export(probes, store, args.results, out, progress=not args.quiet,
-                         limits=limits, builder_dirs=args.queries)
+                         limits=limits, builder_dirs=builder_dirs)
     except (ProbeError, KgError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -538,9 +538,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", "-m",
                    help="model: a Hugging Face hub name, a local folder, a GGUF file, or an "
                    "offline alias (smollm2-135m, gemma3-270m; see probes.models); or --models")
-    p.add_argument("--probe", "-p", action="append", required=True, metavar="PATTERN",
-                   help="probe name or glob pattern (e.g. 'starter/*'); repeatable. The probes "
-                   "must have been exported with `python -m probes.export`")
+    p.add_argument("--probe", "-p", action="append", metavar="PATTERN",
+                   help="probe name or glob pattern (e.g. 'starter/*'); repeatable; required "
+                   "unless --list. The probes must have been exported with `python -m "
+                   "probes.export`")
+    p.add_argument("--list", action="store_true",
+                   help="list the probes found (as `python -m probes.export --list`) and exit")
     p.add_argument("--results", type=Path, default=None,
                    help="results DuckDB file (default: $KGPROBE_RESULTS or "
                    ".kgprobe/results.duckdb)")
@@ -702,7 +705,19 @@ def main(argv: list[str] | None = None, scorer_factory: ScorerFactory | None = N
         from probes.shard import merge_main
 
         return merge_main(argv[1:])
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.list:  # the same list as probes.export --list
+        from probes.export import format_probe_list, list_probes
+
+        try:
+            print(format_probe_list(list_probes(args.queries, args.probe, not args.only_extra)))
+        except ProbeError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        return 0
+    if not args.probe:
+        parser.error("the following arguments are required: --probe/-p")
     factory = scorer_factory or _default_factory
     routed = scale_cli.route(args, argv, main, factory)  # a model list, a shard or a rank
     if routed is not None:

@@ -61,6 +61,7 @@ from pydantic import (
 )
 
 from kg.header import HeaderError, comment_block, field_lines, parse_yaml, unknown_fields
+from kg import config
 from probes.errors import ProbeFileError
 from probes.tasks import params_problem
 from probes.tasks.registry import TASK_NAMES
@@ -419,6 +420,8 @@ def discover(extra_dirs: list[Path] | None = None, patterns: list[str] | None = 
     ``derived``, which hold kg.derived's CONSTRUCT files), optionally filtered by
     name patterns (``fnmatch``: ``starter/*``). Duplicate names are an error naming both files."""
     dirs = (default_query_dirs() if include_default else []) + list(extra_dirs or [])
+    dirs += [d for d in config.extra_query_dirs()  # KGPROBE_QUERIES, each folder once
+             if d.resolve() not in {x.resolve() for x in dirs}]
     probes: dict[str, Probe] = {}
     for d in dirs:
         if not d.is_dir():
@@ -439,5 +442,8 @@ def discover(extra_dirs: list[Path] | None = None, patterns: list[str] | None = 
         if not chosen:
             names = ", ".join(sorted(probes)) or "(none found)"
             raise ProbeFileError(", ".join(map(str, dirs)), None,
-                                 f"no probe matches {' '.join(patterns)}; known probes: {names}")
+                                 f"no probe matches {' '.join(patterns)}; known probes: {names}. "
+                                 "A probe in a folder of your own needs --queries DIR on every "
+                                 "command that reads it (export, run, ...), or set "
+                                 "KGPROBE_QUERIES=DIR once")
     return chosen

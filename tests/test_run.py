@@ -25,6 +25,7 @@ import pytest
 
 from kg.store import LocalStore
 from probes.errors import ProbeFileError
+from probes.errors import ProbeError
 from probes.export import export
 from probes.results import connect
 from probes.run import build_parser, main
@@ -377,9 +378,9 @@ def test_binary_gold_outside_the_classes_is_an_error(tmp_path: Path, capsys: Any
     probe = ("# name: t/bin\n# task: binary\n# split: test\n# target: ?s\n# gold: ?g\n"
              '# prompts: ["[W] [V]"]\n'
              'SELECT ?s ?g WHERE { VALUES (?s ?g) { ("x" "maybe") } }\n')
-    qdir, results = setup(tmp_path, probe)
-    assert run(qdir, results, FakeScorer(), "-p", "t/bin") == 2
-    assert "'maybe', which is not a class" in capsys.readouterr().err
+    with pytest.raises(ProbeError) as e:  # found at export, before any model loads
+        setup(tmp_path, probe)
+    assert "'maybe', which is not a class" in str(e.value)
 
 
 def test_help_documents_every_option() -> None:

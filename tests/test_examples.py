@@ -1,0 +1,122 @@
+"""The example probe files of ``queries/examples/`` (sampling idioms for probe authors), run on
+small stores built here; expected instances are worked out in Python from the idiom each file
+documents (seeded MD5 hashes, the hierarchy's closure), not taken from the query's output."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from pathlib import Path
+
+import pyoxigraph as ox
+import pytest
+
+from kg.store import LocalStore
+from kg.vocab import graph
+from probes.export import build_instances
+from probes.spec import load_probe
+
+EXAMPLES = Path(__file__).parents[1] / "queries" / "examples"
+KGP = "https://w3id.org/kgprobe/vocab#"
+SKOS = "http://www.w3.org/2004/02/skos/core#"
+RDF_TYPE = ox.NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+# category -> exemplars, most often produced first; "plum" is listed under two categories
+NORMS = {
+    "fruit": ["apple", "plum", "pear"],
+    "bird": ["robin", "sparrow", "eagle"],
+    "colour": ["red", "plum", "blue"],
+    "tool": ["hammer", "saw", "drill"],
+    "metal": ["iron", "copper", "gold"],
+    "vehicle": ["car", "bus", "ice cream van"],
+    "weapon": ["gun", "knife", "sword"],
+}
+# COPEN-like concept -> parent
+TAXONOMY = {"Animal": None, "Bird": "Animal", "Owl": "Bird", "Fish": "Animal",
+            "Tool": None, "Hammer": "Tool"}
+
+
+def norms_store() -> LocalStore:
+    g = graph("norms")
+    quads = []
+    for cat, exemplars in NORMS.items():
+        for rank, word in enumerate(exemplars, start=1):
+            e = ox.NamedNode(f"http://example.org/norms/{cat}-{rank}")
+            quads += [ox.Quad(e, RDF_TYPE, ox.NamedNode(KGP + "CategoryExemplar"), g),
+                      ox.Quad(e, ox.NamedNode(KGP + "category"), ox.Literal(cat), g),
+                      ox.Quad(e, ox.NamedNode(KGP + "exemplar"), ox.Literal(word), g),
+                      ox.Quad(e, ox.NamedNode(KGP + "rank"), ox.Literal(rank), g)]
+    store = LocalStore.in_memory()
+    store.oxigraph.extend(quads)
+    return store
+
+
+def copen_store() -> LocalStore:
+    g = graph("copen")
+    quads = []
+    for name, parent in TAXONOMY.items():
+        c = ox.NamedNode(f"http://example.org/copen/{name}")
+        quads += [ox.Quad(c, RDF_TYPE, ox.NamedNode(KGP + "CopenConcept"), g),
+                  ox.Quad(c, ox.NamedNode(SKOS + "prefLabel"), ox.Literal(name.lower()), g)]
+        if parent:
+            quads.append(ox.Quad(c, ox.NamedNode(SKOS + "broader"),
+                                 ox.NamedNode(f"http://example.org/copen/{parent}"), g))
+    store = LocalStore.in_memory()
+    store.oxigraph.extend(quads)
+    return store
+
+
+def md5(text: str) -> str:
+    return hashlib.md5(text.encode()).hexdigest()
+
+
+def test_choice_draws_4_distractors_by_the_seeded_hash() -> None:
+    probe = load_probe(EXAMPLES / "choice-distractors.rq")
+    df = build_instances(probe, norms_store())
+    listed = {w: {c for c, ws in NORMS.items() if w in ws} for ws in NORMS.values() for w in ws}
+    # targets: ranks 1-2 and listed under one category only ("plum" is under two)
+    targets = {w for ws in NORMS.values() for w in ws[:2] if len(listed[w]) == 1}
+    assert set(df["target"]) == targets and "plum" not in targets
+    for row in df.iter_rows(named=True):
+        word = row["target"]
+        (gold,) = listed[word]
+        others = [c for c in NORMS if c not in listed[word]]
+        drawn = sorted(others, key=lambda c: md5(f"{word}|{c}|42"))[:4]
+        assert row["gold"] == [gold]
+        assert sorted(row["candidates"]) == sorted([gold, *drawn])
+    assert build_instances(probe, norms_store()).equals(df)  # the same draw every time
+
+
+def test_binary_negatives_are_unrelated_and_balanced() -> None:
+    df = build_instances(load_probe(EXAMPLES / "binary-negatives.rq"), copen_store())
+
+    def ancestors(c: str) -> set[str]:
+        out, p = set(), TAXONOMY[c]
+        while p:
+            out.add(p)
+            p = TAXONOMY[p]
+        return out
+
+    related = {(c.lower(), a.lower()) for c in TAXONOMY for a in ancestors(c)}
+    unrelated = {(c.lower(), d.lower()) for c, d in itertools.permutations(TAXONOMY, 2)
+                 if d not in ancestors(c) and c not in ancestors(d)}
+    pairs = {(json.loads(f)["sub"], json.loads(f)["super"]): g[0]
+             for f, g in zip(df["fields"], df["gold"], strict=True)}
+    assert {p for p, label in pairs.items() if label == "true"} == related  # 5 < LIMIT 100
+    assert {p for p, label in pairs.items() if label == "false"} == unrelated
+    assert len(related) == 5 and len(unrelated) == 30 - 2 * 5
+
+
+def test_relatum_gold_sets_are_the_single_word_exemplars() -> None:
+    df = build_instances(load_probe(EXAMPLES / "relatum-gold-set.rq"), norms_store())
+    got = {t: sorted(g) for t, g in zip(df["target"], df["gold"], strict=True)}
+    assert got == {c: sorted(w for w in ws if " " not in w) for c, ws in NORMS.items()}
+    assert "ice cream van" not in got["vehicle"]
+
+
+@pytest.mark.parametrize("name", ["choice-distractors", "binary-negatives", "relatum-gold-set"])
+def test_examples_use_no_rand_and_name_their_idiom(name: str) -> None:
+    text = (EXAMPLES / f"{name}.rq").read_text()
+    probe = load_probe(EXAMPLES / f"{name}.rq")  # parses: header, seed, no RAND()
+    assert probe.spec.name == f"examples/{name}"
+    assert "# The idiom" in text
