@@ -27,6 +27,7 @@ from probes import ontolama
 from probes.errors import ProbeError, ProbeFileError
 from probes.spec import discover, parse_probe
 from probes.verbalise import Named, Verbaliser, entities, functional
+from tests.wordnet_mini import add_mini_wordnet
 
 DATA = config.data_dir()
 if not DATA.is_dir():
@@ -45,7 +46,9 @@ pytestmark = pytest.mark.skipif(not (DATA / "pizza").is_dir(),
 def store(tmp_path_factory: pytest.TempPathFactory) -> LocalStore:
     path = tmp_path_factory.mktemp("ontolama") / "store"
     kg_build(["pizza"], store_path=path, data_dir=DATA, progress=False)
-    return LocalStore.open(path)
+    store = LocalStore.open(path, read_only=False)
+    add_mini_wordnet(store.oxigraph, path.parent / "wordnet")  # the verbaliser's lexicon
+    return store
 
 
 @pytest.fixture(scope="module")
@@ -362,6 +365,7 @@ def test_unlabelled_class_skips_only_its_anchor(tmp_path: Path) -> None:
                  files=(SourceFile("tiny.owl"),), options={"reason": False})
     store = LocalStore.in_memory()
     load_source(store.oxigraph, src, [tmp_path / "tiny.owl"], tmp_path)
+    add_mini_wordnet(store.oxigraph, tmp_path / "wordnet")
     probe = parse_probe(COMPLEX_HEADER, "tiny-complex.rq")
     samples, report, _ = ontolama.complex_samples(probe, store)
     assert report.anchors == 2 and report.used == 1
