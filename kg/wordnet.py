@@ -188,33 +188,6 @@ def lemma_iri_part(lemma: str) -> str:
     return part if _IRI_SAFE.fullmatch(part) else quote(part, safe="")
 
 
-def synset_iri(offset: str, ss_type: str) -> ox.NamedNode:
-    """The IRI of a synset.
-
-    >>> synset_iri("02084071", "n").value
-    'https://w3id.org/kgprobe/data/wordnet/synset-02084071-n'
-    """
-    return NS[f"synset-{offset}-{ss_type}"]
-
-
-def word_iri(lemma: str) -> ox.NamedNode:
-    """The IRI of a word (one per lower-case lemma, shared across parts of speech).
-
-    >>> word_iri("Domestic dog").value
-    'https://w3id.org/kgprobe/data/wordnet/word-domestic_dog'
-    """
-    return NS["word-" + lemma_iri_part(lemma)]
-
-
-def sense_iri(lemma: str, ss_type: str, sense_number: int) -> ox.NamedNode:
-    """The IRI of a word sense (``ss_type`` as in the synset, ``s`` for satellites).
-
-    >>> sense_iri("good", "a", 1).value
-    'https://w3id.org/kgprobe/data/wordnet/wordsense-good-a-1'
-    """
-    return NS[f"wordsense-{lemma_iri_part(lemma)}-{ss_type}-{sense_number}"]
-
-
 def _literal(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
