@@ -17,7 +17,7 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
-from kg import config
+from kg import config, reason
 from kg.build import build as kg_build
 from kg.build import load_source
 from kg.manifest import Source, SourceFile
@@ -382,6 +382,31 @@ def test_unlabelled_class_skips_only_its_anchor(tmp_path: Path) -> None:
 def test_reasoner_timeout_is_a_clear_error(store: LocalStore) -> None:
     with pytest.raises(ProbeError, match=r"HermiT failed.*did not finish"):
         ontolama.classify_with_fresh(store, "pizza", [Named(PIZZA + "Pizza")], timeout=0.01)
+
+
+def test_fresh_classes_reach_hermit_with_the_one_java_heap_setting(
+        store: LocalStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fresh-class run and the build read KGPROBE_JAVA_MEMORY_MB through one function
+    (kg.reason.java_memory_mb); the fresh class is defined in the file HermiT reads."""
+    seen: dict[str, str] = {}
+
+    def fake_java(command: list[str], timeout: float) -> str:
+        seen["heap"] = next(a for a in command if a.startswith("-Xmx"))
+        seen["input"] = Path(command[-1].removeprefix("file://")).read_text()
+        return f"SubClassOf( <{ontolama.FRESH}0> <{PIZZA}Food> )\n"
+
+    monkeypatch.setattr(reason, "run_java", fake_java)
+    monkeypatch.setenv("KGPROBE_JAVA_MEMORY_MB", "777")
+    h = ontolama.classify_with_fresh(store, "pizza", [Named(PIZZA + "Pizza")], timeout=5)
+    assert seen["heap"] == "-Xmx777M"
+    assert (f"<{ontolama.FRESH}0> <http://www.w3.org/2002/07/owl#equivalentClass> "
+            f"<{PIZZA}Pizza> .") in seen["input"]
+    assert h.subsumptions == {(ontolama.FRESH + "0", PIZZA + "Food")}
+    assert reason.java_memory_mb(1234) == 1234  # a source's java_memory_mb option wins
+    monkeypatch.delenv("KGPROBE_JAVA_MEMORY_MB")
+    import owlready2.reasoning
+    monkeypatch.setattr(owlready2.reasoning, "JAVA_MEMORY", 321)
+    assert reason.java_memory_mb() == 321
 
 
 def test_complex_needs_the_embedded_store() -> None:
