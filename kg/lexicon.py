@@ -80,7 +80,7 @@ def read_lexicon(store: KnowledgeStore) -> WordNetLexicon:
         by_pos[SENSE_POS[str(r["type"]).rsplit("/", 1)[-1]]].add(_lemma(r["form"]))
     forms: dict[str, set[str]] = defaultdict(set)
     for r in store.query(f"""SELECT ?form ?base WHERE {{ GRAPH <{g}> {{
-            ?v a <{KGP.VerbForm.value}> ; <{WN.lexicalForm.value}> ?form ;
+            ?v a <{KGP.VerbForm.value}> ; <{KGP.inflectedForm.value}> ?form ;
                <{KGP.baseForm.value}> ?base }} }}""", max_rows=None):
         forms[_lemma(r["form"])].add(_lemma(r["base"]))
     if not forms:

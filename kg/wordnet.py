@@ -20,8 +20,9 @@ RDF schema):
 - pointers (see ``POINTERS``) between synsets (semantic) or word senses (lexical), each
   relation stored once, in the direction of its predicate;
 - irregular verb forms (``verb.exc``, when the manifest lists it) ``wnd:verbform-had``:
-  ``kgp:VerbForm``, ``wn:lexicalForm "had"``, ``kgp:baseForm "have"`` (one per base form
-  given, as written with spaces for underscores). :mod:`kg.lexicon` reads them.
+  ``kgp:VerbForm``, ``kgp:inflectedForm "had"``, ``kgp:baseForm "have"`` (one per base form
+  given, spaces for underscores; not ``wn:lexicalForm``, which only lemmas have).
+  :mod:`kg.lexicon` reads them.
 """
 
 from __future__ import annotations
@@ -254,7 +255,7 @@ def _write_verb_forms(exceptions: list[tuple[str, tuple[str, ...]]], out: _Write
     for form, bases in exceptions:
         v = f"<{_BASE}verbform-{lemma_iri_part(form)}>"
         lines.append(f"{v} {_A} <{KGP.VerbForm.value}> .\n")
-        lines.append(f"{v} <{WN.lexicalForm.value}> {_literal(form.replace('_', ' '))} .\n")
+        lines.append(f"{v} <{KGP.inflectedForm.value}> {_literal(form.replace('_', ' '))} .\n")
         lines.extend(f"{v} <{KGP.baseForm.value}> {_literal(b.replace('_', ' '))} .\n"
                      for b in bases)
     out.write("".join(lines))

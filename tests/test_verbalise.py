@@ -30,7 +30,7 @@ import pyoxigraph as ox
 import pytest
 
 from kg.build import load_source
-from kg.lexicon import LexiconError
+from kg.lexicon import LexiconError, parts_of_speech
 from kg.manifest import pick
 from kg.store import LocalStore
 from probes.verbalise import (
@@ -62,10 +62,29 @@ PROPS = {"derives": "derives from", "topping": "has topping", "spiciness": "has 
 
 
 @pytest.fixture(scope="module")
-def lexicon(tmp_path_factory: pytest.TempPathFactory) -> PosLexicon:
+def wordnet_store(tmp_path_factory: pytest.TempPathFactory) -> LocalStore:
     store = ox.Store()
     add_mini_wordnet(store, tmp_path_factory.mktemp("wordnet"))
-    return PosLexicon.from_store(LocalStore(store))
+    return LocalStore(store)
+
+
+@pytest.fixture(scope="module")
+def lexicon(wordnet_store: LocalStore) -> PosLexicon:
+    return PosLexicon.from_store(wordnet_store)
+
+
+def test_lexicon_reads_the_wordnet_graph(wordnet_store: LocalStore, lexicon: PosLexicon) -> None:
+    assert parts_of_speech(wordnet_store, "characteristic") == {"noun", "adjective"}
+    assert parts_of_speech(wordnet_store, "output") == {"noun", "verb"}
+    assert parts_of_speech(wordnet_store, "spoken") == {"adjective"}
+    assert parts_of_speech(wordnet_store, "had") == set()  # a verb form, not a lemma
+    assert dict(lexicon.verb_forms) == {"had": {"have"}, "made": {"make"}, "spoken": {"speak"}}
+    assert {"part", "in", "over"} <= lexicon.nouns and "on" in lexicon.adjectives
+    # verb forms are no lemmas: semrel counts answers against wn:lexicalForm
+    forms = {str(r["f"]) for r in wordnet_store.query(
+        "SELECT ?f WHERE { GRAPH ?g { ?w <http://www.w3.org/2006/03/wn/wn20/schema/lexicalForm> "
+        "?f } }")}
+    assert "had" not in forms and "have" in forms
 
 
 @pytest.fixture(scope="module")
