@@ -138,11 +138,13 @@ def hermit_command(input_file: Path, java_memory_mb: int) -> list[str]:
             HERMIT_MAIN, "--classify", input_file.resolve().as_uri()]
 
 
-def java_memory_mb(ctx: LoadContext) -> int:
-    """Java heap for HermiT: option ``java_memory_mb``, else the environment, else owlready2's."""
-    value = ctx.options.get("java_memory_mb") or os.environ.get("KGPROBE_JAVA_MEMORY_MB")
+def java_memory_mb(option: object = None) -> int:
+    """Java heap for HermiT in MB: ``option`` (a source's ``java_memory_mb``) when given, else
+    ``$KGPROBE_JAVA_MEMORY_MB``, else owlready2's ``JAVA_MEMORY``. The one reader of the
+    setting, for the build and for OntoLAMA's fresh-class classification."""
+    value = option or os.environ.get("KGPROBE_JAVA_MEMORY_MB")
     if value:
-        return int(value)
+        return int(str(value))
     import owlready2.reasoning
 
     return int(owlready2.reasoning.JAVA_MEMORY)
@@ -154,7 +156,8 @@ def classify_with_hermit(ctx: LoadContext) -> Hierarchy:
     with tempfile.TemporaryDirectory(prefix="kgprobe-reason-") as tmp:
         path = Path(tmp) / f"{ctx.source.name}.nt"
         write_logical_triples(ctx.store, ctx.graph, path)
-        output = run_java(hermit_command(path, java_memory_mb(ctx)), timeout)
+        output = run_java(hermit_command(path, java_memory_mb(ctx.options.get("java_memory_mb"))),
+                          timeout)
     hierarchy = parse_hermit(output)
     asserted = ctx.store.query(f"ASK {{ GRAPH <{ctx.graph.value}> {{ ?a <{RDFS.subClassOf.value}> "
                                "?b FILTER(isIRI(?a) && isIRI(?b) && ?a != ?b) } }")
@@ -162,6 +165,20 @@ def classify_with_hermit(ctx: LoadContext) -> Hierarchy:
         raise ReasonerFailed("HermiT returned no class hierarchy although subclass axioms are "
                              "asserted")
     return hierarchy
+
+
+def classify_with_extra_triples(store: ox.Store, graph: ox.NamedNode, extra: Iterable[str],
+                                timeout: float, name: str = "ontology") -> Hierarchy:
+    """HermiT's hierarchy of the logical triples of ``graph`` plus the N-Triples lines
+    ``extra`` (e.g. fresh classes defined by class expressions), written to ``<name>.nt``;
+    raises ReasonerFailed."""
+    with tempfile.TemporaryDirectory(prefix="kgprobe-reason-") as tmp:
+        path = Path(tmp) / f"{name}.nt"
+        write_logical_triples(store, graph, path)
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write("\n".join(extra) + "\n")
+        output = run_java(hermit_command(path, java_memory_mb()), timeout)
+    return parse_hermit(output)
 
 
 def _die_with_parent(libc: ctypes.CDLL | None, parent: int) -> None:

@@ -30,7 +30,6 @@ import threading
 import urllib.error
 import urllib.parse
 import warnings
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -418,8 +417,3 @@ def open_store(endpoint: str | None = None, path: Path | None = None,
     if endpoint:
         return RemoteStore(endpoint, timeout=timeout)
     return LocalStore.open(path, read_only=True)
-
-
-def missing_graphs(store: KnowledgeStore, needed: Iterable[str]) -> list[str]:
-    have = set(store.graphs())
-    return [g for g in needed if g not in have]

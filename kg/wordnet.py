@@ -18,7 +18,11 @@ RDF schema):
   ``rdfs:label`` (the lemma as written in the synset); the synset ``wn:containsWordSense`` it;
 - satellites (``s``) are typed as adjective synsets / senses too (a subclass in the W3C schema);
 - pointers (see ``POINTERS``) between synsets (semantic) or word senses (lexical), each
-  relation stored once, in the direction of its predicate.
+  relation stored once, in the direction of its predicate;
+- irregular verb forms (``verb.exc``, when the manifest lists it) ``wnd:verbform-had``:
+  ``kgp:VerbForm``, ``kgp:inflectedForm "had"``, ``kgp:baseForm "have"`` (one per base form
+  given, spaces for underscores; not ``wn:lexicalForm``, which only lemmas have).
+  :mod:`kg.lexicon` reads them.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ NS = data_ns("wordnet")
 
 DATA_FILES = {"n": "data.noun", "v": "data.verb", "a": "data.adj", "r": "data.adv"}
 SENSE_INDEX = "index.sense"
+VERB_EXCEPTIONS = "verb.exc"
 
 LEXNAMES = (
     "adj.all", "adj.pert", "adv.all", "noun.Tops", "noun.act", "noun.animal", "noun.artifact",
@@ -184,33 +189,6 @@ def lemma_iri_part(lemma: str) -> str:
     return part if _IRI_SAFE.fullmatch(part) else quote(part, safe="")
 
 
-def synset_iri(offset: str, ss_type: str) -> ox.NamedNode:
-    """The IRI of a synset.
-
-    >>> synset_iri("02084071", "n").value
-    'https://w3id.org/kgprobe/data/wordnet/synset-02084071-n'
-    """
-    return NS[f"synset-{offset}-{ss_type}"]
-
-
-def word_iri(lemma: str) -> ox.NamedNode:
-    """The IRI of a word (one per lower-case lemma, shared across parts of speech).
-
-    >>> word_iri("Domestic dog").value
-    'https://w3id.org/kgprobe/data/wordnet/word-domestic_dog'
-    """
-    return NS["word-" + lemma_iri_part(lemma)]
-
-
-def sense_iri(lemma: str, ss_type: str, sense_number: int) -> ox.NamedNode:
-    """The IRI of a word sense (``ss_type`` as in the synset, ``s`` for satellites).
-
-    >>> sense_iri("good", "a", 1).value
-    'https://w3id.org/kgprobe/data/wordnet/wordsense-good-a-1'
-    """
-    return NS[f"wordsense-{lemma_iri_part(lemma)}-{ss_type}-{sense_number}"]
-
-
 def _literal(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
@@ -255,6 +233,32 @@ def read_sense_index(path: Path) -> dict[tuple[str, str, str], tuple[int, int]]:
             ) from None
         out[(lemma, ss, offset)] = (number, tags)
     return out
+
+
+def read_verb_exceptions(path: Path) -> list[tuple[str, tuple[str, ...]]]:
+    """``verb.exc`` as (irregular form, base forms) in file order: the line
+    ``appalled appal appall`` gives ``("appalled", ("appal", "appall"))``."""
+    out = []
+    for lineno, line in _read_lines(path):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) < 2:
+            raise SourceError(f"{path}:{lineno}: not a verb.exc line (a form and its base "
+                              "forms). Reinstall wordnet-base or set KGPROBE_WORDNET_DIR.")
+        out.append((parts[0], tuple(parts[1:])))
+    return out
+
+
+def _write_verb_forms(exceptions: list[tuple[str, tuple[str, ...]]], out: _Writer) -> None:
+    lines = []
+    for form, bases in exceptions:
+        v = f"<{_BASE}verbform-{lemma_iri_part(form)}>"
+        lines.append(f"{v} {_A} <{KGP.VerbForm.value}> .\n")
+        lines.append(f"{v} <{KGP.inflectedForm.value}> {_literal(form.replace('_', ' '))} .\n")
+        lines.extend(f"{v} <{KGP.baseForm.value}> {_literal(b.replace('_', ' '))} .\n"
+                     for b in bases)
+    out.write("".join(lines))
 
 
 def _files(ctx: LoadContext) -> dict[str, Path]:
@@ -450,6 +454,8 @@ def load(ctx: LoadContext) -> None:
         per_predicate[predicate.rsplit("/", 1)[-1].rsplit("#", 1)[-1]] += 1
         lines.append(f"{subj} <{predicate}> {obj} .\n")
     out.write("".join(lines))
+    exceptions = read_verb_exceptions(paths[VERB_EXCEPTIONS]) if VERB_EXCEPTIONS in paths else []
+    _write_verb_forms(exceptions, out)
     out.flush()
 
     if missing:
@@ -466,6 +472,7 @@ def load(ctx: LoadContext) -> None:
         "words": n_words,
         "pointers": len(pointers),
         "pointers_by_predicate": dict(sorted(per_predicate.items())),
+        "verb_forms": len(exceptions),
         "senses_missing_from_index": missing,
         "triples_written": out.triples,
         "parse_s": round(parse_s, 2),

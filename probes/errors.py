@@ -1,4 +1,8 @@
-"""Errors raised by probes: each names the file (and line) or the thing, and the fix."""
+"""Errors raised by probes: each names the file (and line) or the thing, and the fix.
+
+Probe-layer errors are apart from the knowledge-graph layer's (``kg.errors.KgError``: sources,
+loaders, the store); a command line catches both, ``except (ProbeError, KgError)``.
+"""
 
 from __future__ import annotations
 
@@ -26,3 +30,8 @@ class ProbeFileError(ProbeError):
 
 class ResultsError(ProbeError):
     """The results file cannot be opened or written."""
+
+
+class ModelError(ProbeError):
+    """A model cannot be found, loaded or used for the requested operation (not a source
+    error: models are no knowledge-graph source)."""

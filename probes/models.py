@@ -41,15 +41,11 @@ from typing import Any, Literal
 from urllib.parse import urlparse
 
 from kg.config import model_cache
-from kg.errors import SourceError
+from probes.errors import ModelError
 
 SourceKind = Literal["alias", "gguf", "dir", "hub"]
 MARKER = "kgprobe.json"  # written last into a converted-model folder; its presence = complete
 WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".msgpack", ".h5")
-
-
-class ModelError(SourceError):
-    """A model cannot be found, loaded or used for the requested operation."""
 
 
 class PromptTooLongError(ModelError):

@@ -1,8 +1,8 @@
 """OntoLAMA's recursive concept verbaliser (He et al., Findings of ACL 2023, Table 1).
 
 A class expression is a small immutable tree of :class:`Named`, :class:`Not`, :class:`Some`
-(∃r.C), :class:`Only` (∀r.C), :class:`And` (⊓) and :class:`Or` (⊔). :class:`Verbaliser` turns
-it into English bottom-up, one rule per pattern:
+(∃r.C), :class:`Only` (∀r.C), :class:`And` (⊓) and :class:`Or` (⊔) (:mod:`kg.owl_expressions`,
+re-exported here). :class:`Verbaliser` turns it into English bottom-up, one rule per pattern:
 
 ========================  ==========================================================
 pattern                   verbalisation V
@@ -45,63 +45,35 @@ for the templates. :func:`functional` writes an expression in OWL functional syn
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
-from kg import config
+from kg.lexicon import read_lexicon
+from kg.owl_expressions import (
+    And,
+    Expr,
+    Named,
+    Not,
+    Only,
+    Or,
+    Restriction,
+    Some,
+    entities,
+    functional,
+    replace,
+)
+from kg.store import KnowledgeStore
 from probes.errors import ProbeError
 
-# --- class expressions --------------------------------------------------------------------
+__all__ = [
+    "CLOSED_CLASS", "And", "Expr", "MissingName", "Named", "Not", "Only", "Or", "PosLexicon",
+    "Restriction", "Some", "Verbaliser", "article", "entities", "functional", "operand_key",
+    "replace",
+]
 
 
-@dataclass(frozen=True)
-class Named:
-    """A named class (its IRI)."""
-
-    iri: str
-
-
-@dataclass(frozen=True)
-class Not:
-    """¬C, ``owl:complementOf``."""
-
-    operand: Expr
-
-
-@dataclass(frozen=True)
-class Some:
-    """∃r.C, ``owl:someValuesFrom``."""
-
-    prop: str
-    filler: Expr
-
-
-@dataclass(frozen=True)
-class Only:
-    """∀r.C, ``owl:allValuesFrom``."""
-
-    prop: str
-    filler: Expr
-
-
-@dataclass(frozen=True)
-class And:
-    """C1 ⊓ ... ⊓ Cn, ``owl:intersectionOf``."""
-
-    operands: tuple[Expr, ...]
-
-
-@dataclass(frozen=True)
-class Or:
-    """C1 ⊔ ... ⊔ Cn, ``owl:unionOf``."""
-
-    operands: tuple[Expr, ...]
-
-
-Expr = Named | Not | Some | Only | And | Or
-Restriction = Some | Only
+# The expression tree (Named ... Or, functional, entities, replace) lives in kg.owl_expressions
+# and is re-exported here for the verbaliser's callers.
 
 
 class MissingName(ProbeError):
@@ -111,57 +83,6 @@ class MissingName(ProbeError):
         super().__init__(f"{kind} <{iri}> has no name (no usable rdfs:label)")
         self.iri = iri
         self.kind = kind
-
-
-def functional(e: Expr) -> str:
-    """The expression in OWL 2 functional-style syntax.
-
-    >>> functional(And((Named("http://x/A"), Some("http://x/r", Not(Named("http://x/B"))))))
-    'ObjectIntersectionOf(<http://x/A> ObjectSomeValuesFrom(<http://x/r> \
-ObjectComplementOf(<http://x/B>)))'
-    """
-    if isinstance(e, Named):
-        return f"<{e.iri}>"
-    if isinstance(e, Not):
-        return f"ObjectComplementOf({functional(e.operand)})"
-    if isinstance(e, Some | Only):
-        kind = "ObjectSomeValuesFrom" if isinstance(e, Some) else "ObjectAllValuesFrom"
-        return f"{kind}(<{e.prop}> {functional(e.filler)})"
-    kind = "ObjectIntersectionOf" if isinstance(e, And) else "ObjectUnionOf"
-    return f"{kind}({' '.join(functional(x) for x in e.operands)})"
-
-
-def entities(e: Expr) -> Iterator[tuple[str, str]]:
-    """``("class", iri)`` and ``("property", iri)`` for every entity occurrence, in order.
-
-    >>> list(entities(Some("r", And((Named("A"), Named("B"))))))
-    [('property', 'r'), ('class', 'A'), ('class', 'B')]
-    """
-    if isinstance(e, Named):
-        yield "class", e.iri
-    elif isinstance(e, Not):
-        yield from entities(e.operand)
-    elif isinstance(e, Some | Only):
-        yield "property", e.prop
-        yield from entities(e.filler)
-    else:
-        for x in e.operands:
-            yield from entities(x)
-
-
-def replace(e: Expr, old: str, new: str) -> Expr:
-    """``e`` with every occurrence of the entity ``old`` (class or property) replaced by ``new``.
-
-    >>> replace(Some("r", Named("A")), "A", "B")
-    Some(prop='r', filler=Named(iri='B'))
-    """
-    if isinstance(e, Named):
-        return Named(new) if e.iri == old else e
-    if isinstance(e, Not):
-        return Not(replace(e.operand, old, new))
-    if isinstance(e, Some | Only):
-        return type(e)(new if e.prop == old else e.prop, replace(e.filler, old, new))
-    return type(e)(tuple(replace(x, old, new) for x in e.operands))
 
 
 # --- part of speech of a property name's first word ----------------------------------------
@@ -187,15 +108,15 @@ _FINITE = frozenset({"is", "are", "was", "were", "be", "been", "has", "have", "h
 
 @dataclass(frozen=True)
 class PosLexicon:
-    """Word lists for the "is" rule, read from WordNet's index files.
+    """Word lists for the "is" rule, read from the store's WordNet graph (:mod:`kg.lexicon`).
 
     :meth:`needs_is` looks at the first word ``w`` of a property name, in this order:
 
     0. ``w`` is a closed-class word (:data:`CLOSED_CLASS`: a preposition such as "in", "of",
        "from", a conjunction or a determiner): no "is", whatever WordNet lists it as;
     1. ``w`` is a finite auxiliary (is, has, does, can, ...): no "is";
-    2. ``w`` ends in "-ed" and is a verb form (its stem, or its WordNet past form in
-       ``verb.exc``, is a verb) or an adjective: a passive participle, so "is";
+    2. ``w`` ends in "-ed" and is a verb form (its stem, or a base form WordNet's
+       ``verb.exc`` gives it, is a verb) or an adjective: a passive participle, so "is";
     3. ``w`` is a third-person verb form ("regulates", "derives", "carries", or a form listed
        in ``verb.exc`` such as "has"): no "is";
     4. ``w`` is a noun or an adjective ("part of", "member of", "capable of", "output of"):
@@ -210,47 +131,28 @@ class PosLexicon:
     nouns: frozenset[str]
     verbs: frozenset[str]
     adjectives: frozenset[str]
-    verb_forms: Mapping[str, str]
+    verb_forms: Mapping[str, frozenset[str]]
+    """Irregular verb form -> its base forms (WordNet's ``verb.exc``)."""
 
     @classmethod
-    @functools.cache
-    def from_wordnet(cls, folder: Path | None = None) -> PosLexicon:
-        """Read ``index.noun``, ``index.verb``, ``index.adj`` and ``verb.exc`` (cached).
-
-        Falls back to :meth:`small` when the files are missing (``KGPROBE_WORDNET_DIR``).
-        """
-        folder = Path(folder or config.wordnet_dir())
-        if not (folder / "index.verb").is_file():
-            return cls.small()
-
-        def lemmas(name: str) -> frozenset[str]:
-            out = set()
-            with (folder / name).open(encoding="latin-1") as fh:
-                for line in fh:
-                    if not line.startswith(" "):
-                        out.add(line.split(" ", 1)[0])
-            return frozenset(out)
-
-        forms: dict[str, str] = {}
-        exc = folder / "verb.exc"
-        if exc.is_file():
-            with exc.open(encoding="latin-1") as fh:
-                for line in fh:
-                    parts = line.split()
-                    if len(parts) >= 2:
-                        forms.setdefault(parts[0], parts[1])
-        return cls(lemmas("index.noun"), lemmas("index.verb"), lemmas("index.adj"), forms)
+    def from_store(cls, store: KnowledgeStore) -> PosLexicon:
+        """The lexicon of the store's ``wordnet`` graph (:func:`kg.lexicon.read_lexicon`,
+        cached); :class:`kg.lexicon.LexiconError` names the fix when the graph is missing."""
+        lex = read_lexicon(store)
+        return cls(lex.nouns, lex.verbs, lex.adjectives, lex.verb_forms)
 
     @classmethod
     def small(cls) -> PosLexicon:
-        """A tiny built-in lexicon (for doctests, and when WordNet is not installed): the
-        suffix rules still work, nouns and adjectives are only those listed here."""
+        """A tiny hand-made lexicon for doctests and unit tests (never a fallback for WordNet):
+        the suffix rules still work, nouns and adjectives are only those listed here."""
         nouns = frozenset({"part", "member", "output", "input", "quality", "bearer",
                            "topping", "base", "ingredient", "component", "participant"})
         verbs = frozenset({"have", "derive", "regulate", "occur", "result", "locate", "start",
                            "end", "happen", "contain", "produce", "output", "part"})
         adjectives = frozenset({"capable", "adjacent", "located", "characteristic"})
-        return cls(nouns, verbs, adjectives, {"has": "have", "does": "do", "is": "be"})
+        return cls(nouns, verbs, adjectives, {"has": frozenset({"have"}),
+                                              "does": frozenset({"do"}),
+                                              "is": frozenset({"be"})})
 
     def _is_verb_stem(self, w: str, suffix: str) -> bool:
         stem = w[: -len(suffix)]
@@ -277,9 +179,9 @@ class PosLexicon:
         if w in CLOSED_CLASS or w in _FINITE:
             return False
         if len(w) > 3 and w.endswith("ed"):
-            past = self.verb_forms.get(w)
-            if (past in self.verbs or self._is_verb_stem(w, "ed") or self._is_verb_stem(w, "d")
-                    or w in self.adjectives):
+            bases = self.verb_forms.get(w, frozenset())
+            if (any(b in self.verbs for b in bases) or self._is_verb_stem(w, "ed")
+                    or self._is_verb_stem(w, "d") or w in self.adjectives):
                 return True
         if w in self.verb_forms and w not in self.nouns:
             return False
@@ -365,10 +267,10 @@ class Verbaliser:
     """
 
     def __init__(self, class_names: Mapping[str, str], property_names: Mapping[str, str],
-                 lexicon: PosLexicon | None = None) -> None:
+                 lexicon: PosLexicon) -> None:
         self.class_names = class_names
         self.property_names = property_names
-        self.lexicon = lexicon or PosLexicon.from_wordnet()
+        self.lexicon = lexicon
 
     def __call__(self, e: Expr) -> str:
         return self.verbalise(e)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pyoxigraph as ox
 import pytest
 
-from kg import config
+from kg import config, reason
 from kg.build import build as kg_build
 from kg.build import load_source
 from kg.manifest import Source, SourceFile
@@ -27,6 +27,7 @@ from probes import ontolama
 from probes.errors import ProbeError, ProbeFileError
 from probes.spec import discover, parse_probe
 from probes.verbalise import Named, Verbaliser, entities, functional
+from tests.wordnet_mini import add_mini_wordnet
 
 DATA = config.data_dir()
 if not DATA.is_dir():
@@ -45,7 +46,9 @@ pytestmark = pytest.mark.skipif(not (DATA / "pizza").is_dir(),
 def store(tmp_path_factory: pytest.TempPathFactory) -> LocalStore:
     path = tmp_path_factory.mktemp("ontolama") / "store"
     kg_build(["pizza"], store_path=path, data_dir=DATA, progress=False)
-    return LocalStore.open(path)
+    store = LocalStore.open(path, read_only=False)
+    add_mini_wordnet(store.oxigraph, path.parent / "wordnet")  # the verbaliser's lexicon
+    return store
 
 
 @pytest.fixture(scope="module")
@@ -362,6 +365,7 @@ def test_unlabelled_class_skips_only_its_anchor(tmp_path: Path) -> None:
                  files=(SourceFile("tiny.owl"),), options={"reason": False})
     store = LocalStore.in_memory()
     load_source(store.oxigraph, src, [tmp_path / "tiny.owl"], tmp_path)
+    add_mini_wordnet(store.oxigraph, tmp_path / "wordnet")
     probe = parse_probe(COMPLEX_HEADER, "tiny-complex.rq")
     samples, report, _ = ontolama.complex_samples(probe, store)
     assert report.anchors == 2 and report.used == 1
@@ -378,6 +382,31 @@ def test_unlabelled_class_skips_only_its_anchor(tmp_path: Path) -> None:
 def test_reasoner_timeout_is_a_clear_error(store: LocalStore) -> None:
     with pytest.raises(ProbeError, match=r"HermiT failed.*did not finish"):
         ontolama.classify_with_fresh(store, "pizza", [Named(PIZZA + "Pizza")], timeout=0.01)
+
+
+def test_fresh_classes_reach_hermit_with_the_one_java_heap_setting(
+        store: LocalStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fresh-class run and the build read KGPROBE_JAVA_MEMORY_MB through one function
+    (kg.reason.java_memory_mb); the fresh class is defined in the file HermiT reads."""
+    seen: dict[str, str] = {}
+
+    def fake_java(command: list[str], timeout: float) -> str:
+        seen["heap"] = next(a for a in command if a.startswith("-Xmx"))
+        seen["input"] = Path(command[-1].removeprefix("file://")).read_text()
+        return f"SubClassOf( <{ontolama.FRESH}0> <{PIZZA}Food> )\n"
+
+    monkeypatch.setattr(reason, "run_java", fake_java)
+    monkeypatch.setenv("KGPROBE_JAVA_MEMORY_MB", "777")
+    h = ontolama.classify_with_fresh(store, "pizza", [Named(PIZZA + "Pizza")], timeout=5)
+    assert seen["heap"] == "-Xmx777M"
+    assert (f"<{ontolama.FRESH}0> <http://www.w3.org/2002/07/owl#equivalentClass> "
+            f"<{PIZZA}Pizza> .") in seen["input"]
+    assert h.subsumptions == {(ontolama.FRESH + "0", PIZZA + "Food")}
+    assert reason.java_memory_mb(1234) == 1234  # a source's java_memory_mb option wins
+    monkeypatch.delenv("KGPROBE_JAVA_MEMORY_MB")
+    import owlready2.reasoning
+    monkeypatch.setattr(owlready2.reasoning, "JAVA_MEMORY", 321)
+    assert reason.java_memory_mb() == 321
 
 
 def test_complex_needs_the_embedded_store() -> None:

@@ -27,6 +27,7 @@ from kg.store import LocalStore
 from probes import ontolama
 from probes.results import connect
 from probes.spec import Probe, parse_probe
+from tests.wordnet_mini import add_mini_wordnet
 
 T = "http://example.org/t#"
 QUERIES = Path(__file__).resolve().parents[1] / "queries" / "ontolama"
@@ -92,6 +93,7 @@ def load_tiny(tmp_path: Path, **options: object) -> tuple[LocalStore, SourceRepo
                  files=(SourceFile("tiny.owl"),), options=options)
     store = LocalStore.in_memory()
     report = load_source(store.oxigraph, src, [tmp_path / "tiny.owl"], tmp_path)
+    add_mini_wordnet(store.oxigraph, tmp_path / "wordnet")  # the verbaliser's lexicon
     return store, report
 
 

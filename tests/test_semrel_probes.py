@@ -172,7 +172,7 @@ APPENDIX_A = {"HYP": 7, "HPO": 4, "HOL": 7, "MER": 6, "ANT": 9, "SYN": 7}
 
 
 def test_prompts_are_appendix_a_lower_case(probes) -> None:
-    from probes.semrel import prompt_key
+    from probes.semrel.humans import prompt_key
 
     path = config.data_dir() / "cao-probe-responses" / "human_responses.json.gz"
     with gzip.open(path, "rt", encoding="utf-8") as fh:
@@ -217,7 +217,7 @@ def test_human_agent_ranks_counts_and_keeps_other_rows(probes, mini_store,
                                                        tmp_path: Path) -> None:
     from probes.export import export
     from probes.results import connect
-    from probes.semrel import load_humans, relation_probes
+    from probes.semrel.humans import load_humans, relation_probes
 
     store = LocalStore.in_memory()
     store.oxigraph.load((MINI + HUMANS).encode(), format=ox.RdfFormat.TRIG)

@@ -16,13 +16,23 @@ Worked examples whose expected strings come from OntoLAMA's authors:
   the real ones where the operand order depends on them), and the "is" rule's examples of
   Appendix C ("characteristic of" → "is characteristic of", "realised in" → "is realised in").
 
-The other cases follow Table 1 row by row (¬, ∃, ∀, the three conjunction cases).
+The other cases follow Table 1 row by row (¬, ∃, ∀, the three conjunction cases). Parts of
+speech come from a hand-made WordNet graph (tests/wordnet_mini.py) read through kg.lexicon, as
+the verbaliser reads the store's.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
+import pyoxigraph as ox
 import pytest
 
+from kg.build import load_source
+from kg.lexicon import LexiconError, parts_of_speech
+from kg.manifest import pick
+from kg.store import LocalStore
 from probes.verbalise import (
     And,
     MissingName,
@@ -38,6 +48,7 @@ from probes.verbalise import (
     functional,
     replace,
 )
+from tests.wordnet_mini import add_mini_wordnet, write_mini_wordnet
 
 NAMES = {
     "sandwich": "ham and cheese sandwich", "lima": "lima bean (whole)",
@@ -51,8 +62,34 @@ PROPS = {"derives": "derives from", "topping": "has topping", "spiciness": "has 
 
 
 @pytest.fixture(scope="module")
-def v() -> Verbaliser:
-    return Verbaliser(NAMES, PROPS, PosLexicon.from_wordnet())
+def wordnet_store(tmp_path_factory: pytest.TempPathFactory) -> LocalStore:
+    store = ox.Store()
+    add_mini_wordnet(store, tmp_path_factory.mktemp("wordnet"))
+    return LocalStore(store)
+
+
+@pytest.fixture(scope="module")
+def lexicon(wordnet_store: LocalStore) -> PosLexicon:
+    return PosLexicon.from_store(wordnet_store)
+
+
+def test_lexicon_reads_the_wordnet_graph(wordnet_store: LocalStore, lexicon: PosLexicon) -> None:
+    assert parts_of_speech(wordnet_store, "characteristic") == {"noun", "adjective"}
+    assert parts_of_speech(wordnet_store, "output") == {"noun", "verb"}
+    assert parts_of_speech(wordnet_store, "spoken") == {"adjective"}
+    assert parts_of_speech(wordnet_store, "had") == set()  # a verb form, not a lemma
+    assert dict(lexicon.verb_forms) == {"had": {"have"}, "made": {"make"}, "spoken": {"speak"}}
+    assert {"part", "in", "over"} <= lexicon.nouns and "on" in lexicon.adjectives
+    # verb forms are no lemmas: semrel counts answers against wn:lexicalForm
+    forms = {str(r["f"]) for r in wordnet_store.query(
+        "SELECT ?f WHERE { GRAPH ?g { ?w <http://www.w3.org/2006/03/wn/wn20/schema/lexicalForm> "
+        "?f } }")}
+    assert "had" not in forms and "have" in forms
+
+
+@pytest.fixture(scope="module")
+def v(lexicon: PosLexicon) -> Verbaliser:
+    return Verbaliser(NAMES, PROPS, lexicon)
 
 
 def test_dataset_card_example(v: Verbaliser) -> None:
@@ -124,9 +161,26 @@ def test_is_rule(v: Verbaliser) -> None:
     ("located in", True), ("surrounded by", True), ("output of", True),
     ("has part", False), ("derives from", False), ("regulates", False), ("results in", False),
     ("negatively regulates", False), ("is topping of", False), ("occurs in", False),
+    # irregular verb forms (verb.exc) that WordNet also lists as adjectives: no "is"
+    ("made of", False), ("spoken by", False),
 ])
-def test_pos_lexicon(name: str, expected: bool) -> None:
-    assert PosLexicon.from_wordnet().needs_is(name) is expected
+def test_pos_lexicon(lexicon: PosLexicon, name: str, expected: bool) -> None:
+    assert lexicon.needs_is(name) is expected
+
+
+def test_lexicon_without_wordnet_graph_names_the_fix() -> None:
+    with pytest.raises(LexiconError, match=r"python -m kg\.build -s wordnet"):
+        PosLexicon.from_store(LocalStore.in_memory())
+
+
+def test_lexicon_of_a_graph_without_verb_forms_names_the_fix(tmp_path: Path) -> None:
+    """A wordnet graph built before verb.exc was loaded would silently lose rule 3."""
+    files = write_mini_wordnet(tmp_path)[:5]  # without verb.exc
+    store = ox.Store()
+    source = dataclasses.replace(pick(["wordnet"])[0], options={"check_version": False})
+    load_source(store, source, files, tmp_path)
+    with pytest.raises(LexiconError, match=r"irregular verb forms.*-s wordnet"):
+        PosLexicon.from_store(LocalStore(store))
 
 
 def test_missing_name(v: Verbaliser) -> None:
@@ -169,8 +223,8 @@ T6_PROPS = {"negreg": "negatively regulates", "partof": "part of",
 
 
 @pytest.fixture(scope="module")
-def v6() -> Verbaliser:
-    return Verbaliser(T6_CLASSES, T6_PROPS, PosLexicon.from_wordnet())
+def v6(lexicon: PosLexicon) -> Verbaliser:
+    return Verbaliser(T6_CLASSES, T6_PROPS, lexicon)
 
 
 def test_table6_go_regulation(v6: Verbaliser) -> None:
@@ -215,8 +269,8 @@ def test_appendix_c_is_rule(v6: Verbaliser) -> None:
 
 
 @pytest.mark.parametrize("preposition", ["in", "on", "about", "over", "from", "of", "at"])
-def test_is_rule_never_fires_on_a_preposition(preposition: str) -> None:
+def test_is_rule_never_fires_on_a_preposition(lexicon: PosLexicon, preposition: str) -> None:
     """WordNet lists "in" (inch), "on", "about", "over" as nouns or adjectives; none gets
     "is" (issue 11: "is in taxon" in 70 % of FoodOn complex samples before)."""
-    assert not PosLexicon.from_wordnet().needs_is(f"{preposition} taxon")
+    assert not lexicon.needs_is(f"{preposition} taxon")
     assert not PosLexicon.small().needs_is(f"{preposition} taxon")

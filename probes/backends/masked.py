@@ -255,22 +255,6 @@ class MaskedScorer(Scorer):
         if (full - split).abs().max().item() > tolerance:
             self._body, self._head = None, None
 
-    @torch.inference_mode()
-    def reference_pll(self, text: str, span: tuple[int, int]) -> float:
-        """The plain computation: mask each overlapping token alone, one unpadded forward each."""
-        enc = self.tokenizer(text, return_offsets_mapping=True, return_special_tokens_mask=True)
-        total = 0.0
-        for p, ((a, b), special) in enumerate(
-            zip(enc["offset_mapping"], enc["special_tokens_mask"], strict=True)
-        ):
-            if special or b <= a or a >= span[1] or b <= span[0]:
-                continue
-            ids = torch.tensor([enc["input_ids"]], device=self.device)
-            ids[0, p] = self.tokenizer.mask_token_id
-            logits = self.model(input_ids=ids).logits[0, p].float()
-            total += float(torch.log_softmax(logits, -1)[enc["input_ids"][p]])
-        return total
-
 
 def split_masked(model: Any) -> tuple[Any, Callable[[torch.Tensor], torch.Tensor] | None]:
     """(encoder, MLM head function) for the common masked-LM classes, else (None, None) and

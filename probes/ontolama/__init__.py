@@ -6,7 +6,8 @@ The probe files are ``queries/ontolama/<ontology>-atomic.rq`` and ``<ontology>-c
 
 - :mod:`probes.ontolama.splits`: the class balance (as many negatives as positives, half soft
   and half hard, in *each* split) and the per-class splits by exact counts (seeded);
-- :mod:`probes.ontolama.expressions`: class expressions, names and hierarchies from the store;
+- :mod:`kg.owl_expressions` (re-exported here): class expressions, names and hierarchies
+  from the store;
 - :mod:`probes.ontolama.complex`: the Complex SI samples (positives from the inferred graph,
   corrupted negatives checked for assumed disjointness with one HermiT run);
 - :mod:`probes.ontolama.dataset`: ``build`` (instances table and Parquet), ``stats`` (sizes
@@ -18,6 +19,16 @@ The probe files are ``queries/ontolama/<ontology>-atomic.rq`` and ``<ontology>-c
 (808, 404, 2830)
 """
 
+from kg.owl_expressions import (
+    Unsupported,
+    parse_expression,
+    property_name,
+    read_blank_triples,
+    read_class_names,
+    read_hierarchy,
+    read_individual_types,
+    read_property_names,
+)
 from probes.ontolama.common import (
     DEFAULT_SEED,
     PAPER,
@@ -47,16 +58,6 @@ from probes.ontolama.dataset import (
     format_build,
     instances,
     stats,
-)
-from probes.ontolama.expressions import (
-    Unsupported,
-    parse_expression,
-    property_name,
-    read_blank_triples,
-    read_class_names,
-    read_hierarchy,
-    read_individual_types,
-    read_property_names,
 )
 from probes.ontolama.splits import (
     balance,

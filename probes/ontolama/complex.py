@@ -16,50 +16,38 @@ information.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import polars as pl
 
-from kg import reason
-from kg.store import KnowledgeStore, LocalStore
-from kg.vocab import OWL, RDF, graph
-from probes.errors import ProbeError
-from probes.export import check_graphs, instance_id
-from probes.ontolama.common import DEFAULT_SEED, _settings, seeded_hash, split_proportions
-from probes.ontolama.expressions import (
+from kg import owl_expressions, reason
+from kg.owl_expressions import (
+    Expr,
+    Named,
     Unsupported,
+    entities,
+    functional,
     parse_expression,
     read_blank_triples,
     read_class_names,
     read_hierarchy,
     read_individual_types,
     read_property_names,
-)
-from probes.ontolama.splits import balance_complex, complex_on_premise
-from probes.spec import Probe
-from probes.verbalise import (
-    And,
-    Expr,
-    MissingName,
-    Named,
-    Not,
-    Only,
-    Some,
-    Verbaliser,
-    article,
-    entities,
-    functional,
     replace,
 )
+from kg.store import KnowledgeStore, LocalStore
+from kg.vocab import OWL, graph
+from probes.errors import ProbeError
+from probes.export import check_graphs, instance_id
+from probes.ontolama.common import DEFAULT_SEED, _settings, seeded_hash, split_proportions
+from probes.ontolama.splits import balance_complex, complex_on_premise
+from probes.spec import Probe
+from probes.verbalise import MissingName, PosLexicon, Verbaliser, article
 
-_OWL, _RDF = str(OWL), str(RDF)
-_NIL = _RDF + "nil"
+_OWL = str(OWL)
 _h = seeded_hash
 
 # --- Complex SI: samples --------------------------------------------------------------------
@@ -134,7 +122,8 @@ class _Ontology:
         names = read_class_names(store, source)
         props = read_property_names(store, source)
         supers, subs = read_hierarchy(store, source)
-        return cls(source, names, props, supers, subs, Verbaliser(names, props))
+        return cls(source, names, props, supers, subs,
+                   Verbaliser(names, props, PosLexicon.from_store(store)))
 
 
 def anchor_definitions(store: KnowledgeStore, source: str, anchors: Iterable[str],
@@ -197,69 +186,22 @@ def negative_candidates(anchor: str, definition: Expr, tries: int,
     return out
 
 
-def _expr_ntriples(e: Expr, counter: list[int], lines: list[str]) -> str:
-    """Write ``e`` as RDF (N-Triples lines appended to ``lines``); return its node."""
-    if isinstance(e, Named):
-        return f"<{e.iri}>"
-    counter[0] += 1
-    node = f"_:kgpx{counter[0]}"
-    owl = f"<{_OWL}"
-    if isinstance(e, Not):
-        lines.append(f"{node} <{_RDF}type> {owl}Class> .")
-        lines.append(f"{node} {owl}complementOf> {_expr_ntriples(e.operand, counter, lines)} .")
-    elif isinstance(e, Some | Only):
-        key = "someValuesFrom" if isinstance(e, Some) else "allValuesFrom"
-        lines.append(f"{node} <{_RDF}type> {owl}Restriction> .")
-        lines.append(f"{node} {owl}onProperty> <{e.prop}> .")
-        lines.append(f"{node} {owl}{key}> {_expr_ntriples(e.filler, counter, lines)} .")
-    else:
-        key = "intersectionOf" if isinstance(e, And) else "unionOf"
-        items = [_expr_ntriples(x, counter, lines) for x in e.operands]
-        lines.append(f"{node} <{_RDF}type> {owl}Class> .")
-        head = f"<{_NIL}>"
-        for item in reversed(items):
-            counter[0] += 1
-            cell = f"_:kgpx{counter[0]}"
-            lines.append(f"{cell} <{_RDF}first> {item} .")
-            lines.append(f"{cell} <{_RDF}rest> {head} .")
-            head = cell
-        lines.append(f"{node} {owl}{key}> {head} .")
-    return node
-
-
 FRESH = "urn:kgprobe:ontolama:fresh:"
 
 
 def classify_with_fresh(store: LocalStore, source: str, expressions: list[Expr],
                         timeout: float) -> reason.Hierarchy:
-    """HermiT's hierarchy of the source graph plus fresh classes ``FRESH<i> ≡ expressions[i]``.
+    """HermiT's hierarchy of the source graph plus fresh classes ``FRESH<i> ≡ expressions[i]``
+    (:func:`kg.owl_expressions.classify_with_fresh`).
 
     Raises ProbeError when HermiT fails or times out."""
-    lines: list[str] = []
-    counter = [0]
-    for i, e in enumerate(expressions):
-        node = _expr_ntriples(e, counter, lines)
-        lines.append(f"<{FRESH}{i}> <{_RDF}type> <{_OWL}Class> .")
-        lines.append(f"<{FRESH}{i}> <{_OWL}equivalentClass> {node} .")
-    memory = int(os.environ.get("KGPROBE_JAVA_MEMORY_MB") or _owlready_memory())
-    with tempfile.TemporaryDirectory(prefix="kgprobe-ontolama-") as tmp:
-        path = Path(tmp) / f"{source}.nt"
-        reason.write_logical_triples(store.oxigraph, graph(source), path)
-        with path.open("a", encoding="utf-8") as fh:
-            fh.write("\n".join(lines) + "\n")
-        try:
-            output = reason.run_java(reason.hermit_command(path, memory), timeout)
-        except reason.ReasonerFailed as e:
-            raise ProbeError(f"{source}: checking Complex SI negatives with HermiT failed: {e}. "
-                             "Raise builder_params.ontolama.reasoner_timeout_s (or "
-                             "KGPROBE_JAVA_MEMORY_MB), or lower negative_tries.") from e
-    return reason.parse_hermit(output)
-
-
-def _owlready_memory() -> int:
-    import owlready2.reasoning
-
-    return int(owlready2.reasoning.JAVA_MEMORY)
+    try:
+        return owl_expressions.classify_with_fresh(store.oxigraph, graph(source), expressions,
+                                                   FRESH, timeout, source)
+    except reason.ReasonerFailed as e:
+        raise ProbeError(f"{source}: checking Complex SI negatives with HermiT failed: {e}. "
+                         "Raise builder_params.ontolama.reasoner_timeout_s (or "
+                         "KGPROBE_JAVA_MEMORY_MB), or lower negative_tries.") from e
 
 
 class _Relations:

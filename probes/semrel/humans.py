@@ -1,4 +1,4 @@
-"""The semantic-relation benchmark of Cao, Yamada, Teufel and Tokunaga: the human agent.
+"""The human agent of the semantic-relation benchmark (Cao, Yamada, Teufel and Tokunaga).
 
 The human responses (``kgp:HumanProbe`` / ``kgp:HumanAnswer`` in the ``responses`` graph, from
 ``cao-probe-responses``) become one "run" per relation probe (``semrel/hyp`` ... ``semrel/syn``)
@@ -23,22 +23,12 @@ hyponymy prompts of the file that Appendix A does not list are left out and coun
 Answers are normalised (stripped, lower-cased, inner spaces collapsed, a leading article "a",
 "an" or "the" dropped); answers that are several words, or not a single-word WordNet lemma
 (typos such as "obidient"), are kept in the list (a model can never match them) and counted.
-
-Usage::
-
-    python -m probes.export -p 'semrel/*'
-    python -m probes.semrel humans            # the human agent into the results file
-    python -m probes.run -m smollm2-135m -p 'semrel/*'
-    python -m eval.semrel_report
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
-import sys
-import time
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -49,11 +39,9 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from kg import config
-from kg.store import KnowledgeStore, open_store
+from kg.store import KnowledgeStore
 from kg.vocab import KGP, graph
 from probes.errors import ProbeError
-from probes.results import connect
 from probes.spec import Probe, discover
 
 RELATIONS = ("HYP", "HPO", "HOL", "MER", "ANT", "SYN")
@@ -260,97 +248,3 @@ def _write(con: duckdb.DuckDBPyConnection, probe: str, run_id: str, relation: st
     except BaseException:
         con.execute("ROLLBACK")
         raise
-
-
-SHARED_VOCAB = Path(__file__).resolve().parent.parent / "queries" / "semrel" / "shared_vocab.yaml"
-
-
-def shared_vocab_models(path: Path = SHARED_VOCAB) -> tuple[str, list[str]]:
-    """The declared model list: (``name vN``, models); a ProbeError names a bad file."""
-    import yaml
-
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        models = [str(m) for m in data["models"]]
-        label = f"{data['name']} v{data['version']}"
-    except (OSError, yaml.YAMLError, KeyError, TypeError) as e:
-        raise ProbeError(f"{path}: cannot read the declared model list ({e}); it needs name, "
-                         "version and models: [...]") from e
-    if not models:
-        raise ProbeError(f"{path}: models is empty")
-    return label, models
-
-
-def write_vocab(con: duckdb.DuckDBPyConnection, models: list[str]) -> dict[str, int]:
-    """model_vocab rows (vocab 'lowercase') of each model from its tokenizer alone."""
-    from probes.models import load_tokenizer, resolve
-    from probes.wordvocab import WholeWordVocab
-
-    sizes = {}
-    for model in models:
-        words = WholeWordVocab.from_tokenizer(load_tokenizer(resolve(model)),
-                                              lowercase=True).words
-        con.execute("DELETE FROM model_vocab WHERE model = ? AND vocab = 'lowercase'", [model])
-        con.register("kgp_vocab", pa.table({"model": [model] * len(words),
-                                            "vocab": ["lowercase"] * len(words),
-                                            "word": list(words)}))
-        try:
-            con.execute("INSERT OR IGNORE INTO model_vocab SELECT * FROM kgp_vocab")
-        finally:
-            con.unregister("kgp_vocab")
-        sizes[model] = len(words)
-    return sizes
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m probes.semrel",
-        description="Semantic-relation benchmark (Cao et al.): load the human agent (the "
-                    "cao-probe-responses answers) into the results file as runs of model "
-                    "'human', ranked by pooled normalised frequency.")
-    sub = parser.add_subparsers(dest="command", required=True)
-    h = sub.add_parser("humans", help="write the human runs, responses and raw answers")
-    h.add_argument("--results", default=None, help="results DuckDB file (default: "
-                   "$KGPROBE_RESULTS or .kgprobe/results.duckdb)")
-    h.add_argument("--store", type=Path, default=None, help="store folder (default: "
-                   "$KGPROBE_STORE or .kgprobe/store)")
-    h.add_argument("--endpoint", default=None, help="SPARQL endpoint instead of the store")
-    h.add_argument("--queries", "-q", type=Path, action="append", default=[],
-                   help="extra folder of probe files besides queries/")
-    v = sub.add_parser("vocab", help="write model_vocab for the models of "
-                       "queries/semrel/shared_vocab.yaml (tokenizers only)")
-    v.add_argument("--results", default=None, help="results DuckDB file")
-    args = parser.parse_args(argv)
-    t0 = time.perf_counter()
-    if args.command == "vocab":
-        try:
-            label, models = shared_vocab_models()
-            con = connect(args.results or config.results_path())
-            try:
-                sizes = write_vocab(con, models)
-            finally:
-                con.close()
-        except ProbeError as e:
-            print(f"error: {e}", file=sys.stderr)
-            return 2
-        for m, n in sizes.items():
-            print(f"{label}: {m}: {n:,} lower-case whole words")
-        return 0
-    try:
-        probes = relation_probes(args.queries)
-        store = open_store(args.endpoint, args.store)
-        con = connect(args.results or config.results_path())
-        try:
-            report = load_humans(con, store, probes)
-        finally:
-            con.close()
-    except ProbeError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    print(report.summary())
-    print(f"done in {time.perf_counter() - t0:.1f} s")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

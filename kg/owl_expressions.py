@@ -1,27 +1,140 @@
-"""Reading OWL class expressions, names and hierarchies of one ontology from the store.
+"""OWL class expressions: the tree, reading it from the store, writing it as RDF or in
+functional syntax, and reading names and hierarchies of one ontology.
 
-A class expression is a tree of blank nodes, which SPARQL cannot walk recursively: the blank
-node triples are read in one query and parsed here into :mod:`probes.verbalise` trees.
+A class expression is a small immutable tree of :class:`Named`, :class:`Not`, :class:`Some`
+(∃r.C), :class:`Only` (∀r.C), :class:`And` (⊓) and :class:`Or` (⊔). It is a tree of blank nodes
+in RDF, which SPARQL cannot walk recursively: the blank node triples are read in one query
+(:func:`read_blank_triples`) and parsed here (:func:`parse_expression`);
+:func:`expression_ntriples` writes one back as N-Triples (for a reasoner), :func:`functional`
+in OWL 2 functional-style syntax. ``probes.verbalise`` turns a tree into English.
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
+import pyoxigraph as ox
+
+from kg import reason
+from kg.errors import KgError
 from kg.owl import concept_name, split_camel
 from kg.store import KnowledgeStore
 from kg.vocab import KGP, OWL, RDF, RDFS, graph, inferred_graph
-from probes.errors import ProbeError
-from probes.verbalise import And, Expr, Named, Not, Only, Or, Some
 
 _OWL, _RDF = str(OWL), str(RDF)
 _NIL = _RDF + "nil"
 
 
-class Unsupported(ProbeError):
+# --- the tree ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Named:
+    """A named class (its IRI)."""
+
+    iri: str
+
+
+@dataclass(frozen=True)
+class Not:
+    """¬C, ``owl:complementOf``."""
+
+    operand: Expr
+
+
+@dataclass(frozen=True)
+class Some:
+    """∃r.C, ``owl:someValuesFrom``."""
+
+    prop: str
+    filler: Expr
+
+
+@dataclass(frozen=True)
+class Only:
+    """∀r.C, ``owl:allValuesFrom``."""
+
+    prop: str
+    filler: Expr
+
+
+@dataclass(frozen=True)
+class And:
+    """C1 ⊓ ... ⊓ Cn, ``owl:intersectionOf``."""
+
+    operands: tuple[Expr, ...]
+
+
+@dataclass(frozen=True)
+class Or:
+    """C1 ⊔ ... ⊔ Cn, ``owl:unionOf``."""
+
+    operands: tuple[Expr, ...]
+
+
+Expr = Named | Not | Some | Only | And | Or
+Restriction = Some | Only
+
+
+def functional(e: Expr) -> str:
+    """The expression in OWL 2 functional-style syntax.
+
+    >>> functional(And((Named("http://x/A"), Some("http://x/r", Not(Named("http://x/B"))))))
+    'ObjectIntersectionOf(<http://x/A> ObjectSomeValuesFrom(<http://x/r> \
+ObjectComplementOf(<http://x/B>)))'
+    """
+    if isinstance(e, Named):
+        return f"<{e.iri}>"
+    if isinstance(e, Not):
+        return f"ObjectComplementOf({functional(e.operand)})"
+    if isinstance(e, Some | Only):
+        kind = "ObjectSomeValuesFrom" if isinstance(e, Some) else "ObjectAllValuesFrom"
+        return f"{kind}(<{e.prop}> {functional(e.filler)})"
+    kind = "ObjectIntersectionOf" if isinstance(e, And) else "ObjectUnionOf"
+    return f"{kind}({' '.join(functional(x) for x in e.operands)})"
+
+
+def entities(e: Expr) -> Iterator[tuple[str, str]]:
+    """``("class", iri)`` and ``("property", iri)`` for every entity occurrence, in order.
+
+    >>> list(entities(Some("r", And((Named("A"), Named("B"))))))
+    [('property', 'r'), ('class', 'A'), ('class', 'B')]
+    """
+    if isinstance(e, Named):
+        yield "class", e.iri
+    elif isinstance(e, Not):
+        yield from entities(e.operand)
+    elif isinstance(e, Some | Only):
+        yield "property", e.prop
+        yield from entities(e.filler)
+    else:
+        for x in e.operands:
+            yield from entities(x)
+
+
+def replace(e: Expr, old: str, new: str) -> Expr:
+    """``e`` with every occurrence of the entity ``old`` (class or property) replaced by ``new``.
+
+    >>> replace(Some("r", Named("A")), "A", "B")
+    Some(prop='r', filler=Named(iri='B'))
+    """
+    if isinstance(e, Named):
+        return Named(new) if e.iri == old else e
+    if isinstance(e, Not):
+        return Not(replace(e.operand, old, new))
+    if isinstance(e, Some | Only):
+        return type(e)(new if e.prop == old else e.prop, replace(e.filler, old, new))
+    return type(e)(tuple(replace(x, old, new) for x in e.operands))
+
+
+# --- reading from the store ------------------------------------------------------------------
+
+
+class Unsupported(KgError):
     """A class expression uses a construct the verbaliser does not cover."""
 
 
@@ -169,3 +282,61 @@ def read_individual_types(store: KnowledgeStore, source: str) -> dict[str, set[s
     for r in rows:
         out[r["i"]].add(r["t"])
     return dict(out)
+
+
+# --- writing as RDF ---------------------------------------------------------------------------
+
+
+def expression_ntriples(e: Expr, counter: list[int], lines: list[str]) -> str:
+    """Write ``e`` as RDF (N-Triples lines appended to ``lines``); return its node.
+
+    Blank nodes are ``_:kgpx<n>``, numbered on from ``counter[0]`` (which is advanced).
+
+    >>> lines: list[str] = []
+    >>> expression_ntriples(Not(Named("http://x/A")), [0], lines)
+    '_:kgpx1'
+    >>> lines[1]
+    '_:kgpx1 <http://www.w3.org/2002/07/owl#complementOf> <http://x/A> .'
+    """
+    if isinstance(e, Named):
+        return f"<{e.iri}>"
+    counter[0] += 1
+    node = f"_:kgpx{counter[0]}"
+    owl = f"<{_OWL}"
+    if isinstance(e, Not):
+        lines.append(f"{node} <{_RDF}type> {owl}Class> .")
+        operand = expression_ntriples(e.operand, counter, lines)
+        lines.append(f"{node} {owl}complementOf> {operand} .")
+    elif isinstance(e, Some | Only):
+        key = "someValuesFrom" if isinstance(e, Some) else "allValuesFrom"
+        lines.append(f"{node} <{_RDF}type> {owl}Restriction> .")
+        lines.append(f"{node} {owl}onProperty> <{e.prop}> .")
+        lines.append(f"{node} {owl}{key}> {expression_ntriples(e.filler, counter, lines)} .")
+    else:
+        key = "intersectionOf" if isinstance(e, And) else "unionOf"
+        items = [expression_ntriples(x, counter, lines) for x in e.operands]
+        lines.append(f"{node} <{_RDF}type> {owl}Class> .")
+        head = f"<{_NIL}>"
+        for item in reversed(items):
+            counter[0] += 1
+            cell = f"_:kgpx{counter[0]}"
+            lines.append(f"{cell} <{_RDF}first> {item} .")
+            lines.append(f"{cell} <{_RDF}rest> {head} .")
+            head = cell
+        lines.append(f"{node} {owl}{key}> {head} .")
+    return node
+
+
+def classify_with_fresh(store: ox.Store, graph_iri: ox.NamedNode, expressions: list[Expr],
+                        fresh: str, timeout: float, name: str = "ontology") -> reason.Hierarchy:
+    """HermiT's hierarchy of the ontology in ``graph_iri`` plus fresh classes
+    ``<fresh><i> ≡ expressions[i]`` (one run for all of them); raises
+    :class:`kg.reason.ReasonerFailed` when HermiT fails or times out. The Java heap is
+    :func:`kg.reason.java_memory_mb`."""
+    lines: list[str] = []
+    counter = [0]
+    for i, e in enumerate(expressions):
+        node = expression_ntriples(e, counter, lines)
+        lines.append(f"<{fresh}{i}> <{_RDF}type> <{_OWL}Class> .")
+        lines.append(f"<{fresh}{i}> <{_OWL}equivalentClass> {node} .")
+    return reason.classify_with_extra_triples(store, graph_iri, lines, timeout, name)
