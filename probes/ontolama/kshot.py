@@ -63,6 +63,7 @@ from probes.results import connect
 from probes.spec import Probe, discover
 from probes.tasks import Instance
 from probes.tasks.subsumption import CLASSES, label_sets, prompt_id
+from probes.train import LoopSettings, fit, python_shuffle
 
 KS = (4, 8, 16, 32, 64, 128)
 SCORINGS = ("sum_prob", "mean_logprob")
@@ -287,49 +288,21 @@ def evaluate(clf: PromptClassifier, instances: Sequence[Instance], batch_size: i
 
 def train(clf: PromptClassifier, train_set: Sequence[Instance], dev_set: Sequence[Instance],
           cfg: KshotConfig, seed: int) -> tuple[int, list[float], list[float]]:
-    """Fine-tune in place; returns (best epoch, dev accuracy per epoch, train loss per epoch)
-    and leaves the best epoch's weights in the model."""
-    from transformers import get_linear_schedule_with_warmup
-
+    """Fine-tune in place with the shared loop (:func:`probes.train.fit`); returns (best epoch,
+    dev accuracy per epoch, train loss per epoch) and leaves the best epoch's weights in the
+    model."""
     torch.manual_seed(seed)
-    rng = random.Random(seed)
-    model = clf.model
-    decay = [p for n, p in model.named_parameters() if p.requires_grad
-             and not any(x in n.lower() for x in ("bias", "norm"))]
-    rest = [p for n, p in model.named_parameters() if p.requires_grad
-            and any(x in n.lower() for x in ("bias", "norm"))]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
-                             {"params": rest, "weight_decay": 0.0}], lr=cfg.lr)
-    steps = cfg.epochs * -(-len(train_set) // cfg.batch_size)
-    sched = get_linear_schedule_with_warmup(opt, cfg.warmup_steps, max(steps, 1))
-    best_epoch, best_acc, best_state = 0, -1.0, None
-    dev_acc: list[float] = []
-    losses: list[float] = []
-    for epoch in range(1, cfg.epochs + 1):
-        model.train()
-        order = list(train_set)
-        rng.shuffle(order)
-        total = 0.0
-        for s in range(0, len(order), cfg.batch_size):
-            batch = order[s:s + cfg.batch_size]
-            loss = torch.nn.functional.cross_entropy(clf.class_scores(batch),
-                                                     _labels(batch, clf.device))
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
-            opt.step()
-            sched.step()
-            total += float(loss.detach()) * len(batch)
-        losses.append(total / max(1, len(order)))
-        acc, _ = evaluate(clf, dev_set, cfg.eval_batch_size)
-        dev_acc.append(acc)
-        if acc > best_acc:
-            best_epoch, best_acc = epoch, acc
-            best_state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
-    if best_state is not None:
-        model.load_state_dict(best_state)
-    model.eval()
-    return best_epoch, dev_acc, losses
+    settings = LoopSettings(lr=cfg.lr, weight_decay=cfg.weight_decay, epochs=cfg.epochs,
+                            batch_size=cfg.batch_size, warmup_steps=cfg.warmup_steps,
+                            max_grad_norm=cfg.max_grad_norm)
+
+    def loss(batch: Sequence[Instance]) -> torch.Tensor:
+        return torch.nn.functional.cross_entropy(clf.class_scores(batch),
+                                                 _labels(batch, clf.device))
+
+    out = fit(clf.model, train_set, loss, lambda: evaluate(clf, dev_set, cfg.eval_batch_size)[0],
+              settings, python_shuffle(seed))
+    return out.best_epoch, out.dev_accuracy, out.train_loss
 
 
 def load_split(con: duckdb.DuckDBPyConnection, probe: str, split: str) -> list[Instance]:
