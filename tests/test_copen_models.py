@@ -21,10 +21,10 @@ from eval.copen_report import build, render, table2
 from eval.sqlfile import discover_metrics, run_metric
 from probes.backends.registry import load_scorer
 from probes.copen.classify import default_pooling, load_examples
+from probes.copen.finetune import FinetuneConfig, run_finetune
+from probes.copen.linear import run_linear
 from probes.copen.released import load
 from probes.copen.zeroshot import run_zero_shot, settings
-from probes.finetune import FinetuneConfig, run_finetune
-from probes.linear import run_linear
 from probes.models import load_tokenizer
 from probes.results import connect
 from probes.tasks import Instance

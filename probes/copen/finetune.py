@@ -1,12 +1,15 @@
-"""Fine-tuning on COPEN: the whole model and a linear head, ``python -m probes.finetune``.
+"""COPEN fine-tuning: the whole model and a head, ``python -m probes.copen.finetune``
+(``python -m probes.finetune`` forwards here).
 
-The model body (the encoder; for seq2seq models the encoder of the encoder-decoder) is trained
-together with a linear head on the pooled feature the paper uses per architecture
-(:func:`probes.copen.classify.default_pooling`): one score per option text and a softmax over
+The model body is trained together with a linear head on the pooled feature the paper uses per
+architecture (:func:`probes.copen.classify.default_pooling`; BART: the decoder's state at the
+final ``</s>``, :mod:`probes.copen.decoder_eos`): one score per option text and a softmax over
 the instance's options for CSJ (21 candidates) and CiC (the concepts on its chains), two logits
-for the CPJ statement (a sequence classifier). Hyper-parameters (:data:`TABLE10`) are those of
-the COPEN repository's fine-tuning configurations (``code/finetuning/task{1,2,3}/configs/
-config.yaml``), which the paper reports as its Table 10:
+for the CPJ statement (a sequence classifier). T5 is fine-tuned text-to-text on the Table 9
+forms with its own vocabulary head (:mod:`probes.copen.text2text`). Hyper-parameters are those
+of the COPEN repository's fine-tuning configurations (``code/finetuning/task{1,2,3}/configs/
+config.yaml`` and ``t5.yaml``), whose learning rates, weight decay, warm-up and effective batch
+sizes are the paper's Table 10 (:data:`TABLE10`, :data:`TABLE10_T5`):
 
 ======  ==========  =================  ======  ===========
 task    learning    batch x gradient   epochs  max tokens
@@ -15,26 +18,24 @@ task    learning    batch x gradient   epochs  max tokens
 CSJ     3e-5        2 x 2              6       64
 CPJ     3e-5        32 x 2             6       80
 CiC     3e-5        1 x 4              6       120
+T5 CSJ  5e-5        4 x 4              15      320
+T5 CPJ  5e-5        8 x 4              20      120
+T5 CiC  5e-5        4 x 4              20      320
 ======  ==========  =================  ======  ===========
 
 All tasks: AdamW, weight decay 1e-5, linear warm-up over the first 10% of the steps then linear
 decay, gradient norm clipped at 1, evaluation on dev after every epoch and the best epoch's
-weights kept (dev accuracy). Seeds 42, 43, 44; predictions go to ``runs``/``scores`` with method
-``finetune``. Not reproduced: the repository fine-tunes T5 text-to-text (learning rate 5e-5, 15
-epochs, batch 4 x 4, 320 tokens, predicting the option letter); here T5 gets the same
-classification head on its first encoder token as the other models.
+weights kept (dev accuracy), in the shared loop (:func:`probes.train.fit`). Seeds 42, 43, 44;
+predictions go to ``runs``/``scores`` with method ``finetune``.
 
->>> TABLE10["csj"].effective_batch, TABLE10["cpj"].max_length
-(4, 80)
+>>> TABLE10["csj"].effective_batch, TABLE10["cpj"].max_length, TABLE10_T5["cpj"].effective_batch
+(4, 80, 32)
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
-import math
 import sys
-import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -45,7 +46,9 @@ from kg.errors import KgError
 from probes.backends.base import pool
 from probes.copen import PROBES, task_name
 from probes.copen.classify import (
+    POOLINGS,
     SEEDS,
+    TEXT_TO_TEXT,
     FitResult,
     accuracy,
     default_pooling,
@@ -54,10 +57,13 @@ from probes.copen.classify import (
     require_splits,
     write_run,
 )
+from probes.copen.decoder_eos import decoder_eos_states
 from probes.copen.forms import Example
+from probes.copen.linear import SeedRun, format_runs, seed_everything
+from probes.copen.text2text import TextToText
 from probes.errors import ProbeError
-from probes.linear import SeedRun, format_runs, seed_everything
 from probes.results import connect
+from probes.train import LoopSettings, fit, torch_shuffle
 
 
 @dataclass(frozen=True)
@@ -77,12 +83,32 @@ class FinetuneConfig:
     def effective_batch(self) -> int:
         return self.batch_size * self.grad_accum
 
+    def loop(self) -> LoopSettings:
+        """The shared loop's settings: steps of ``effective_batch`` examples accumulated over
+        micro-batches of ``batch_size``."""
+        return LoopSettings(lr=self.lr, weight_decay=self.weight_decay, epochs=self.epochs,
+                            batch_size=self.effective_batch, micro_batch=self.batch_size,
+                            warmup_ratio=self.warmup_ratio, warmup_offset=1,
+                            max_grad_norm=self.max_grad_norm)
+
 
 TABLE10: dict[str, FinetuneConfig] = {
     "csj": FinetuneConfig(lr=3e-5, batch_size=2, grad_accum=2, epochs=6, max_length=64),
     "cpj": FinetuneConfig(lr=3e-5, batch_size=32, grad_accum=2, epochs=6, max_length=80),
     "cic": FinetuneConfig(lr=3e-5, batch_size=1, grad_accum=4, epochs=6, max_length=120),
 }
+TABLE10_T5: dict[str, FinetuneConfig] = {
+    "csj": FinetuneConfig(lr=5e-5, batch_size=4, grad_accum=4, epochs=15, max_length=320),
+    "cpj": FinetuneConfig(lr=5e-5, batch_size=8, grad_accum=4, epochs=20, max_length=120),
+    "cic": FinetuneConfig(lr=5e-5, batch_size=4, grad_accum=4, epochs=20, max_length=320),
+}
+"""T5's text-to-text settings (the repository's ``t5.yaml``; Table 10's T5 column)."""
+
+
+def table10(task: str, model_type: str, text_to_text: bool) -> FinetuneConfig:
+    """The settings of a task for a model: T5's when it is trained text-to-text."""
+    return (TABLE10_T5 if text_to_text and model_type in TEXT_TO_TEXT else TABLE10)[
+        task_name(task)]
 
 
 class Classifier(torch.nn.Module):
@@ -108,6 +134,9 @@ class Classifier(torch.nn.Module):
                              return_special_tokens_mask=True)
         special = enc.pop("special_tokens_mask").to(device)
         enc = {k: v.to(device) for k, v in enc.items() if k in ("input_ids", "attention_mask")}
+        if self.pooling == "decoder_eos":
+            return decoder_eos_states(self.body, enc["input_ids"], enc["attention_mask"],
+                                      self.tokenizer.eos_token_id)
         hidden = self.body(**enc).last_hidden_state
         return pool(hidden, enc["attention_mask"], special, self.pooling)
 
@@ -122,8 +151,12 @@ class Classifier(torch.nn.Module):
         return rows
 
 
-def load_body(name: str, device: str | None = None) -> tuple[Any, Any, str, str, str]:
+def load_body(name: str, device: str | None = None, pooling: str | None = None
+              ) -> tuple[Any, Any, str, str, str]:
     """(trainable body, tokenizer, model type, kind, revision) of a model named as for probes.run.
+
+    Seq2seq models: T5-style ones without ``pooling`` whole with their LM head (text-to-text),
+    BART-style ones encoder and decoder (``decoder_eos``), others their encoder.
     """
     from transformers import AutoModel, AutoModelForSeq2SeqLM
     from transformers.utils import logging as hf_logging
@@ -139,7 +172,10 @@ def load_body(name: str, device: str | None = None) -> tuple[Any, Any, str, str,
     level = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()  # the LM head's weights are left out on purpose
     try:
-        if kind == "seq2seq":
+        model_type = getattr(config, "model_type", "")
+        if kind == "seq2seq" and model_type in TEXT_TO_TEXT and pooling is None:
+            body = load_model(source, AutoModelForSeq2SeqLM, dtype=torch.float32, device=dev)
+        elif kind == "seq2seq" and (pooling or default_pooling(model_type, kind)) != "decoder_eos":
             body = load_model(source, AutoModelForSeq2SeqLM, dtype=torch.float32,
                               device=dev).get_encoder()
         else:
@@ -150,7 +186,8 @@ def load_body(name: str, device: str | None = None) -> tuple[Any, Any, str, str,
     return body, load_tokenizer(source), getattr(config, "model_type", ""), kind, revision
 
 
-def _predict(model: Classifier, examples: Sequence[Example], batch: int) -> list[torch.Tensor]:
+def _predict(model: torch.nn.Module, examples: Sequence[Example], batch: int
+             ) -> list[torch.Tensor]:
     model.eval()
     out: list[torch.Tensor] = []
     with torch.no_grad():
@@ -162,89 +199,74 @@ def _predict(model: Classifier, examples: Sequence[Example], batch: int) -> list
 def finetune(model: Classifier, train: Sequence[Example], dev: Sequence[Example],
              cfg: FinetuneConfig, seed: int) -> FitResult:
     """Train in place with ``cfg``; the best dev epoch's weights are loaded at the end."""
-    t0 = time.perf_counter()
     gen = seed_everything(seed)
     train = [e for e in train if e.gold is not None]
     dev = [e for e in dev if e.gold is not None]
-    decay = [p for n, p in model.named_parameters() if not n.endswith("bias") and "norm" not in
-             n.lower()]
-    no_decay = [p for n, p in model.named_parameters() if n.endswith("bias") or "norm" in
-                n.lower()]
-    optim = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
-                               {"params": no_decay, "weight_decay": 0.0}], lr=cfg.lr)
-    steps = cfg.epochs * math.ceil(len(train) / cfg.effective_batch)
-    warmup = int(cfg.warmup_ratio * steps)
 
-    def schedule(step: int) -> float:
-        if step < warmup:
-            return (step + 1) / max(1, warmup)
-        return max(0.0, (steps - step) / max(1, steps - warmup))
+    def loss(part: Sequence[Example]) -> torch.Tensor:
+        if isinstance(model, TextToText):
+            return model.loss(part)
+        return loss_and_correct(model(part), [int(e.gold) for e in part])[0]  # type: ignore[arg-type]
 
-    sched = torch.optim.lr_scheduler.LambdaLR(optim, schedule)
-    best, best_epoch = -1.0, 0
-    best_state = copy.deepcopy(model.state_dict())
-    for epoch in range(1, cfg.epochs + 1):
-        model.train()
-        order = torch.randperm(len(train), generator=gen).tolist()
-        for start in range(0, len(order), cfg.effective_batch):
-            step_items = [train[i] for i in order[start:start + cfg.effective_batch]]
-            optim.zero_grad()
-            for micro in range(0, len(step_items), cfg.batch_size):
-                part = step_items[micro:micro + cfg.batch_size]
-                loss, _ = loss_and_correct(model(part), [int(e.gold) for e in part])  # type: ignore[arg-type]
-                (loss * len(part) / len(step_items)).backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.max_grad_norm)
-            optim.step()
-            sched.step()
-        dev_acc = accuracy(_predict(model, dev, cfg.batch_size), dev) or 0.0
-        if dev_acc > best:
-            best, best_epoch = dev_acc, epoch
-            best_state = copy.deepcopy(model.state_dict())
-    model.load_state_dict(best_state)
-    return FitResult(cfg.epochs, best_epoch, best, time.perf_counter() - t0)
+    out = fit(model, train, loss,
+              lambda: accuracy(_predict(model, dev, cfg.batch_size), dev) or 0.0,
+              cfg.loop(), torch_shuffle(gen))
+    return FitResult(cfg.epochs, out.best_epoch, out.best_dev_accuracy, out.wall_s)
 
 
 def run_finetune(con: Any, name: str, task: str, seeds: Sequence[int] = SEEDS,
                  cfg: FinetuneConfig | None = None, pooling: str | None = None,
-                 device: str | None = None) -> list[SeedRun]:
-    """Fine-tune a fresh copy of the model per seed on one COPEN task and write the runs."""
+                 device: str | None = None, epochs: int | None = None) -> list[SeedRun]:
+    """Fine-tune a fresh copy of the model per seed on one COPEN task and write the runs
+    (``cfg`` None: the Table 10 settings for the model; ``epochs`` overrides their epochs)."""
     task = task_name(task)
-    cfg = cfg or TABLE10[task]
-    examples = load_examples(con, task)
-    require_splits(examples, task)
-    everything = [e for split in examples.values() for e in split]
     out = []
     for seed in seeds:
         seed_everything(seed)
-        body, tokenizer, model_type, kind, revision = load_body(name, device)
-        chosen = pooling or default_pooling(model_type, kind)
-        outputs = 1 if everything[0].pairwise else len(everything[0].options)
-        model = Classifier(body, tokenizer, chosen, outputs, cfg.max_length)
-        model.head.to(next(body.parameters()).device)
-        fit = finetune(model, examples["train"], examples["dev"], cfg, seed)
-        logits = _predict(model, everything, max(1, cfg.batch_size))
-        settings = {"pooling": chosen, **asdict(cfg)}
+        body, tokenizer, model_type, kind, revision = load_body(name, device, pooling)
+        text = kind == "seq2seq" and model_type in TEXT_TO_TEXT and pooling is None
+        chosen_cfg = cfg or table10(task, model_type, text)
+        if epochs:
+            chosen_cfg = FinetuneConfig(**{**asdict(chosen_cfg), "epochs": epochs})
+        examples = load_examples(con, task, text_to_text=text)
+        require_splits(examples, task)
+        everything = [e for split in examples.values() for e in split]
+        model: Classifier | TextToText
+        if text:
+            chosen = "text_to_text"
+            model = TextToText(body, tokenizer, task, chosen_cfg.max_length)
+        else:
+            chosen = pooling or default_pooling(model_type, kind)
+            outputs = 1 if everything[0].pairwise else len(everything[0].options)
+            model = Classifier(body, tokenizer, chosen, outputs, chosen_cfg.max_length)
+            model.head.to(next(body.parameters()).device)
+        fit_result = finetune(model, examples["train"], examples["dev"], chosen_cfg, seed)  # type: ignore[arg-type]
+        logits = _predict(model, everything, max(1, chosen_cfg.batch_size))
+        settings = {"pooling": chosen, **asdict(chosen_cfg)}
         rid = write_run(con, model=name, revision=revision, kind=kind, task=task,
-                        method="finetune", seed=seed, settings=settings, fit=fit,
+                        method="finetune", seed=seed, settings=settings, fit=fit_result,
                         examples=everything, logits=logits,
                         describe={"device": str(next(body.parameters()).device),
                                   "dtype": "float32"})
         test = examples.get("test", [])
-        test_acc = accuracy(_predict(model, test, cfg.batch_size), test) if test else None
-        out.append(SeedRun(task, seed, rid, fit, test_acc))
+        test_acc = accuracy(_predict(model, test, chosen_cfg.batch_size), test) if test else None
+        out.append(SeedRun(task, seed, rid, fit_result, test_acc))
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m probes.finetune", description=__doc__.split(
-        "\n")[0] + " Instances come from `python -m probes.copen load`.")
+    parser = argparse.ArgumentParser(
+        prog="python -m probes.copen.finetune",
+        description=__doc__.split("\n")[0] + " Instances come from `python -m probes.copen load`.")
     parser.add_argument("--model", "-m", required=True, help="model name (as for probes.run)")
     parser.add_argument("--task", action="append", choices=list(PROBES),
                         help="COPEN task; repeatable (default: all three)")
     parser.add_argument("--seed", type=int, action="append",
                         help="seed; repeatable (default: 42, 43, 44)")
     parser.add_argument("--epochs", type=int, help="override the number of epochs")
-    parser.add_argument("--pooling", choices=["cls", "first", "last", "mean"])
+    parser.add_argument("--pooling", choices=list(POOLINGS),
+                        help="feature for the linear head (default: the paper's; T5 without "
+                        "it: text-to-text with the vocabulary head)")
     parser.add_argument("--device")
     parser.add_argument("--threads", type=int)
     parser.add_argument("--results", default=None, help="results DuckDB file")
@@ -256,11 +278,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             runs = []
             for task in args.task or list(PROBES):
-                cfg = TABLE10[task]
-                if args.epochs:
-                    cfg = FinetuneConfig(**{**asdict(cfg), "epochs": args.epochs})
-                runs += run_finetune(con, args.model, task, args.seed or SEEDS, cfg,
-                                     args.pooling, args.device)
+                runs += run_finetune(con, args.model, task, args.seed or SEEDS, None,
+                                     args.pooling, args.device, args.epochs)
         finally:
             con.close()
     except (ProbeError, KgError) as e:
