@@ -89,7 +89,7 @@ def param_groups(model: torch.nn.Module, weight_decay: float, decay_everything: 
     """AdamW parameter groups of the trainable parameters: with weight decay, and without it
     for names containing a :data:`NO_DECAY` part.
 
-    >>> m = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.LayerNorm(2))
+    >>> m = torch.nn.ModuleDict({"proj": torch.nn.Linear(2, 2), "norm": torch.nn.LayerNorm(2)})
     >>> [len(g["params"]) for g in param_groups(m, 0.01)], param_groups(m, 0.01)[1]["weight_decay"]
     ([1, 3], 0.0)
     """
