@@ -60,8 +60,8 @@ from pydantic import (
     model_validator,
 )
 
-from kg.header import HeaderError, comment_block, field_lines, parse_yaml, unknown_fields
 from kg import config
+from kg.header import HeaderError, comment_block, field_lines, parse_yaml, unknown_fields
 from probes.errors import ProbeFileError
 from probes.tasks import params_problem
 from probes.tasks.registry import TASK_NAMES

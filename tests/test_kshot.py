@@ -1,4 +1,4 @@
-"""K-shot prompt-based fine-tuning (probes.kshot) end to end on a tiny random Llama.
+"""K-shot prompt-based fine-tuning (probes.ontolama.kshot) end to end on a tiny random Llama.
 
 The model is built from a config with SmolLM2's offline tokenizer (as in test_backends.py), the
 instances are made-up pizza pairs under the real OntoLAMA probe header
@@ -19,9 +19,9 @@ import pytest
 import torch
 
 from eval.sqlfile import discover_metrics, run_metric
-from probes import kshot
 from probes.errors import ProbeError
 from probes.models import load_tokenizer
+from probes.ontolama import kshot
 from probes.results import connect
 from probes.spec import load_probe
 from probes.tasks import Instance

@@ -24,8 +24,7 @@ import duckdb
 import pytest
 
 from kg.store import LocalStore
-from probes.errors import ProbeFileError
-from probes.errors import ProbeError
+from probes.errors import ProbeError, ProbeFileError
 from probes.export import export
 from probes.results import connect
 from probes.run import build_parser, main

@@ -17,7 +17,8 @@ Modules (one job each):
   SPARQL files of ``queries/copen/`` (splits over the taxonomy, members, assembly);
 - ``python -m probes.copen``: the command line (load, zero-shot, submission, construct).
 
-Linear probing and fine-tuning live in :mod:`probes.linear` and :mod:`probes.finetune`; the
+Linear probing and fine-tuning live in :mod:`probes.copen.linear` and :mod:`probes.copen.finetune`
+(the shared training loop in :mod:`probes.train`); the
 metrics in ``eval/copen/*.sql`` and the Table 2 report in :mod:`eval.copen_report`.
 
 >>> PROBES["csj"], TASK_OF["copen/cpj"]

@@ -4,9 +4,13 @@
   split (texts built with the zero-shot templates, :func:`probes.copen.forms.example`);
 - :func:`batch_logits` / :func:`loss_and_correct`: options of different counts padded into one
   ``[batch, options]`` matrix, cross-entropy and accuracy over it;
-- :func:`default_pooling`: the paper's feature per architecture: [CLS] for BERT-style encoders,
-  ``<s>`` (position 0) for RoBERTa, the last token for GPT-2/GPT-Neo/BART (and other decoders),
-  the first token for T5;
+- :func:`default_pooling`: the paper's feature per architecture (Appendix A.2): [CLS] for
+  BERT-style encoders, ``<s>`` (position 0) for RoBERTa, the last token for GPT-2/GPT-Neo (and
+  other decoders), for BART the decoder's state at the final ``</s>`` (``decoder_eos``, as
+  BartForSequenceClassification), the first token for T5 (which is trained text-to-text
+  instead, :mod:`probes.copen.text2text`);
+- :func:`load_examples` with ``text_to_text=True``: one Table 9 input per instance, the options
+  in the released order (their letters are the targets);
 - :func:`write_run`: a ``runs`` row and ``scores`` rows (log-softmax of the logits, one row per
   option, token count 1), so the SQL metrics read linear probing and fine-tuning like zero-shot;
 - :func:`seed_summary`: mean and population standard deviation over seeds.
@@ -14,13 +18,13 @@
 >>> default_pooling("bert", "masked"), default_pooling("roberta", "masked")
 ('cls', 'cls')
 >>> [default_pooling(t, k) for t, k in [("gpt2", "causal"), ("bart", "seq2seq"), ("t5", "seq2seq")]]
-['last', 'last', 'first']
+['last', 'decoder_eos', 'first']
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +32,7 @@ import duckdb
 import torch
 
 from probes.copen import PROBES, TASK_OF, task_name
-from probes.copen.forms import Example, example
+from probes.copen.forms import Example, example, text_to_text
 from probes.copen.runs import replace_run
 from probes.errors import ProbeError
 from probes.run import run_id as make_run_id
@@ -36,21 +40,29 @@ from probes.tasks import Instance
 
 SEEDS = (42, 43, 44)
 
-_FIRST = {"t5", "mt5", "umt5", "longt5", "switch_transformers"}
-_LAST_SEQ2SEQ = {"bart", "mbart", "plbart", "marian", "pegasus", "blenderbot"}
+TEXT_TO_TEXT = frozenset({"t5", "mt5", "umt5", "longt5", "switch_transformers"})
+"""Model types trained text-to-text (Table 9) with their vocabulary head, as the paper's T5."""
+DECODER_EOS = frozenset({"bart", "mbart", "plbart"})
+"""Model types whose feature is the decoder's state at the final ``</s>``, as BART's."""
+_LAST_SEQ2SEQ = {"marian", "pegasus", "blenderbot"}
+POOLINGS = ("cls", "first", "last", "mean", "decoder_eos")
 
 
 def default_pooling(model_type: str, kind: str) -> str:
     """The pooled feature the paper uses for a model type (see the module docstring)."""
+    if model_type in DECODER_EOS:
+        return "decoder_eos"
     if kind == "causal" or model_type in _LAST_SEQ2SEQ:
         return "last"
-    if model_type in _FIRST:
+    if model_type in TEXT_TO_TEXT:
         return "first"
     return "cls"
 
 
-def load_examples(con: duckdb.DuckDBPyConnection, task: str) -> dict[str, list[Example]]:
-    """Examples of a loaded COPEN task by split (ordered by instance id)."""
+def load_examples(con: duckdb.DuckDBPyConnection, task: str, text_to_text: bool = False
+                  ) -> dict[str, list[Example]]:
+    """Examples of a loaded COPEN task by split (ordered by instance id); ``text_to_text``:
+    the Table 9 forms (:func:`text_to_text_example`)."""
     probe = PROBES[task_name(task)]
     cur = con.execute("SELECT * FROM instances WHERE probe = ? ORDER BY split, instance_id",
                       [probe])
@@ -58,13 +70,35 @@ def load_examples(con: duckdb.DuckDBPyConnection, task: str) -> dict[str, list[E
     out: dict[str, list[Example]] = {}
     for row in cur.fetchall():
         inst = Instance.from_row(dict(zip(cols, row, strict=True)))
-        out.setdefault(inst.split, []).append(example(
+        build = text_to_text_example if text_to_text else example
+        out.setdefault(inst.split, []).append(build(
             task, inst.split, inst.instance_id, inst.target, inst.gold, inst.candidates,
             inst.fields))
     if not out:
         raise ProbeError(f"no instances of {probe} in the results file: load the COPEN files "
                          "first (`python -m probes.copen load DIR`)")
     return out
+
+
+def text_to_text_example(task: str, split: str, instance_id: str, target: str | None,
+                         gold: list[str], candidates: list[str], fields: Mapping[str, Any]
+                         ) -> Example:
+    """One instance as its Table 9 input (``texts``: the one input string) and its options in
+    the released order (CSJ candidates, CiC concepts; CPJ ``false``/``true``), whose targets
+    are :func:`probes.copen.forms.text_to_text_target` of their index.
+
+    >>> e = text_to_text_example("csj", "dev", "i", "Rose", ["B"], ["A", "B"], {"query": "Rose"})
+    >>> e.texts[0], e.options, e.gold
+    ('choose the most similar entity to Rose: (A) A, (B) B.', ('A', 'B'), 1)
+    """
+    t = task_name(task)
+    if t == "cpj":
+        base = example(t, split, instance_id, target, gold, candidates, fields)
+        return Example(split, instance_id, (text_to_text(t, {"statement": base.texts[0]}, []),),
+                       base.options, base.gold, pairwise=False)
+    options = list(dict.fromkeys([*candidates, *gold]))
+    return Example(split, instance_id, (text_to_text(t, fields, options),), tuple(options),
+                   options.index(gold[0]) if gold else None, pairwise=False)
 
 
 def require_splits(examples: dict[str, list[Example]], task: str) -> None:
