@@ -41,10 +41,8 @@ import duckdb
 
 from eval.sqlfile import MetricError, discover_metrics, run_metric
 from kg import config
-from probes.copen.classify import seed_summary
-from probes.copen.forms import PARTS, table8_part
-from probes.errors import ProbeError
-from probes.results import connect
+from probes.results import ProbeError, connect
+from probes.results.copen import PARTS, seed_summary, table8_part
 
 METRIC_DIR = Path(__file__).with_name("copen")
 TASKS = ("csj", "cpj", "cic")

@@ -43,8 +43,7 @@ import duckdb
 from eval.plots import line_chart
 from eval.sqlfile import MetricError, discover_metrics, run_metric
 from kg import config
-from probes.errors import ProbeError
-from probes.results import connect
+from probes.results import ProbeError, connect
 
 METRIC_DIR = Path(__file__).with_name("ontolama")
 KIND_ORDER = {"atomic": 0, "complex": 1}

@@ -28,8 +28,7 @@ import duckdb
 from eval.plots import bar_chart
 from eval.sqlfile import MetricError, MetricFile, discover_metrics, run_metric
 from kg import config
-from probes.errors import ProbeError
-from probes.results import connect
+from probes.results import ProbeError, connect
 
 
 @dataclass

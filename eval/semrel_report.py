@@ -43,8 +43,7 @@ from eval.plots import bar_chart, heat_map, line_panels
 from eval.sqlfile import MetricError, discover_metrics, run_metric, run_support
 from eval.stats import compare_with_humans, entropy_tests
 from kg import config
-from probes.errors import ProbeError
-from probes.results import connect
+from probes.results import ProbeError, connect
 
 METRIC_DIR = Path(__file__).with_name("semrel")
 RELATIONS = ("HYP", "HPO", "HOL", "MER", "ANT", "SYN")

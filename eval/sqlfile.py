@@ -70,7 +70,7 @@ import duckdb
 import yaml
 
 from eval import udf
-from probes.spec import TASKS
+from probes.results import TASKS
 
 FIELDS = ("name", "description", "tasks", "grain", "plot", "requires")
 REQUIRED = ("name", "description", "tasks", "grain")
@@ -308,4 +308,21 @@ def run_metric(con: duckdb.DuckDBPyConnection, metric: MetricFile
                               f"the query does not return column(s) {', '.join(missing)} "
                               f"(it returns {', '.join(cols)}); return the grain columns and "
                               "the metric AS value")
+    _check_grain(metric, cols, rows)
     return cols, rows
+
+
+def _check_grain(metric: MetricFile, cols: list[str], rows: list[tuple[Any, ...]]) -> None:
+    """Each row's grain columns must identify it: a key on two rows is an error naming the
+    metric file and the key (the query lacks a GROUP BY column, or a join fans out)."""
+    idx = [cols.index(g) for g in metric.grain]
+    seen: set[tuple[Any, ...]] = set()
+    for row in rows:
+        key = tuple(row[i] for i in idx)
+        if key in seen:
+            shown = ", ".join(f"{g}={v!r}" for g, v in zip(metric.grain, key, strict=True))
+            raise MetricFileError(metric.path, metric.header_lines.get("grain"),
+                                  f"the grain [{', '.join(metric.grain)}] does not identify "
+                                  f"a row: more than one row has {shown}; group by every grain "
+                                  "column (or add the missing one to the grain)")
+        seen.add(key)

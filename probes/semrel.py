@@ -35,7 +35,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 import time
@@ -53,7 +52,8 @@ from kg import config
 from kg.store import KnowledgeStore, open_store
 from kg.vocab import KGP, graph
 from probes.errors import ProbeError
-from probes.results import connect
+from probes.results import connect, transaction
+from probes.results.writers import Run, delete_run, insert_run, write_responses
 from probes.spec import Probe, discover
 
 RELATIONS = ("HYP", "HPO", "HOL", "MER", "ANT", "SYN")
@@ -233,33 +233,20 @@ def _write(con: duckdb.DuckDBPyConnection, probe: str, run_id: str, relation: st
     raw_t = pa.table(list(zip(*raw, strict=True)) if raw else [[]] * 6,
                      names=["probe", "instance_id", "prompt_id", "annotator", "position",
                             "response"])
-    ranked_t = pa.table(list(zip(*ranked, strict=True)) if ranked else [[]] * 8,
-                        names=["run_id", "probe", "split", "instance_id", "prompt_id", "rank",
-                               "token", "probability"])
-    cfg = json.dumps({"source": "cao-probe-responses", "relation": relation,
-                      "ranking": "pooled normalised frequency",
-                      "prompts": "Appendix A (response-file prompts matched without [DET])"})
-    con.execute("BEGIN TRANSACTION")
-    try:
+    cfg = {"source": "cao-probe-responses", "relation": relation,
+           "ranking": "pooled normalised frequency",
+           "prompts": "Appendix A (response-file prompts matched without [DET])"}
+    run = Run(run_id=run_id, model=HUMAN, backend="human", task="relatum", probe=probe,
+              config=cfg, started_at=now, finished_at=now, wall_s=0, status="done",
+              requests=len({(r[3], r[4]) for r in ranked}))
+    with transaction(con):
         con.execute("DELETE FROM human_responses WHERE probe = ?", [probe])
-        con.execute("DELETE FROM responses WHERE run_id = ?", [run_id])
-        con.execute("DELETE FROM runs WHERE run_id = ?", [run_id])
+        delete_run(con, run_id, ("responses", "runs"))
         con.register("kgp_raw", raw_t)
         con.execute("INSERT INTO human_responses SELECT * FROM kgp_raw")
         con.unregister("kgp_raw")
-        con.register("kgp_ranked", ranked_t)
-        con.execute("INSERT INTO responses SELECT * FROM kgp_ranked")
-        con.unregister("kgp_ranked")
-        con.execute("""INSERT INTO runs (run_id, model, revision, backend, task, probe, config,
-                       dtype, device, started_at, finished_at, wall_s, status, requests)
-                       VALUES (?, ?, NULL, 'human', 'relatum', ?, ?::JSON, NULL, NULL, ?, ?,
-                               0, 'done', ?)""",
-                    [run_id, HUMAN, probe, cfg, now, now,
-                     len({(r[3], r[4]) for r in ranked})])
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
+        write_responses(con, ranked)
+        insert_run(con, run)
 
 
 SHARED_VOCAB = Path(__file__).resolve().parent.parent / "queries" / "semrel" / "shared_vocab.yaml"

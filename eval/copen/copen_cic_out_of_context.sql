@@ -10,12 +10,9 @@
 -- tasks: [choice]
 -- grain: [run_id, probe, split]
 WITH settings AS (
-    SELECT run_id, model, revision, dtype,
-           json_extract_string(config, '$.runtime.copen.part') AS part,
-           json_extract(config, '$.runtime.copen.context')::BOOLEAN AS context
+    SELECT run_id, model, revision, dtype, part, context
     FROM runs
-    WHERE probe = 'copen/cic' AND status = 'done'
-      AND json_extract_string(config, '$.runtime.copen.method') = 'zero-shot'
+    WHERE probe = 'copen/cic' AND status = 'done' AND method = 'zero-shot'
 ),
 pairs AS (                        -- in-context run -> the out-of-context run of the same setting
     SELECT a.run_id AS in_run, b.run_id AS out_run
