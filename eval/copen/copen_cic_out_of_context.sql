@@ -9,6 +9,7 @@
 --   the concept's words.
 -- tasks: [choice]
 -- grain: [run_id, probe, split]
+-- requires: [_views.sql]
 WITH settings AS (
     SELECT run_id, model, revision, dtype, part, context
     FROM runs
@@ -25,9 +26,7 @@ predicted AS (
     SELECT s.run_id, s.split, s.instance_id, i.gold[1] AS gold,
            first(s.candidate ORDER BY s.score DESC, s.candidate = i.gold[1], s.candidate)
                AS prediction
-    FROM (SELECT run_id, probe, split, instance_id, candidate,
-                 avg(score / greatest(n_tokens, 1)) AS score
-          FROM scores WHERE probe = 'copen/cic' GROUP BY ALL) s
+    FROM copen_candidate_scores s
     JOIN instances i USING (probe, split, instance_id)
     WHERE len(i.gold) > 0
     GROUP BY ALL
