@@ -52,6 +52,7 @@ import duckdb
 from kg import config
 from probes.errors import ProbeError
 from probes.results import connect, transaction
+from probes.results.writers import Run, delete_run, insert_run
 from probes.spec import discover
 
 MainFn = Callable[..., int]
@@ -270,9 +271,8 @@ def merge(results: Path, count: int, keep: bool = False) -> str:
                             f"SELECT * FROM kgp_s{i}.model_vocab")
             for rid in rids:
                 row = _merged_run([next(r for r in rs if r["run_id"] == rid) for rs in runs])
-                cols = list(row)
-                con.execute(f"INSERT OR REPLACE INTO runs ({', '.join(cols)}) VALUES "
-                            f"({', '.join('?' for _ in cols)})", [row[c] for c in cols])
+                delete_run(con, rid, ("runs",))
+                insert_run(con, Run(**{**row, "config": json.loads(row["config"])}))
             n_scores = con.execute(f"SELECT count(*) FROM scores WHERE run_id IN ({marks})",
                                    rids).fetchone()[0]
     finally:

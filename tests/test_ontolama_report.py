@@ -5,7 +5,6 @@ Every expected number is worked out by hand in the comments from the rows insert
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import duckdb

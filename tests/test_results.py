@@ -70,7 +70,7 @@ def old_file(path: Path) -> None:
 def test_an_old_file_is_upgraded_and_keeps_its_rows(tmp_path: Path) -> None:
     path = tmp_path / "old.duckdb"
     old_file(path)
-    with pytest.raises(ResultsError, match="python -m probes.results upgrade"):
+    with pytest.raises(ResultsError, match=r"python -m probes\.results upgrade"):
         connect(path, read_only=True)  # cannot upgrade read-only: says how
     con = connect(path)
     cols = {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns "
