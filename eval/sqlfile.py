@@ -17,7 +17,8 @@ Header fields:
 - ``tasks`` (required): the probe tasks the metric applies to (relatum, choice, binary,
   subsumption, records); the report skips a metric when no run has one of them.
 - ``grain`` (required): the columns that identify one result row, e.g. ``[run_id, probe,
-  split]``. With ``run_id`` the report shows the run's model next to it.
+  split]``. With ``run_id`` the report shows the run's model next to it. :func:`run_metric`
+  checks that no two rows share a grain key (an error names the file and the key).
 - ``plot`` (optional, default true): draw a bar chart of the metric in the report.
 - ``requires`` (optional): support files, named relative to the metric file's folder, that
   :func:`run_metric` executes (in order) before the query, e.g. ``[_views.sql]`` holding
