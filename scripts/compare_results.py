@@ -37,7 +37,13 @@ from typing import Any
 
 import duckdb
 
-from eval.sqlfile import MetricError, discover_metrics, one_thread, run_metric
+from eval.sqlfile import (
+    MetricError,
+    default_metric_dir,
+    discover_metrics,
+    one_thread,
+    run_metric,
+)
 from probes.results import connect
 
 TABLES = ("instances", "scores", "responses", "human_responses")
@@ -110,7 +116,7 @@ def difference(a: dict, b: dict) -> tuple[float, int]:
 
 def metric_rows(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[list[str], list[tuple]]]:
     """Every metric's (columns, rows); a failing metric gives its error as one row."""
-    root = Path(__file__).resolve().parent.parent / "eval"
+    root = default_metric_dir().parent  # the eval package on PYTHONPATH
     out = {}
     for metric in discover_metrics([root / d for d in METRIC_DIRS if (root / d).is_dir()]):
         try:
@@ -132,7 +138,7 @@ def stored_metrics(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[list[str],
 def materialize(path: Path) -> None:
     """Store every metric's rows (with the code on PYTHONPATH) in tables ``metric__<name>``
     (a failing metric: a one-row table with its error)."""
-    root = Path(__file__).resolve().parent.parent / "eval"
+    root = default_metric_dir().parent  # the eval package on PYTHONPATH
     con = connect(path)
     try:
         for metric in discover_metrics([root / d for d in METRIC_DIRS if (root / d).is_dir()]):
