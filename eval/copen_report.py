@@ -48,10 +48,10 @@ from eval.report import (
     report_folder,
     run_report,
 )
-from eval.stats import proportion_ci, seed_summary
+from eval.stats import proportion_ci
 from kg import config
-from probes.copen.forms import PARTS, table8_part
-from probes.errors import ProbeError
+from probes.results import ProbeError
+from probes.results.copen import PARTS, seed_summary, table8_part
 
 METRIC_DIR = Path(__file__).with_name("copen")
 TASKS = ("csj", "cpj", "cic")

@@ -46,8 +46,7 @@ from eval.sqlfile import (
 )
 from eval.stats import proportion_ci
 from kg import config
-from probes.errors import ProbeError
-from probes.results import connect
+from probes.results import ProbeError, connect
 
 
 @dataclass

@@ -17,7 +17,8 @@ Header fields:
 - ``tasks`` (required): the probe tasks the metric applies to (relatum, choice, binary,
   subsumption, records); the report skips a metric when no run has one of them.
 - ``grain`` (required): the columns that identify one result row, e.g. ``[run_id, probe,
-  split]``. With ``run_id`` the report shows the run's model next to it.
+  split]``. With ``run_id`` the report shows the run's model next to it. :func:`run_metric`
+  checks that no two rows share a grain key (an error names the file and the key).
 - ``plot`` (optional, default true): draw a bar chart of the metric in the report.
 - ``requires`` (optional): support files, named relative to the metric file's folder, that
   :func:`run_metric` executes (in order) before the query, e.g. ``[_views.sql]`` holding
@@ -70,7 +71,7 @@ import duckdb
 
 from eval import udf
 from kg.header import HeaderError, comment_block, field_lines, parse_yaml, unknown_fields
-from probes.spec import TASKS
+from probes.results import TASKS
 
 FIELDS = ("name", "description", "tasks", "grain", "plot", "requires")
 REQUIRED = ("name", "description", "tasks", "grain")
@@ -292,4 +293,21 @@ def run_metric(con: duckdb.DuckDBPyConnection, metric: MetricFile
                               f"the query does not return column(s) {', '.join(missing)} "
                               f"(it returns {', '.join(cols)}); return the grain columns and "
                               "the metric AS value")
+    _check_grain(metric, cols, rows)
     return cols, rows
+
+
+def _check_grain(metric: MetricFile, cols: list[str], rows: list[tuple[Any, ...]]) -> None:
+    """Each row's grain columns must identify it: a key on two rows is an error naming the
+    metric file and the key (the query lacks a GROUP BY column, or a join fans out)."""
+    idx = [cols.index(g) for g in metric.grain]
+    seen: set[tuple[Any, ...]] = set()
+    for row in rows:
+        key = tuple(row[i] for i in idx)
+        if key in seen:
+            shown = ", ".join(f"{g}={v!r}" for g, v in zip(metric.grain, key, strict=True))
+            raise MetricFileError(metric.path, metric.header_lines.get("grain"),
+                                  f"the grain [{', '.join(metric.grain)}] does not identify "
+                                  f"a row: more than one row has {shown}; group by every grain "
+                                  "column (or add the missing one to the grain)")
+        seen.add(key)

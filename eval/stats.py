@@ -11,8 +11,8 @@ per-probe values of the semrel views (``eval/semrel/_views.sql``, ``_prototypica
   median).
 
 And intervals for every report table: :func:`bootstrap_ci` (a seeded percentile bootstrap over
-instances), :func:`proportion_ci` (the same for a share of k right out of n) and
-:func:`seed_summary` (mean and population deviation over training seeds).
+instances) and :func:`proportion_ci` (the same for a share of k right out of n). COPEN's mean
+and population deviation over seeds is ``probes.results.copen.seed_summary``.
 
 >>> r = mcnemar_exact([True] * 6 + [False], [False] * 6 + [False])
 >>> r.statistic, r.n, math.isclose(r.pvalue, 2 * 0.5 ** 6)
@@ -22,7 +22,6 @@ instances), :func:`proportion_ci` (the same for a share of k right out of n) and
 from __future__ import annotations
 
 import math
-import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import permutations
@@ -81,18 +80,6 @@ def proportion_ci(right: int, n: int, level: float = 0.95,
         raise ValueError(f"right must lie between 0 and n (got {right} of {n})")
     return bootstrap_ci([1.0] * right + [0.0] * (n - right), level, resamples, seed)
 
-
-def seed_summary(values: Sequence[float]) -> tuple[float, float]:
-    """Mean and population standard deviation, as COPEN's Table 12 reports them: BERT-base
-    CSJ fine-tuning 28.5, 26.6, 26.9 has std 0.86 there; the population deviation of the
-    rounded values is 0.83, the sample deviation would be 1.02.
-
-    >>> seed_summary([0.5, 0.7, 0.6])
-    (0.6, 0.0816496581)
-    """
-    mean = statistics.fmean(values)
-    std = statistics.pstdev(values) if len(values) > 1 else 0.0
-    return round(mean, 10), round(std, 10)
 
 
 def soundness_intervals(con: duckdb.DuckDBPyConnection

@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import duckdb
 import pyarrow as pa
 
+from probes.results import transaction
+from probes.results.writers import arrow_table, write_responses, write_scores
 from probes.tasks import Request, ResponseRow, ScoreRow
 
 
@@ -108,36 +110,6 @@ def _encode(op: str, result: Any) -> tuple[float | None, int | None, str | None]
 _CACHE_SCHEMA = pa.schema([("key", pa.string()), ("model", pa.string()), ("op", pa.string()),
                            ("score", pa.float64()), ("n_tokens", pa.int32()),
                            ("payload", pa.string())])
-_SCORE_SCHEMA = pa.schema([("run_id", pa.string()), ("probe", pa.string()),
-                           ("split", pa.string()), ("instance_id", pa.string()),
-                           ("prompt_id", pa.int32()), ("candidate", pa.string()),
-                           ("label", pa.string()), ("prompt", pa.string()),
-                           ("score", pa.float64()), ("n_tokens", pa.int32())])
-_RESPONSE_SCHEMA = pa.schema([("run_id", pa.string()), ("probe", pa.string()),
-                              ("split", pa.string()), ("instance_id", pa.string()),
-                              ("prompt_id", pa.int32()), ("rank", pa.int32()),
-                              ("token", pa.string()), ("probability", pa.float64()),
-                              ("prompt", pa.string())])
-
-
-def _table(schema: pa.Schema, rows: Iterable[Sequence[Any]]) -> pa.Table:
-    cols = list(zip(*rows, strict=True)) or [[] for _ in schema]
-    return pa.table([pa.array(list(c), f.type) for c, f in zip(cols, schema, strict=True)],
-                    schema=schema)
-
-
-def _upsert(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table) -> None:
-    """Insert ``rows``, replacing rows with the same primary key whose values differ; rows
-    already present with the same values are skipped (a cached re-run rewrites nothing)."""
-    cols = rows.column_names
-    same = " AND ".join(f"t.{c} IS NOT DISTINCT FROM n.{c}" for c in cols)
-    con.register("kgp_new_rows", rows)
-    try:
-        con.execute(f"""INSERT OR REPLACE INTO {table} ({', '.join(cols)})
-                        SELECT * FROM kgp_new_rows n WHERE NOT EXISTS (
-                            SELECT 1 FROM {table} t WHERE {same})""")
-    finally:
-        con.unregister("kgp_new_rows")
 
 
 def commit(con: duckdb.DuckDBPyConnection, *, run_id: str = "", probe: str = "",
@@ -153,25 +125,17 @@ def commit(con: duckdb.DuckDBPyConnection, *, run_id: str = "", probe: str = "",
     same (a resumed or repeated run). Nothing is ever duplicated.
     """
     conflict = "OR REPLACE" if replace else "OR IGNORE"
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(con):
         if cache_rows:
-            t = _table(_CACHE_SCHEMA, [(k, m, op, *_encode(op, r)) for k, m, op, r in cache_rows])
+            t = arrow_table(_CACHE_SCHEMA,
+                            [(k, m, op, *_encode(op, r)) for k, m, op, r in cache_rows])
             con.register("kgp_cache_rows", t)
             con.execute(f"""INSERT {conflict} INTO score_cache (key, score, n_tokens, payload,
                             model, op) SELECT key, score, n_tokens, payload::JSON, model, op
                             FROM kgp_cache_rows""")
             con.unregister("kgp_cache_rows")
-        if scores:
-            t = _table(_SCORE_SCHEMA, [(run_id, probe, *r[:4], r.label, r.prompt, r.score,
-                                        r.n_tokens) for r in scores])
-            _upsert(con, "scores", t)
-        if responses:
-            t = _table(_RESPONSE_SCHEMA, [(run_id, probe, *r) for r in responses])
-            _upsert(con, "responses", t)
+        write_scores(con, [(run_id, probe, *r[:4], r.label, r.prompt, r.score, r.n_tokens)
+                           for r in scores], upsert=True)
+        write_responses(con, [(run_id, probe, *r) for r in responses], upsert=True)
         if run_update is not None:
             con.execute(run_update[0], list(run_update[1]))
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from probes.results import ProbeError, ResultsError
 
-class ProbeError(Exception):
-    """Base class for probe-layer errors."""
+__all__ = ["ModelError", "ProbeError", "ProbeFileError", "ResultsError"]
 
 
 class ProbeFileError(ProbeError):
@@ -26,10 +26,6 @@ class ProbeFileError(ProbeError):
         self.message = message
         where = f"{self.path}:{line}" if line else self.path
         super().__init__(f"{where}: {message}")
-
-
-class ResultsError(ProbeError):
-    """The results file cannot be opened or written."""
 
 
 class ModelError(ProbeError):

@@ -51,7 +51,7 @@ from kg.vocab import graph
 from probes.errors import ProbeError, ProbeFileError
 from probes.preview import check_task, preview_prompts
 from probes.render import placeholders
-from probes.results import connect, diagnose
+from probes.results import connect, diagnose, transaction
 from probes.spec import Probe, discover
 
 BUILDERS = ("probes.ontolama:instances",)
@@ -287,8 +287,7 @@ def write_instances(con: Any, name: str, df: pl.DataFrame, query_hash: str | Non
     fails, nothing is written (the Parquet files are staged there, so both or neither)."""
     now = datetime.now(UTC).replace(tzinfo=None)
     frame = df.with_columns(pl.lit(now).alias("exported_at"))
-    con.execute("BEGIN TRANSACTION")
-    try:
+    with transaction(con):
         con.execute("DELETE FROM instances WHERE probe = ?", [name])
         con.register("new_instances", frame.to_arrow())
         con.execute("""INSERT INTO instances (probe, split, instance_id, target, gold, candidates,
@@ -301,10 +300,6 @@ def write_instances(con: Any, name: str, df: pl.DataFrame, query_hash: str | Non
             con.execute("INSERT INTO probe_exports VALUES (?, ?, ?)", [name, query_hash, now])
         if before_commit is not None:
             before_commit()
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
 
 
 def stage_parquet(out_dir: Path, name: str, df: pl.DataFrame) -> list[tuple[Path, Path]]:

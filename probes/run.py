@@ -42,7 +42,9 @@ from probes import cache, scale_cli
 from probes.backends.protocol import description, progress_to, require
 from probes.errors import ProbeError
 from probes.models import PromptTooLongError
-from probes.results import connect, diagnose
+from probes.results import connect, diagnose, transaction
+from probes.results.upgrade import subsumption_prompts
+from probes.results.writers import PromptRow, Run, start_run, write_prompts
 from probes.spec import Probe, discover
 from probes.tasks import Instance, Item, Request, Rows, Task, TaskContext, get_task
 
@@ -216,18 +218,14 @@ def _drop_stale(con: duckdb.DuckDBPyConnection, rid: str, items: Sequence[Item])
     """Delete this run's rows for items that no longer exist (the probe was re-exported)."""
     con.register("kgp_items", _item_table(items))
     try:
-        con.execute("BEGIN TRANSACTION")
-        con.execute("""DELETE FROM scores s WHERE s.run_id = ? AND NOT EXISTS (
-                       SELECT 1 FROM kgp_items i WHERE i.split = s.split AND
-                       i.instance_id = s.instance_id AND i.prompt_id = s.prompt_id AND
-                       i.candidate = s.candidate)""", [rid])
-        con.execute("""DELETE FROM responses s WHERE s.run_id = ? AND NOT EXISTS (
-                       SELECT 1 FROM kgp_items i WHERE i.split = s.split AND
-                       i.instance_id = s.instance_id AND i.prompt_id = s.prompt_id)""", [rid])
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
+        with transaction(con):
+            con.execute("""DELETE FROM scores s WHERE s.run_id = ? AND NOT EXISTS (
+                           SELECT 1 FROM kgp_items i WHERE i.split = s.split AND
+                           i.instance_id = s.instance_id AND i.prompt_id = s.prompt_id AND
+                           i.candidate = s.candidate)""", [rid])
+            con.execute("""DELETE FROM responses s WHERE s.run_id = ? AND NOT EXISTS (
+                           SELECT 1 FROM kgp_items i WHERE i.split = s.split AND
+                           i.instance_id = s.instance_id AND i.prompt_id = s.prompt_id)""", [rid])
     finally:
         con.unregister("kgp_items")
 
@@ -309,18 +307,17 @@ def _start_run(con: duckdb.DuckDBPyConnection, scorer: Any, probe: Probe, work: 
               "backend": describe, "slot_token": slot_token(scorer)}
     prior = con.execute("SELECT status, wall_s FROM runs WHERE run_id = ?", [rid]).fetchone()
     base_wall = float(prior[1] or 0.0) if prior and prior[0] != "done" else 0.0
-    con.execute("""
-        INSERT INTO runs (run_id, model, revision, backend, task, probe, config, dtype, device,
-                          batch_size, started_at, finished_at, wall_s, status, requests)
-        VALUES (?, ?, ?, ?, ?, ?, ?::JSON, ?, ?, ?, ?, NULL, ?, 'running', ?)
-        ON CONFLICT (run_id) DO UPDATE SET config = excluded.config, dtype = excluded.dtype,
-            device = excluded.device, batch_size = excluded.batch_size,
-            started_at = excluded.started_at, finished_at = NULL, wall_s = excluded.wall_s,
-            status = 'running', requests = excluded.requests""",
-        [rid, scorer.name, scorer.revision, scorer.kind, spec.task, spec.name,
-         json.dumps(config, default=str), str(getattr(scorer, "dtype", None)),
-         str(getattr(scorer, "device", None)), getattr(scorer, "batch_size", None), _now(),
-         base_wall, len(work.requests)])
+    run = Run(run_id=rid, model=scorer.name, revision=scorer.revision, backend=scorer.kind,
+              task=spec.task, probe=spec.name, config=config,
+              dtype=str(getattr(scorer, "dtype", None)),
+              device=str(getattr(scorer, "device", None)),
+              batch_size=getattr(scorer, "batch_size", None), started_at=_now(),
+              wall_s=base_wall, status="running", requests=len(work.requests))
+    with transaction(con):
+        start_run(con, run)
+        if spec.task == "subsumption":
+            write_prompts(con, [PromptRow(rid, *r) for r in subsumption_prompts(
+                spec.prompts, spec.params.get("label_words") or {})])
     return rid, base_wall, prior is not None
 
 

@@ -51,7 +51,8 @@ import duckdb
 
 from kg import config
 from probes.errors import ProbeError
-from probes.results import connect
+from probes.results import connect, transaction
+from probes.results.writers import Run, delete_run, insert_run
 from probes.spec import discover
 
 MainFn = Callable[..., int]
@@ -118,8 +119,7 @@ def prepare(results: Path, part: Path, shard: Shard, model: str, patterns: list[
     counts: dict[str, int] = {}
     try:
         con.execute(f"ATTACH {_quote(results)} AS kgp_main (READ_ONLY)")
-        con.execute("BEGIN TRANSACTION")
-        try:
+        with transaction(con):
             for name in names:
                 where, params = "probe = ?", [name]
                 if splits:
@@ -140,10 +140,6 @@ def prepare(results: Path, part: Path, shard: Shard, model: str, patterns: list[
                            SELECT * FROM kgp_main.score_cache WHERE model = ?""", [model])
             con.execute("""INSERT OR IGNORE INTO model_vocab BY NAME
                            SELECT * FROM kgp_main.model_vocab WHERE model = ?""", [model])
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
     finally:
         with contextlib.suppress(duckdb.Error):
             con.execute("DETACH kgp_main")
@@ -259,29 +255,26 @@ def merge(results: Path, count: int, keep: bool = False) -> str:
                              + "; ".join(unfinished) + ". Run those shards again (they resume)")
         rids = sorted(ids[0])
         marks = ", ".join("?" for _ in rids)
-        con.execute("BEGIN TRANSACTION")
-        try:
+        with transaction(con):
             for table in ("scores", "responses"):
                 con.execute(f"DELETE FROM {table} WHERE run_id IN ({marks})", rids)
                 for i in range(count):
                     con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM kgp_s{i}.{table} "
                                 f"WHERE run_id IN ({marks})", rids)
+            con.execute(f"DELETE FROM prompts WHERE run_id IN ({marks})", rids)
             for i in range(count):
+                con.execute(f"INSERT OR IGNORE INTO prompts BY NAME SELECT * FROM "
+                            f"kgp_s{i}.prompts WHERE run_id IN ({marks})", rids)
                 con.execute(f"INSERT OR IGNORE INTO score_cache BY NAME "
                             f"SELECT * FROM kgp_s{i}.score_cache")
                 con.execute(f"INSERT OR IGNORE INTO model_vocab BY NAME "
                             f"SELECT * FROM kgp_s{i}.model_vocab")
             for rid in rids:
                 row = _merged_run([next(r for r in rs if r["run_id"] == rid) for rs in runs])
-                cols = list(row)
-                con.execute(f"INSERT OR REPLACE INTO runs ({', '.join(cols)}) VALUES "
-                            f"({', '.join('?' for _ in cols)})", [row[c] for c in cols])
+                delete_run(con, rid, ("runs",))
+                insert_run(con, Run(**{**row, "config": json.loads(row["config"])}))
             n_scores = con.execute(f"SELECT count(*) FROM scores WHERE run_id IN ({marks})",
                                    rids).fetchone()[0]
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
     finally:
         for i in range(count):
             with contextlib.suppress(duckdb.Error):

@@ -34,9 +34,11 @@ animal]; dog p1 [mammal]; big p0 [large] [large]; big p1 [large] [huge].
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 
 from probes.results import connect
+from probes.results.writers import Run, insert_run
 
 DECLARED = ["mA", "mB"]
 SHARED = ["dog", "animal", "pet", "puppy", "cat", "big", "large", "small", "thing"]
@@ -103,9 +105,8 @@ def build(path: Path) -> None:
                           json.dumps({"relation": r, "word": word, "relatum": relatum,
                                       "derivation": derivation})])
     for rid, (model, backend, probe) in RUNS.items():
-        con.execute("""INSERT INTO runs (run_id, model, backend, probe, task, status, finished_at)
-                       VALUES (?, ?, ?, ?, 'relatum', 'done', '2024-01-02'::TIMESTAMP)""",
-                    [rid, model, backend, probe])
+        insert_run(con, Run(run_id=rid, model=model, backend=backend, probe=probe,
+                            task="relatum", status="done", finished_at=datetime(2024, 1, 2)))
     for rid, per_instance in LISTS.items():
         for iid, prompts in per_instance.items():
             for pid, words in prompts.items():

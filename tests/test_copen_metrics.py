@@ -17,6 +17,7 @@ import pytest
 from eval.copen_report import build, render
 from eval.sqlfile import discover_metrics, run_metric
 from probes.results import connect
+from probes.results.writers import Run, insert_run
 
 METRICS = {m.name: m for m in discover_metrics([Path(__file__).parents[1] / "eval" / "copen"])}
 
@@ -31,9 +32,9 @@ def add_run(con: duckdb.DuckDBPyConnection, rid: str, probe: str, task: str, mod
             **copen: Any) -> None:
     cfg = {"task": task, "runtime": {"copen": {"method": "zero-shot", "kind": "causal",
                                                **copen}}}
-    con.execute("""INSERT INTO runs (run_id, model, probe, task, config, status)
-                   VALUES (?, ?, ?, ?, ?::JSON, 'done')""", [rid, model, probe, task,
-                                                            json.dumps(cfg)])
+    insert_run(con, Run(run_id=rid, model=model, probe=probe, task=task, config=cfg,
+                        status="done", method="zero-shot", part=copen.get("part"),
+                        context=copen.get("context")))
 
 
 def add_scores(con: duckdb.DuckDBPyConnection, rid: str, probe: str, split: str, iid: str,
@@ -208,9 +209,8 @@ def test_report_lays_out_table2(cic: duckdb.DuckDBPyConnection) -> None:
     for seed, value in ((42, -1.0), (43, -3.0)):
         rid = f"LP{seed}"
         cfg = {"runtime": {"copen": {"method": "linear", "seed": seed}}}
-        cic.execute("""INSERT INTO runs (run_id, model, probe, task, config, status)
-                       VALUES (?, 'm', 'copen/cic', 'choice', ?::JSON, 'done')""",
-                    [rid, json.dumps(cfg)])
+        insert_run(cic, Run(run_id=rid, model="m", probe="copen/cic", task="choice",
+                            config=cfg, status="done", method="linear", seed=seed))
         # seed 42 gets D right (magazine best), seed 43 gets nothing right
         add_scores(cic, rid, "copen/cic", "dev", "D", [("magazine", value, 1), ("work", -2, 1)])
     res = build(cic)

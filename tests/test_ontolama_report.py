@@ -5,7 +5,6 @@ Every expected number is worked out by hand in the comments from the rows insert
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import duckdb
@@ -14,6 +13,7 @@ import pytest
 from eval import ontolama_report as report
 from eval.sqlfile import discover_metrics, run_metric
 from probes.results import connect
+from probes.results.writers import PromptRow, Run, insert_run, write_prompts
 
 PIZZA, GO = "ontolama/pizza-atomic", "ontolama/go-complex"
 SETS = {"L1": {"1": ["Yes"], "0": ["No"]}, "L2": {"1": ["Right"], "0": ["Wrong"]},
@@ -32,9 +32,13 @@ def add_run(con: duckdb.DuckDBPyConnection, rid: str, probe: str, *, kshot: dict
     cfg: dict = {"params": {"label_words": SETS}, "limit": None}
     if kshot:
         cfg["kshot"] = kshot
-    con.execute("""INSERT INTO runs (run_id, model, probe, task, config, wall_s, requests, status)
-                   VALUES (?, 'm', ?, 'subsumption', ?::JSON, ?, ?, ?)""",
-                [rid, probe, json.dumps(cfg), wall, requests, status])
+    insert_run(con, Run(run_id=rid, model="m", probe=probe, task="subsumption", config=cfg,
+                        wall_s=wall, requests=requests, status=status,
+                        method="kshot" if kshot else None, k=(kshot or {}).get("k"),
+                        seed=(kshot or {}).get("seed"), scoring=(kshot or {}).get("scoring")))
+    # prompt_id = template_index * 3 + index of the sorted set name (T1 L1 = 0, ..., T2 L3 = 5)
+    write_prompts(con, [PromptRow(rid, t * 3 + s, f"T{t + 1}", None, name, SETS[name])
+                        for t in range(2) for s, name in enumerate(sorted(SETS))])
 
 
 def decide(con: duckdb.DuckDBPyConnection, rid: str, probe: str, iid: str, gold: str, pid: int,

@@ -16,6 +16,7 @@ import pytest
 from eval.report import build_report, main, tables
 from eval.sqlfile import MetricFileError, discover_metrics, parse_metric, run_metric
 from probes.results import connect
+from probes.results.writers import Run, insert_run
 
 NOW = datetime(2025, 1, 1)
 
@@ -28,8 +29,7 @@ def add_instance(con: duckdb.DuckDBPyConnection, probe: str, split: str, iid: st
 
 def add_run(con: duckdb.DuckDBPyConnection, run_id: str, model: str, probe: str, task: str,
             status: str = "done") -> None:
-    con.execute("INSERT INTO runs (run_id, model, probe, task, status) VALUES (?, ?, ?, ?, ?)",
-                [run_id, model, probe, task, status])
+    insert_run(con, Run(run_id=run_id, model=model, probe=probe, task=task, status=status))
 
 
 def add_scores(con: duckdb.DuckDBPyConnection, run_id: str, probe: str, split: str, iid: str,
@@ -418,3 +418,23 @@ def test_report_plot_shows_the_table_rows_with_intervals(choice_db: duckdb.DuckD
     assert acc["baselines"] == {"t/c/dev": 0.5}
     assert "chance_accuracy" not in calls  # plot: false
     assert calls["choice_mrr"]["errors"] == {}  # MRR is not a share: no interval
+
+
+def test_a_metric_whose_grain_repeats_is_an_error_naming_the_key() -> None:
+    con = connect(":memory:")
+    add_run(con, "r1", "m", "p", "choice")
+    add_run(con, "r2", "m", "p", "choice")
+    # grain [probe], but the query groups by run: probe 'p' comes twice
+    m = parse_metric(HEADER + "SELECT probe, run_id, 1 AS value FROM runs GROUP BY ALL\n",
+                     "dup.sql")
+    with pytest.raises(MetricFileError, match=r"dup.sql:4: the grain \[probe\] does not "
+                       r"identify a row: more than one row has probe='p'"):
+        run_metric(con, m)
+
+
+def test_every_shipped_metric_has_a_unique_grain_on_a_fixture(
+        choice_db: duckdb.DuckDBPyConnection) -> None:
+    root = Path(__file__).resolve().parent.parent / "eval"
+    dirs = [root / d for d in ("metrics", "copen", "ontolama", "semrel")]
+    ran = {m.name: len(run_metric(choice_db, m)[1]) for m in discover_metrics(dirs)}
+    assert ran["choice_accuracy"] > 0 and ran["choice_mrr"] > 0

@@ -217,6 +217,7 @@ def test_human_agent_ranks_counts_and_keeps_other_rows(probes, mini_store,
                                                        tmp_path: Path) -> None:
     from probes.export import export
     from probes.results import connect
+    from probes.results.writers import Run, insert_run
     from probes.semrel.humans import load_humans, relation_probes
 
     store = LocalStore.in_memory()
@@ -225,8 +226,8 @@ def test_human_agent_ranks_counts_and_keeps_other_rows(probes, mini_store,
     results = tmp_path / "r.duckdb"
     export(list(probes.values()), store, results, progress=False)
     con = connect(results)
-    con.execute("INSERT INTO runs (run_id, model, probe, status) VALUES "
-                "('m1', 'some-model', 'semrel/hyp', 'done')")
+    insert_run(con, Run(run_id="m1", model="some-model", probe="semrel/hyp", task=None,
+                        status="done"))
     report = load_humans(con, store, relation_probes())
     rows = con.execute("""SELECT i.target, r.prompt_id, r.rank, r.token, r.probability
                           FROM responses r JOIN instances i USING (probe, split, instance_id)

@@ -16,10 +16,10 @@ from eval.stats import (
     levene,
     mcnemar_exact,
     proportion_ci,
-    seed_summary,
     wilcoxon_signed_rank,
 )
 from probes.results import connect
+from probes.results.copen import seed_summary
 from tests.semrel_fixtures import DECLARED, build
 
 

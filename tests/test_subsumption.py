@@ -19,6 +19,7 @@ import pytest
 from eval.sqlfile import discover_metrics, run_metric
 from probes.errors import ProbeError
 from probes.results import connect
+from probes.results.writers import PromptRow, Run, insert_run, write_prompts
 from probes.run import RunOptions, run_probe
 from probes.spec import ProbeSpec, load_probe
 from probes.tasks import Instance, TaskContext, get_task
@@ -113,9 +114,12 @@ def add_run(con: duckdb.DuckDBPyConnection, rid: str, status: str = "done") -> N
         "L2": {"1": ["Right"], "0": ["Wrong"]}, "L3": {"1": ["Yes", "Right"],
                                                        "0": ["No", "Wrong"]},
         "L1": {"1": ["Yes"], "0": ["No"]}}}}
-    con.execute("""INSERT INTO runs (run_id, model, probe, task, config, status)
-                   VALUES (?, 'm', 'o/p', 'subsumption', ?::JSON, ?)""",
-                [rid, json.dumps(cfg), status])
+    insert_run(con, Run(run_id=rid, model="m", probe="o/p", task="subsumption", config=cfg,
+                        status=status))
+    # What each prompt_id stands for (template_index * 3 + index of the sorted set name).
+    write_prompts(con, [PromptRow(rid, t * 3 + s, f"T{t + 1}", cfg["prompts"][t], name,
+                                  cfg["params"]["label_words"][name])
+                        for t in range(2) for s, name in enumerate(["L1", "L2", "L3"])])
 
 
 CLASS_OF = {"Yes": "1", "Right": "1", "No": "0", "Wrong": "0"}

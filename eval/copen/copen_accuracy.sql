@@ -8,21 +8,14 @@
 --   hidden labels (-1) are left out. Only finished runs of the copen/* probes.
 -- tasks: [choice, binary]
 -- grain: [run_id, probe, split]
-WITH candidate_scores AS (        -- one score per (run, instance, candidate)
-    SELECT s.run_id, s.probe, s.split, s.instance_id, s.candidate,
-           lower(coalesce(s.label, s.candidate)) AS label,
-           avg(s.score / greatest(s.n_tokens, 1)) AS score
-    FROM scores s JOIN runs r USING (run_id)
-    WHERE r.probe LIKE 'copen/%' AND r.status = 'done'
-    GROUP BY ALL
-),
-per_instance AS (                 -- the best gold and the best other score of each instance
+-- requires: [_views.sql]
+WITH per_instance AS (  -- the best gold and the best other score of each instance
     SELECT c.run_id, c.probe, c.split, c.instance_id,
            max(c.score) FILTER (WHERE list_contains(list_transform(i.gold, lambda g: lower(g)),
                                                     c.label)) AS gold_best,
            max(c.score) FILTER (WHERE NOT list_contains(list_transform(i.gold, lambda g: lower(g)),
                                                         c.label)) AS other_best
-    FROM candidate_scores c JOIN instances i USING (probe, split, instance_id)
+    FROM copen_candidate_scores c JOIN instances i USING (probe, split, instance_id)
     WHERE len(i.gold) > 0
     GROUP BY ALL
 )

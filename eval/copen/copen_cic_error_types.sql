@@ -8,12 +8,10 @@
 --   the paper's Tables 6 and 13, only entities with two or more concept chains count.
 -- tasks: [choice]
 -- grain: [run_id, probe, split, error_type]
+-- requires: [_views.sql]
 WITH candidate_scores AS (
-    SELECT s.run_id, s.probe, s.split, s.instance_id, s.candidate,
-           avg(s.score / greatest(s.n_tokens, 1)) AS score
-    FROM scores s JOIN runs r USING (run_id)
-    WHERE r.probe = 'copen/cic' AND r.status = 'done'
-    GROUP BY ALL
+    SELECT run_id, probe, split, instance_id, candidate, score
+    FROM copen_candidate_scores WHERE probe = 'copen/cic'
 ),
 predicted AS (
     SELECT c.run_id, c.probe, c.split, c.instance_id, i.gold[1] AS gold,

@@ -9,13 +9,11 @@
 --   the concept's words.
 -- tasks: [choice]
 -- grain: [run_id, probe, split]
+-- requires: [_views.sql]
 WITH settings AS (
-    SELECT run_id, model, revision, dtype,
-           json_extract_string(config, '$.runtime.copen.part') AS part,
-           json_extract(config, '$.runtime.copen.context')::BOOLEAN AS context
+    SELECT run_id, model, revision, dtype, part, context
     FROM runs
-    WHERE probe = 'copen/cic' AND status = 'done'
-      AND json_extract_string(config, '$.runtime.copen.method') = 'zero-shot'
+    WHERE probe = 'copen/cic' AND status = 'done' AND method = 'zero-shot'
 ),
 pairs AS (                        -- in-context run -> the out-of-context run of the same setting
     SELECT a.run_id AS in_run, b.run_id AS out_run
@@ -28,9 +26,7 @@ predicted AS (
     SELECT s.run_id, s.split, s.instance_id, i.gold[1] AS gold,
            first(s.candidate ORDER BY s.score DESC, s.candidate = i.gold[1], s.candidate)
                AS prediction
-    FROM (SELECT run_id, probe, split, instance_id, candidate,
-                 avg(score / greatest(n_tokens, 1)) AS score
-          FROM scores WHERE probe = 'copen/cic' GROUP BY ALL) s
+    FROM copen_candidate_scores s
     JOIN instances i USING (probe, split, instance_id)
     WHERE len(i.gold) > 0
     GROUP BY ALL

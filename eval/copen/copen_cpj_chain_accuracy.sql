@@ -7,12 +7,10 @@
 --   are left out.
 -- tasks: [binary]
 -- grain: [run_id, probe, split]
+-- requires: [_views.sql]
 WITH candidate_scores AS (
-    SELECT s.run_id, s.probe, s.split, s.instance_id, lower(coalesce(s.label, s.candidate)) AS label,
-           avg(s.score / greatest(s.n_tokens, 1)) AS score
-    FROM scores s JOIN runs r USING (run_id)
-    WHERE r.probe = 'copen/cpj' AND r.status = 'done'
-    GROUP BY s.run_id, s.probe, s.split, s.instance_id, s.candidate, s.label
+    SELECT run_id, probe, split, instance_id, label, score
+    FROM copen_candidate_scores WHERE probe = 'copen/cpj'
 ),
 judged AS (
     SELECT c.run_id, c.probe, c.split, c.instance_id,

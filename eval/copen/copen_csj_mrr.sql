@@ -6,12 +6,10 @@
 --   left out.
 -- tasks: [choice]
 -- grain: [run_id, probe, split]
+-- requires: [_views.sql]
 WITH candidate_scores AS (
-    SELECT s.run_id, s.probe, s.split, s.instance_id, s.candidate,
-           avg(s.score / greatest(s.n_tokens, 1)) AS score
-    FROM scores s JOIN runs r USING (run_id)
-    WHERE r.probe = 'copen/csj' AND r.status = 'done'
-    GROUP BY ALL
+    SELECT run_id, probe, split, instance_id, candidate, score
+    FROM copen_candidate_scores WHERE probe = 'copen/csj'
 ),
 answer AS (
     SELECT c.run_id, c.probe, c.split, c.instance_id, c.score AS answer_score

@@ -3,24 +3,14 @@
 --   OntoLAMA K-shot accuracy (python -m probes.kshot) per model, probe, K, template and
 --   label-word set: the mean (value) and population standard deviation (std) over seeds of the
 --   test accuracy of the best dev epoch. Each run is scored with the class scoring it was
---   trained with (config kshot.scoring; sum_prob, the paper's equation, when absent). K = 0 is
+--   trained with (runs.scoring; sum_prob, the paper's equation, when absent). K = 0 is
 --   not here (see ontolama_zero_shot); K = -1 marks the fully supervised setting.
 -- tasks: [subsumption]
 -- grain: [model, probe, split, k, template, label_set]
 -- requires: [_class_scores.sql]
-WITH per_run AS (
-    SELECT c.run_id, c.probe, c.split, avg(c.correct) AS accuracy, count(*) AS n
-    FROM ontolama_correct c
-    WHERE c.kshot IS NOT NULL
-      AND c.scoring = coalesce(json_extract_string(c.kshot, '$.scoring'), 'sum_prob')
-    GROUP BY ALL
-)
-SELECT r.model, p.probe, p.split,
-       json_extract(r.config, '$.kshot.k')::INTEGER AS k,
-       json_extract_string(r.config, '$.kshot.template') AS template,
-       json_extract_string(r.config, '$.kshot.label_set') AS label_set,
+SELECT r.model, p.probe, p.split, r.k, p.template, p.label_set,
        avg(p.accuracy) AS value, stddev_pop(p.accuracy) AS std, count(*) AS seeds,
        max(p.n) AS n
-FROM per_run p JOIN runs r USING (run_id)
+FROM ontolama_kshot_runs p JOIN runs r USING (run_id)
 GROUP BY ALL
 ORDER BY ALL

@@ -9,16 +9,9 @@
 -- tasks: [subsumption]
 -- grain: [model, probe, split, k]
 -- requires: [_class_scores.sql]
-WITH per_run AS (
-    SELECT c.run_id, c.probe, c.split, avg(c.correct) AS accuracy, count(*) AS n
-    FROM ontolama_correct c
-    WHERE c.kshot IS NOT NULL
-      AND c.scoring = coalesce(json_extract_string(c.kshot, '$.scoring'), 'sum_prob')
-    GROUP BY ALL
-)
-SELECT r.model, p.probe, p.split, json_extract(r.config, '$.kshot.k')::INTEGER AS k,
+SELECT r.model, p.probe, p.split, r.k,
        avg(p.accuracy) AS value, stddev_pop(p.accuracy) AS std, count(*) AS runs,
        max(p.n) AS n
-FROM per_run p JOIN runs r USING (run_id)
+FROM ontolama_kshot_runs p JOIN runs r USING (run_id)
 GROUP BY ALL
 ORDER BY ALL

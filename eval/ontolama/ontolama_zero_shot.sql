@@ -10,7 +10,7 @@
 WITH combos AS (
     SELECT run_id, probe, split, prompt_id, scoring, avg(correct) AS value, count(*) AS n
     FROM ontolama_correct
-    WHERE kshot IS NULL
+    WHERE NOT is_kshot
     GROUP BY ALL
 )
 SELECT run_id, probe, split, scoring, avg(value) AS value, stddev_pop(value) AS std,

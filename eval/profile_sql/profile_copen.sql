@@ -21,12 +21,12 @@ WITH part_runs AS (               -- zero-shot runs of the Table 8 part of their
                  ('seq2seq', 'copen/csj', 'query'), ('seq2seq', 'copen/cpj', 'concept'),
                  ('seq2seq', 'copen/cic', 'all')) AS t8(kind, probe, part)
         ON t8.probe = r.probe
-       AND t8.kind = coalesce(json_extract_string(r.config, '$.runtime.copen.kind'), r.backend)
-       AND t8.part = json_extract_string(r.config, '$.runtime.copen.part')
+       AND t8.kind = r.backend
+       AND t8.part = r.part
     WHERE r.status = 'done'
-      AND coalesce(json_extract_string(r.config, '$.runtime.copen.method'), 'zero-shot')
+      AND coalesce(r.method, 'zero-shot')
           = 'zero-shot'
-      AND coalesce(json_extract(r.config, '$.runtime.copen.context')::BOOLEAN, true)
+      AND coalesce(r.context, true)
 ),
 candidate_scores AS (             -- one score per (run, instance, candidate)
     SELECT s.run_id, s.probe, s.split, s.instance_id,

@@ -23,7 +23,6 @@
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,6 +34,7 @@ from probes.copen import PROBES, TASK_OF, task_name
 from probes.copen.forms import Example, example, text_to_text
 from probes.copen.runs import replace_run
 from probes.errors import ProbeError
+from probes.results.copen import seed_summary  # noqa: F401 (re-exported)
 from probes.run import run_id as make_run_id
 from probes.tasks import Instance
 
@@ -175,21 +175,6 @@ def write_run(con: duckdb.DuckDBPyConnection, *, model: str, revision: str | Non
                 config=config, describe=describe or {}, batch_size=settings.get("batch_size"),
                 wall_s=fit.wall_s, rows=rows)
     return rid
-
-
-def seed_summary(values: Sequence[float]) -> tuple[float, float]:
-    """Mean and population standard deviation, as the paper's Table 12 reports them: BERT-base
-    CSJ fine-tuning 28.5, 26.6, 26.9 has std 0.86 there; the population deviation of the
-    rounded values is 0.83, the sample deviation would be 1.02.
-
-    >>> seed_summary([0.5, 0.7, 0.6])
-    (0.6, 0.0816496581)
-    >>> round(seed_summary([28.5, 26.6, 26.9])[1], 2)
-    0.83
-    """
-    mean = statistics.fmean(values)
-    std = statistics.pstdev(values) if len(values) > 1 else 0.0
-    return round(mean, 10), round(std, 10)
 
 
 def accuracy(rows: Sequence[torch.Tensor], examples: Sequence[Example]) -> float | None:

@@ -32,48 +32,14 @@ from typing import Any
 from probes.copen import task_name
 from probes.copen.marked import joined, pieces_for
 from probes.errors import ProbeError
-
-PARTS: dict[str, tuple[str, ...]] = {
-    "csj": ("query", "candidate", "all"),
-    "cpj": ("concept", "answer", "all"),
-    "cic": ("concept", "all"),
-}
-"""Task -> the text parts zero-shot probing scores (``all``: the negative perplexity)."""
-
-DEGENERATE: frozenset[tuple[str, str, str]] = frozenset({
-    ("causal", "csj", "query"), ("causal", "cpj", "concept")})
-"""(kind, task, part) whose scores cannot differ between a prompt's options."""
-
-TABLE8: dict[str, dict[str, str]] = {
-    "bert": {"csj": "query", "cpj": "concept", "cic": "all"},
-    "roberta": {"csj": "query", "cpj": "concept", "cic": "concept"},
-    "gpt2": {"csj": "all", "cpj": "all", "cic": "concept"},
-    "gpt_neo": {"csj": "all", "cpj": "concept", "cic": "concept"},
-    "bart": {"csj": "query", "cpj": "concept", "cic": "concept"},
-    "t5": {"csj": "query", "cpj": "concept", "cic": "all"},
-}
-"""Table 8 of the paper: the text part each model's zero-shot accuracy uses (Table 2)."""
-
-KIND_ROW = {"masked": "bert", "causal": "gpt2", "seq2seq": "t5"}
-"""The Table 8 row a model not in the table follows: its kind's first model."""
-
-
-def table8_row(model_type: str | None, kind: str) -> str:
-    """The Table 8 row of a model (its config's ``model_type``, else by kind)."""
-    mt = (model_type or "").lower().replace("-", "_")
-    if mt in TABLE8:
-        return mt
-    if kind not in KIND_ROW:
-        raise ProbeError(f"unknown model kind {kind!r}; use masked, causal or seq2seq")
-    return KIND_ROW[kind]
-
-
-def table8_part(model_type: str | None, kind: str, task: str) -> str:
-    """The part Table 8 uses for this model and task; a part that is degenerate for the kind
-    (GPT-Neo's CPJ concept, for a causal LM) falls back to ``all``."""
-    part = TABLE8[table8_row(model_type, kind)][task_name(task)]
-    return "all" if (kind, task_name(task), part) in DEGENERATE else part
-
+from probes.results.copen import (  # noqa: F401 (re-exported: the part table's home moved)
+    DEGENERATE,
+    KIND_ROW,
+    PARTS,
+    TABLE8,
+    table8_part,
+    table8_row,
+)
 
 # --- Table 9: text-to-text forms (T5 linear probing and fine-tuning) --------------------------
 

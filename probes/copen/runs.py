@@ -3,18 +3,15 @@ row and its ``scores`` rows, replacing an earlier run of the same id in one tran
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 
 from probes.copen import TASK_OF
-
-SCORE_COLUMNS = ["run_id", "probe", "split", "instance_id", "prompt_id", "candidate", "label",
-                 "prompt", "score", "n_tokens"]
+from probes.results import transaction
+from probes.results.writers import Run, delete_run, insert_run, write_scores
 
 
 def replace_run(con: duckdb.DuckDBPyConnection, *, rid: str, model: str, revision: str | None,
@@ -24,24 +21,14 @@ def replace_run(con: duckdb.DuckDBPyConnection, *, rid: str, model: str, revisio
     ``(run_id, probe, split, instance_id, prompt_id, candidate, label, prompt, score,
     n_tokens)``. Nothing is written if any step fails."""
     now = datetime.now(UTC).replace(tzinfo=None)
-    con.execute("BEGIN TRANSACTION")
-    try:
-        con.execute("DELETE FROM scores WHERE run_id = ?", [rid])
-        con.execute("DELETE FROM runs WHERE run_id = ?", [rid])
-        con.execute("""INSERT INTO runs (run_id, model, revision, backend, task, probe, config,
-                       dtype, device, batch_size, started_at, finished_at, wall_s, status,
-                       requests, cache_hits)
-                       VALUES (?, ?, ?, ?, ?, ?, ?::JSON, ?, ?, ?, ?, ?, ?, 'done', ?, 0)""",
-                    [rid, model, revision, kind, TASK_OF[probe], probe,
-                     json.dumps(config, default=str), describe.get("dtype"),
-                     describe.get("device"), batch_size, now, now, wall_s, len(rows)])
-        if rows:
-            table = pa.table([list(c) for c in zip(*rows, strict=True)], names=SCORE_COLUMNS)
-            con.register("kgp_copen_rows", table)
-            con.execute(f"""INSERT INTO scores ({", ".join(SCORE_COLUMNS)})
-                            SELECT * FROM kgp_copen_rows""")
-            con.unregister("kgp_copen_rows")
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
+    copen = (config.get("runtime") or {}).get("copen") or {}
+    run = Run(run_id=rid, model=model, revision=revision, backend=kind, task=TASK_OF[probe],
+              probe=probe, config=config, dtype=describe.get("dtype"),
+              device=describe.get("device"), batch_size=batch_size, started_at=now,
+              finished_at=now, wall_s=wall_s, status="done", requests=len(rows), cache_hits=0,
+              method=config.get("method"), part=copen.get("part"),
+              context=copen.get("context"), seed=copen.get("seed"))
+    with transaction(con):
+        delete_run(con, rid, ("scores", "runs"))
+        insert_run(con, run)
+        write_scores(con, rows)

@@ -59,7 +59,15 @@ import torch
 from kg.errors import KgError
 from probes.errors import ProbeError
 from probes.render import render
-from probes.results import connect
+from probes.results import connect, transaction
+from probes.results.writers import (
+    PromptRow,
+    Run,
+    delete_run,
+    insert_run,
+    write_prompts,
+    write_scores,
+)
 from probes.spec import Probe, discover
 from probes.tasks import Instance
 from probes.tasks.subsumption import CLASSES, label_sets, prompt_id
@@ -340,23 +348,17 @@ def write_run(con: duckdb.DuckDBPyConnection, *, model: str, revision: str, kind
                 rows.append((result.run_id, spec.name, inst.split, inst.instance_id, pid, w, cls,
                              text, float(sc), 1))
     now = datetime.now(UTC).replace(tzinfo=None)
-    con.execute("BEGIN TRANSACTION")
-    try:
-        con.execute("DELETE FROM scores WHERE run_id = ?", [result.run_id])
-        con.execute("DELETE FROM runs WHERE run_id = ?", [result.run_id])
-        con.execute("""INSERT INTO runs (run_id, model, revision, backend, task, probe, config,
-                       started_at, finished_at, wall_s, status)
-                       VALUES (?, ?, ?, ?, ?, ?, ?::JSON, ?, ?, ?, 'done')""",
-                    [result.run_id, model, revision, kind, spec.task, spec.name,
-                     json.dumps(config, default=str), now, now, result.wall_s])
-        if rows:
-            con.executemany("""INSERT INTO scores (run_id, probe, split, instance_id, prompt_id,
-                               candidate, label, prompt, score, n_tokens)
-                               VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""", rows)
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
+    run = Run(run_id=result.run_id, model=model, revision=revision, backend=kind,
+              task=spec.task, probe=spec.name, config=config, started_at=now, finished_at=now,
+              wall_s=result.wall_s, status="done", method="kshot", k=identity.get("k"),
+              seed=identity.get("seed"), scoring=identity.get("scoring", "sum_prob"))
+    prompt = PromptRow(result.run_id, pid, f"T{template_index + 1}",
+                       spec.prompts[template_index], label_set, word_lists)
+    with transaction(con):
+        delete_run(con, result.run_id, ("scores", "prompts", "runs"))
+        insert_run(con, run)
+        write_prompts(con, [prompt])
+        write_scores(con, rows)
 
 
 def run_kshot(con: duckdb.DuckDBPyConnection, model_name: str, probe: Probe, k: int, seed: int,

@@ -27,7 +27,6 @@ Answers are normalised (stripped, lower-cased, inner spaces collapsed, a leading
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -42,6 +41,8 @@ import pyarrow as pa
 from kg.store import KnowledgeStore
 from kg.vocab import KGP, graph
 from probes.errors import ProbeError
+from probes.results import transaction
+from probes.results.writers import Run, delete_run, insert_run, write_responses
 from probes.spec import Probe, discover
 
 RELATIONS = ("HYP", "HPO", "HOL", "MER", "ANT", "SYN")
@@ -221,30 +222,17 @@ def _write(con: duckdb.DuckDBPyConnection, probe: str, run_id: str, relation: st
     raw_t = pa.table(list(zip(*raw, strict=True)) if raw else [[]] * 6,
                      names=["probe", "instance_id", "prompt_id", "annotator", "position",
                             "response"])
-    ranked_t = pa.table(list(zip(*ranked, strict=True)) if ranked else [[]] * 8,
-                        names=["run_id", "probe", "split", "instance_id", "prompt_id", "rank",
-                               "token", "probability"])
-    cfg = json.dumps({"source": "cao-probe-responses", "relation": relation,
-                      "ranking": "pooled normalised frequency",
-                      "prompts": "Appendix A (response-file prompts matched without [DET])"})
-    con.execute("BEGIN TRANSACTION")
-    try:
+    cfg = {"source": "cao-probe-responses", "relation": relation,
+           "ranking": "pooled normalised frequency",
+           "prompts": "Appendix A (response-file prompts matched without [DET])"}
+    run = Run(run_id=run_id, model=HUMAN, backend="human", task="relatum", probe=probe,
+              config=cfg, started_at=now, finished_at=now, wall_s=0, status="done",
+              requests=len({(r[3], r[4]) for r in ranked}))
+    with transaction(con):
         con.execute("DELETE FROM human_responses WHERE probe = ?", [probe])
-        con.execute("DELETE FROM responses WHERE run_id = ?", [run_id])
-        con.execute("DELETE FROM runs WHERE run_id = ?", [run_id])
+        delete_run(con, run_id, ("responses", "runs"))
         con.register("kgp_raw", raw_t)
         con.execute("INSERT INTO human_responses SELECT * FROM kgp_raw")
         con.unregister("kgp_raw")
-        con.register("kgp_ranked", ranked_t)
-        con.execute("INSERT INTO responses BY NAME SELECT * FROM kgp_ranked")
-        con.unregister("kgp_ranked")
-        con.execute("""INSERT INTO runs (run_id, model, revision, backend, task, probe, config,
-                       dtype, device, started_at, finished_at, wall_s, status, requests)
-                       VALUES (?, ?, NULL, 'human', 'relatum', ?, ?::JSON, NULL, NULL, ?, ?,
-                               0, 'done', ?)""",
-                    [run_id, HUMAN, probe, cfg, now, now,
-                     len({(r[3], r[4]) for r in ranked})])
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
+        write_responses(con, ranked)
+        insert_run(con, run)

@@ -26,10 +26,9 @@ scored as one item (one ``scores`` row: ``candidate`` = the word, ``label`` = it
 **prompt_id encoding.** ``prompt_id = template_index * n_sets + set_index``, where
 ``template_index`` counts ``prompts`` from 0 (T1 = 0, T2 = 1) and ``set_index`` is the position
 of the set's *name* in the sorted list of ``params.label_words`` names (L1 = 0, L2 = 1,
-L3 = 2), ``n_sets`` their number. The run's ``config`` holds ``prompts`` and ``params`` (see
-probes.run), so the metric SQL (eval/ontolama/*.sql) decodes both from it:
-``list_sort(json_keys(config, '$.params.label_words'))``. :func:`decode_prompt_id` is the same
-in Python.
+L3 = 2), ``n_sets`` their number. probes.run writes one ``prompts`` row per prompt id of the
+run (template, label-word set, words: docs/results.md), which the metric SQL
+(eval/ontolama/*.sql) joins. :func:`decode_prompt_id` decodes an id in Python.
 
 A class's score comes from its words' scores (L3 has two words per class): the paper's sum of
 their probabilities (default) or OpenPrompt's mean of their log-probabilities; the class with

@@ -1,10 +1,27 @@
-"""The results file: a DuckDB database with instances, runs, scores, responses, human answers.
+"""The results contract: the one module that owns the results file (a DuckDB database).
+
+It holds the schema (``schema.sql``: instances, runs, prompts, scores, responses, human
+answers, the score cache), :func:`connect` (which creates a file or upgrades an older one),
+:func:`transaction`, the typed writers of :mod:`probes.results.writers`, and the names that
+``eval`` needs (:data:`TASKS`, the errors), so that ``eval`` imports this package and nothing
+else from ``probes``. It imports no other ``probes`` module and no torch. The contract (tables,
+columns, grain) is described in docs/results.md.
 
 >>> con = connect(":memory:")
 >>> tables = con.execute("SELECT table_name FROM information_schema.tables").fetchall()
 >>> sorted(r[0] for r in tables)  # doctest: +NORMALIZE_WHITESPACE
-['human_responses', 'instances', 'model_vocab', 'probe_exports', 'responses', 'runs',
- 'score_cache', 'scores']
+['human_responses', 'instances', 'model_vocab', 'probe_exports', 'prompts', 'responses',
+ 'runs', 'score_cache', 'scores']
+>>> with transaction(con):
+...     _ = con.execute("INSERT INTO probe_exports VALUES ('p', 'h', now())")
+>>> try:
+...     with transaction(con):
+...         _ = con.execute("DELETE FROM probe_exports")
+...         raise KeyError("boom")
+... except KeyError:
+...     pass
+>>> con.execute("SELECT count(*) FROM probe_exports").fetchone()[0]
+1
 """
 
 from __future__ import annotations
@@ -12,14 +29,44 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
 
 from kg import config
-from probes.errors import ResultsError
+from probes.results.upgrade import upgrade
 
 SCHEMA = Path(__file__).with_name("schema.sql")
+
+TASKS = ("relatum", "choice", "binary", "subsumption", "records")
+"""The probe tasks a run can have (``runs.task``; a metric file's ``-- tasks:``)."""
+
+
+class ProbeError(Exception):
+    """Base class of kgprobe's probe-layer errors (probes.errors re-exports it; it lives here
+    so that eval, which imports only this package from probes, can catch it)."""
+
+
+class ResultsError(ProbeError):
+    """The results file cannot be opened or written."""
+
+
+# Their public home is probes.errors (which re-exports them): tracebacks name them there.
+ProbeError.__module__ = ResultsError.__module__ = "probes.errors"
+
+
+@contextlib.contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """``BEGIN`` ... ``COMMIT`` around the block; ``ROLLBACK`` (and the error goes on) when the
+    block raises anything, so nothing of it is written."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield con
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
 
 
 def diagnose(path: Path, error: Exception | None = None) -> str:
@@ -72,6 +119,7 @@ def connect(path: str | Path | None = None, read_only: bool = False) -> duckdb.D
         con = duckdb.connect(path, read_only=read_only)
         if not read_only:
             con.execute(SCHEMA.read_text(encoding="utf-8"))
+            upgrade(con, SCHEMA.read_text(encoding="utf-8"))
             # Read every table once, so a damaged file fails here, not after a run reports.
             for table in ("instances", "runs", "score_cache"):
                 con.execute(f"SELECT count(*) FROM {table}").fetchall()
@@ -79,4 +127,19 @@ def connect(path: str | Path | None = None, read_only: bool = False) -> duckdb.D
         if path == ":memory:":
             raise
         raise ResultsError(f"{diagnose(Path(path), e)}. Nothing was written.") from e
+    if read_only:
+        _require_current(con, path)
     return con
+
+
+def _require_current(con: duckdb.DuckDBPyConnection, path: str) -> None:
+    """A read-only connection cannot upgrade: an older file is an error saying how to."""
+    have = {r[0] for r in con.execute(
+        "SELECT table_name FROM information_schema.tables").fetchall()}
+    cols = {r[0] for r in con.execute("SELECT column_name FROM information_schema.columns "
+                                      "WHERE table_name = 'runs'").fetchall()}
+    if "runs" in have and ("prompts" not in have or "method" not in cols):
+        con.close()
+        raise ResultsError(f"the results file {path} was written by an older kgprobe and lacks "
+                           "the prompts table or the runs settings columns; open it once for "
+                           "writing to upgrade it: python -m probes.results upgrade " + path)

@@ -1,5 +1,7 @@
 -- kgprobe results file (DuckDB). One file holds every run, so comparing models is one query.
--- Created by probes.results.connect(); every statement is idempotent.
+-- Created by probes.results.connect(); every statement is idempotent. An older file gains the
+-- columns and tables it lacks on its next writable connect (probes.results.upgrade).
+-- The contract (tables, columns, grain) is described in docs/results.md.
 
 -- One row per probe instance, written by `python -m probes.export`.
 CREATE TABLE IF NOT EXISTS instances (
@@ -27,8 +29,34 @@ CREATE TABLE IF NOT EXISTS runs (
     batch_size   INTEGER,
     started_at   TIMESTAMP,
     finished_at  TIMESTAMP,
-    wall_s       DOUBLE,
-    status       VARCHAR NOT NULL    -- running | done | failed
+    wall_s       DOUBLE,             -- scoring time of the invocation that scored (plus
+                                     -- interrupted attempts it resumed); a re-run answered
+                                     -- wholly from the cache keeps it
+    status       VARCHAR NOT NULL,   -- running | done | failed
+    task         VARCHAR,            -- the probe's task (choice, binary, relatum, ...)
+    requests     INTEGER,            -- distinct scoring requests of the run
+    cache_hits   INTEGER,            -- how many of them the latest invocation found cached
+    -- Settings that metrics select or group runs by (NULL where they do not apply):
+    method       VARCHAR,            -- zero-shot | linear | finetune (COPEN) | kshot (OntoLAMA);
+                                     -- NULL for probes.run and human runs
+    part         VARCHAR,            -- COPEN: the scored text part (query, concept, all, ...)
+    context      BOOLEAN,            -- COPEN CiC zero-shot: with the context sentence
+    k            INTEGER,            -- K-shot: examples per class (-1: fully supervised)
+    seed         INTEGER,            -- K-shot / COPEN training: the seed
+    scoring      VARCHAR             -- K-shot: class scoring trained with (sum_prob, ...)
+);
+-- started_at / finished_at / cache_hits describe the latest invocation of a run.
+
+-- What a run's prompt_id stands for, where it is more than an index into the probe's prompts
+-- (subsumption: one prompt_id per template x label-word set). One row per (run, prompt_id).
+CREATE TABLE IF NOT EXISTS prompts (
+    run_id       VARCHAR NOT NULL,
+    prompt_id    INTEGER NOT NULL,
+    template     VARCHAR,            -- T1, T2, ... (position in the probe's prompts, from 1)
+    text         VARCHAR,            -- the template as the probe file writes it
+    label_set    VARCHAR,            -- the label-word set's name (L1, L2, ...)
+    label_words  JSON,               -- that set: {class: [words]}
+    PRIMARY KEY (run_id, prompt_id)
 );
 
 -- One row per scored (instance, prompt, candidate).
@@ -42,6 +70,8 @@ CREATE TABLE IF NOT EXISTS scores (
     prompt       VARCHAR,            -- the rendered text that was scored
     score        DOUBLE,             -- log-probability (or pseudo-log-likelihood)
     n_tokens     INTEGER,
+    label        VARCHAR,            -- the answer the candidate stands for (the class of a
+                                     -- binary label word; the candidate itself for choice)
     PRIMARY KEY (run_id, probe, split, instance_id, prompt_id, candidate)
 );
 
@@ -55,6 +85,8 @@ CREATE TABLE IF NOT EXISTS responses (
     rank         INTEGER NOT NULL,   -- 1 = most probable
     token        VARCHAR NOT NULL,
     probability  DOUBLE,
+    prompt       VARCHAR,            -- the rendered text whose slot was ranked ("a | an"
+                                     -- renderings joined by ' | ' when mixed; NULL: humans)
     PRIMARY KEY (run_id, probe, split, instance_id, prompt_id, rank)
 );
 
@@ -74,28 +106,10 @@ CREATE TABLE IF NOT EXISTS score_cache (
     key          VARCHAR PRIMARY KEY,
     score        DOUBLE,
     n_tokens     INTEGER,
-    payload      JSON                -- top-k lists and other non-scalar results
+    payload      JSON,               -- top-k lists and other non-scalar results
+    model        VARCHAR,            -- which model and operation wrote the entry
+    op           VARCHAR
 );
-
--- Added for probes.run / eval (idempotent, so older results files gain the columns too).
--- runs.task: the probe's task (choice, binary, relatum, ...), so metrics can pick their runs.
--- runs.requests: distinct scoring requests of the run; runs.cache_hits: how many of them the
---   invocation that finished the run found in score_cache (a re-run with nothing new: all).
--- scores.label: the answer a scored candidate stands for (the class of a binary label word or
---   statement; the candidate itself for multiple choice).
--- score_cache.model / op: which model and operation wrote the entry (for clean-up queries).
--- runs.started_at / finished_at / cache_hits describe the latest invocation of a run; wall_s
---   is the scoring time of the invocation that scored (plus interrupted attempts it resumed):
---   a re-run answered wholly from the cache keeps it.
-ALTER TABLE runs ADD COLUMN IF NOT EXISTS task VARCHAR;
-ALTER TABLE runs ADD COLUMN IF NOT EXISTS requests INTEGER;
-ALTER TABLE runs ADD COLUMN IF NOT EXISTS cache_hits INTEGER;
-ALTER TABLE scores ADD COLUMN IF NOT EXISTS label VARCHAR;
--- responses.prompt: the rendered text whose slot was ranked ("a | an" renderings joined by
---   ' | ' when their lists were mixed; NULL for the human agent).
-ALTER TABLE responses ADD COLUMN IF NOT EXISTS prompt VARCHAR;
-ALTER TABLE score_cache ADD COLUMN IF NOT EXISTS model VARCHAR;
-ALTER TABLE score_cache ADD COLUMN IF NOT EXISTS op VARCHAR;
 
 -- Whole-word vocabulary of a model (written by probes.run for relatum runs), so metrics can
 -- limit relatum sets and ranked lists to the words that every compared model can produce.

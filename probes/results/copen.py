@@ -1,0 +1,79 @@
+"""COPEN's declared run settings: the text parts a zero-shot run scores (``runs.part``), the
+part the paper's Table 8 reports per model, and the seed summary of trained runs. Here, in the
+results contract, because both the writers (probes.copen) and the report (eval) need them.
+
+>>> table8_part("bert", "masked", "csj"), table8_part("gpt_neo", "causal", "cpj")
+('query', 'all')
+>>> table8_part("llama", "causal", "cic"), table8_part("t5", "seq2seq", "copen/cic")
+('concept', 'all')
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+
+from probes.results import ProbeError
+
+PARTS: dict[str, tuple[str, ...]] = {
+    "csj": ("query", "candidate", "all"),
+    "cpj": ("concept", "answer", "all"),
+    "cic": ("concept", "all"),
+}
+"""Task -> the text parts zero-shot probing scores (``all``: the negative perplexity)."""
+
+DEGENERATE: frozenset[tuple[str, str, str]] = frozenset({
+    ("causal", "csj", "query"), ("causal", "cpj", "concept")})
+"""(kind, task, part) whose scores cannot differ between a prompt's options."""
+
+TABLE8: dict[str, dict[str, str]] = {
+    "bert": {"csj": "query", "cpj": "concept", "cic": "all"},
+    "roberta": {"csj": "query", "cpj": "concept", "cic": "concept"},
+    "gpt2": {"csj": "all", "cpj": "all", "cic": "concept"},
+    "gpt_neo": {"csj": "all", "cpj": "concept", "cic": "concept"},
+    "bart": {"csj": "query", "cpj": "concept", "cic": "concept"},
+    "t5": {"csj": "query", "cpj": "concept", "cic": "all"},
+}
+"""Table 8 of the paper: the text part each model's zero-shot accuracy uses (Table 2)."""
+
+KIND_ROW = {"masked": "bert", "causal": "gpt2", "seq2seq": "t5"}
+"""The Table 8 row a model not in the table follows: its kind's first model."""
+
+
+def _task(name: str) -> str:
+    key = name.lower().removeprefix("copen/")
+    if key not in PARTS:
+        raise ValueError(f"unknown COPEN task {name!r}; use csj, cpj or cic")
+    return key
+
+
+def table8_row(model_type: str | None, kind: str) -> str:
+    """The Table 8 row of a model (its config's ``model_type``, else by kind)."""
+    mt = (model_type or "").lower().replace("-", "_")
+    if mt in TABLE8:
+        return mt
+    if kind not in KIND_ROW:
+        raise ProbeError(f"unknown model kind {kind!r}; use masked, causal or seq2seq")
+    return KIND_ROW[kind]
+
+
+def table8_part(model_type: str | None, kind: str, task: str) -> str:
+    """The part Table 8 uses for this model and task; a part that is degenerate for the kind
+    (GPT-Neo's CPJ concept, for a causal LM) falls back to ``all``."""
+    part = TABLE8[table8_row(model_type, kind)][_task(task)]
+    return "all" if (kind, _task(task), part) in DEGENERATE else part
+
+
+def seed_summary(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and population standard deviation, as the paper's Table 12 reports them: BERT-base
+    CSJ fine-tuning 28.5, 26.6, 26.9 has std 0.86 there; the population deviation of the
+    rounded values is 0.83, the sample deviation would be 1.02.
+
+    >>> seed_summary([0.5, 0.7, 0.6])
+    (0.6, 0.0816496581)
+    >>> round(seed_summary([28.5, 26.6, 26.9])[1], 2)
+    0.83
+    """
+    mean = statistics.fmean(values)
+    std = statistics.pstdev(values) if len(values) > 1 else 0.0
+    return round(mean, 10), round(std, 10)

@@ -1,0 +1,198 @@
+"""Typed writers of the results file: runs, prompts, scores and responses.
+
+Every module that writes a run goes through these functions (inside
+:func:`probes.results.transaction` where several writes must land together), so the columns
+of ``schema.sql`` are named in one place.
+
+>>> from probes.results import connect, transaction
+>>> con = connect(":memory:")
+>>> run = Run(run_id="r1", model="m", probe="p", task="choice", status="done", k=4)
+>>> with transaction(con):
+...     insert_run(con, run)
+...     write_scores(con, [ScoreRow("r1", "p", "test", "i1", 0, "a", "a", "x a", -1.5, 2)])
+>>> con.execute("SELECT model, k, status FROM runs").fetchall()
+[('m', 4, 'done')]
+>>> con.execute("SELECT candidate, score FROM scores").fetchall()
+[('a', -1.5)]
+>>> delete_run(con, "r1")
+>>> con.execute("SELECT count(*) FROM scores").fetchone()[0]
+0
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import astuple, dataclass, fields
+from datetime import datetime
+from typing import Any, NamedTuple
+
+import duckdb
+import pyarrow as pa
+
+
+@dataclass(frozen=True)
+class Run:
+    """One ``runs`` row (see schema.sql for what each column means)."""
+
+    run_id: str
+    model: str
+    probe: str
+    task: str | None
+    status: str = "running"
+    revision: str | None = None
+    backend: str | None = None
+    config: dict[str, Any] | None = None
+    dtype: str | None = None
+    device: str | None = None
+    batch_size: int | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    wall_s: float | None = None
+    requests: int | None = None
+    cache_hits: int | None = None
+    method: str | None = None
+    part: str | None = None
+    context: bool | None = None
+    k: int | None = None
+    seed: int | None = None
+    scoring: str | None = None
+
+
+RUN_COLUMNS = tuple(f.name for f in fields(Run))
+
+
+class ScoreRow(NamedTuple):
+    """One ``scores`` row."""
+
+    run_id: str
+    probe: str
+    split: str
+    instance_id: str
+    prompt_id: int
+    candidate: str
+    label: str | None
+    prompt: str | None
+    score: float | None
+    n_tokens: int | None
+
+
+class ResponseRow(NamedTuple):
+    """One ``responses`` row: the token at ``rank`` (1 = most probable) of a ranked list."""
+
+    run_id: str
+    probe: str
+    split: str
+    instance_id: str
+    prompt_id: int
+    rank: int
+    token: str
+    probability: float | None
+    prompt: str | None = None  # the rendered text whose slot was ranked (None: humans)
+
+
+class PromptRow(NamedTuple):
+    """One ``prompts`` row: what a run's ``prompt_id`` stands for."""
+
+    run_id: str
+    prompt_id: int
+    template: str | None
+    text: str | None
+    label_set: str | None
+    label_words: dict[str, list[str]] | None
+
+
+SCORE_SCHEMA = pa.schema([("run_id", pa.string()), ("probe", pa.string()),
+                          ("split", pa.string()), ("instance_id", pa.string()),
+                          ("prompt_id", pa.int32()), ("candidate", pa.string()),
+                          ("label", pa.string()), ("prompt", pa.string()),
+                          ("score", pa.float64()), ("n_tokens", pa.int32())])
+RESPONSE_SCHEMA = pa.schema([("run_id", pa.string()), ("probe", pa.string()),
+                             ("split", pa.string()), ("instance_id", pa.string()),
+                             ("prompt_id", pa.int32()), ("rank", pa.int32()),
+                             ("token", pa.string()), ("probability", pa.float64()),
+                             ("prompt", pa.string())])
+
+
+def _run_values(run: Run) -> list[Any]:
+    values = list(astuple(run))
+    i = RUN_COLUMNS.index("config")
+    values[i] = None if run.config is None else json.dumps(run.config, default=str)
+    return values
+
+
+def insert_run(con: duckdb.DuckDBPyConnection, run: Run) -> None:
+    """Insert a ``runs`` row (the run id must be new: see :func:`delete_run`)."""
+    marks = ", ".join("?::JSON" if c == "config" else "?" for c in RUN_COLUMNS)
+    con.execute(f"INSERT INTO runs ({', '.join(RUN_COLUMNS)}) VALUES ({marks})",
+                _run_values(run))
+
+
+# Columns a restarted probes.run run keeps from its earlier row (its identity and history).
+_KEPT_ON_RESTART = ("run_id", "model", "revision", "backend", "task", "probe", "cache_hits")
+
+
+def start_run(con: duckdb.DuckDBPyConnection, run: Run) -> None:
+    """Insert a run row, or restart the existing row of the same id: every column but the
+    run's identity (model, revision, backend, task, probe) and ``cache_hits`` takes the new
+    value."""
+    marks = ", ".join("?::JSON" if c == "config" else "?" for c in RUN_COLUMNS)
+    update = ", ".join(f"{c} = excluded.{c}" for c in RUN_COLUMNS if c not in _KEPT_ON_RESTART)
+    con.execute(f"INSERT INTO runs ({', '.join(RUN_COLUMNS)}) VALUES ({marks}) "
+                f"ON CONFLICT (run_id) DO UPDATE SET {update}", _run_values(run))
+
+
+def delete_run(con: duckdb.DuckDBPyConnection, run_id: str,
+               tables: Sequence[str] = ("scores", "responses", "prompts", "runs")) -> None:
+    """Delete run ``run_id``'s rows from ``tables``."""
+    for table in tables:
+        con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+
+
+def arrow_table(schema: pa.Schema, rows: Iterable[Sequence[Any]]) -> pa.Table:
+    """Rows (tuples in the schema's column order) as an Arrow table of that schema."""
+    cols = list(zip(*rows, strict=True)) or [[] for _ in schema]
+    return pa.table([pa.array(list(c), f.type) for c, f in zip(cols, schema, strict=True)],
+                    schema=schema)
+
+
+def _insert(con: duckdb.DuckDBPyConnection, table: str, rows: pa.Table, upsert: bool) -> None:
+    cols = rows.column_names
+    con.register("kgp_new_rows", rows)
+    try:
+        if upsert:
+            same = " AND ".join(f"t.{c} IS NOT DISTINCT FROM n.{c}" for c in cols)
+            con.execute(f"""INSERT OR REPLACE INTO {table} ({', '.join(cols)})
+                            SELECT * FROM kgp_new_rows n WHERE NOT EXISTS (
+                                SELECT 1 FROM {table} t WHERE {same})""")
+        else:
+            con.execute(f"INSERT INTO {table} ({', '.join(cols)}) SELECT * FROM kgp_new_rows")
+    finally:
+        con.unregister("kgp_new_rows")
+
+
+def write_scores(con: duckdb.DuckDBPyConnection, rows: Sequence[ScoreRow] | Sequence[tuple],
+                 upsert: bool = False) -> None:
+    """Insert ``scores`` rows (tuples in :class:`ScoreRow` order). With ``upsert`` a row whose
+    key exists is replaced when its values differ and skipped when they are the same (a
+    resumed or repeated run); without, a duplicate key is an error."""
+    if rows:
+        _insert(con, "scores", arrow_table(SCORE_SCHEMA, rows), upsert)
+
+
+def write_responses(con: duckdb.DuckDBPyConnection,
+                    rows: Sequence[ResponseRow] | Sequence[tuple], upsert: bool = False) -> None:
+    """Insert ``responses`` rows (tuples in :class:`ResponseRow` order; ``upsert`` as in
+    :func:`write_scores`; a row without its last field, ``prompt``, gets None)."""
+    if rows:
+        full = [tuple(ResponseRow(*r)) for r in rows]
+        _insert(con, "responses", arrow_table(RESPONSE_SCHEMA, full), upsert)
+
+
+def write_prompts(con: duckdb.DuckDBPyConnection, rows: Sequence[PromptRow]) -> None:
+    """Insert or replace ``prompts`` rows."""
+    if rows:
+        con.executemany("""INSERT OR REPLACE INTO prompts (run_id, prompt_id, template, text,
+                           label_set, label_words) VALUES (?, ?, ?, ?, ?, ?::JSON)""",
+                        [(*r[:5], None if r.label_words is None
+                          else json.dumps(r.label_words, sort_keys=True)) for r in rows])

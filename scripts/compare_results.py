@@ -1,0 +1,224 @@
+"""Compare two results files: do they hold the same scores, responses, instances, human answers
+and metric rows? Prints the largest difference (0 when identical) and exits 1 when they differ.
+
+    python scripts/compare_results.py A.duckdb B.duckdb [--tolerance 0]
+
+Run ids, timestamps and wall times are ignored: a run is known by what it ran (model, revision,
+backend, probe, task and its config without the volatile ``runtime``, ``backend`` and
+``probe_file`` entries), so two files made by separate invocations compare equal. Rows are
+matched on their non-float columns; float columns are compared numerically (the difference
+printed is the largest absolute one; a row that only one file has counts as an infinite
+difference).
+
+Metric rows are every metric file of eval/ (metrics, copen, ontolama, semrel) run on a copy of
+each file (so the files are never changed). To compare the metrics of two code versions (the
+"behaviour unchanged" check), first store each version's metric rows in its own file, with
+that version on PYTHONPATH::
+
+    PYTHONPATH=/work/main python scripts/compare_results.py --materialize A.duckdb
+    PYTHONPATH=$PWD       python scripts/compare_results.py --materialize B.duckdb
+    python scripts/compare_results.py A.duckdb B.duckdb
+
+``--materialize`` writes each metric's rows into a table ``metric__<name>`` of the file; a file
+holding such tables is compared on them instead of re-running the metrics.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from eval.sqlfile import (
+    MetricError,
+    default_metric_dir,
+    discover_metrics,
+    one_thread,
+    run_metric,
+)
+from probes.results import connect
+
+TABLES = ("instances", "scores", "responses", "human_responses")
+IGNORED = {"run_id", "started_at", "finished_at", "wall_s", "exported_at", "cache_hits"}
+METRIC_DIRS = ("metrics", "copen", "ontolama", "semrel")
+VOLATILE_CONFIG = ("runtime", "backend", "probe_file", "shards")
+
+
+def run_labels(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """run_id -> what the run ran, as a string that is the same in another file."""
+    out = {}
+    for rid, model, revision, backend, probe, task, cfg in con.execute(
+            "SELECT run_id, model, revision, backend, probe, task, config::VARCHAR "
+            "FROM runs").fetchall():
+        c = json.loads(cfg) if cfg else {}
+        for key in VOLATILE_CONFIG:
+            c.pop(key, None)
+        out[rid] = json.dumps([model, revision, backend, probe, task, c], sort_keys=True,
+                              default=str)
+    return out
+
+
+def _is_float(v: Any) -> bool:
+    return isinstance(v, float)
+
+
+def keyed_rows(cols: Sequence[str], rows: Sequence[tuple[Any, ...]], labels: dict[str, str]
+               ) -> dict[tuple[Any, ...], list[list[float | None]]]:
+    """Rows by their non-float, non-ignored columns (run_id replaced by the run's label);
+    the float columns are the values."""
+    keep = [i for i, c in enumerate(cols) if c not in IGNORED or c == "run_id"]
+    out: dict[tuple[Any, ...], list[list[float | None]]] = {}
+    for row in rows:
+        key, values = [], []
+        for i in keep:
+            v = row[i]
+            if cols[i] == "run_id":
+                key.append(("run", labels.get(v, v)))
+            elif _is_float(v) or (v is None and cols[i] in ("score", "probability", "value")):
+                values.append(v)
+            else:
+                key.append(repr(v))
+        out.setdefault(tuple(key), []).append(values)
+    for vs in out.values():
+        vs.sort(key=lambda x: [(-math.inf if v is None else v) for v in x])
+    return out
+
+
+def difference(a: dict, b: dict) -> tuple[float, int]:
+    """(largest absolute difference, number of rows only one side has)."""
+    worst, unmatched = 0.0, 0
+    for key in a.keys() | b.keys():
+        va, vb = a.get(key, []), b.get(key, [])
+        unmatched += abs(len(va) - len(vb))
+        for ra, rb in zip(va, vb, strict=False):
+            if len(ra) != len(rb):
+                unmatched += 1
+                continue
+            for x, y in zip(ra, rb, strict=True):
+                if x is None or y is None:
+                    if (x is None) != (y is None):
+                        worst = math.inf
+                elif math.isnan(x) or math.isnan(y):
+                    if not (math.isnan(x) and math.isnan(y)):
+                        worst = math.inf
+                else:
+                    worst = max(worst, abs(x - y))
+    return (math.inf if unmatched else worst), unmatched
+
+
+def metric_rows(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[list[str], list[tuple]]]:
+    """Every metric's (columns, rows); a failing metric gives its error as one row."""
+    root = default_metric_dir().parent  # the eval package on PYTHONPATH
+    out = {}
+    for metric in discover_metrics([root / d for d in METRIC_DIRS if (root / d).is_dir()]):
+        try:
+            out[metric.name] = run_metric(con, metric)
+        except MetricError as e:
+            out[metric.name] = (["error"], [(str(e).split(": ", 1)[-1],)])
+    return out
+
+
+def stored_metrics(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[list[str], list[tuple]]]:
+    out = {}
+    for (table,) in con.execute("SELECT table_name FROM information_schema.tables WHERE "
+                                "table_name LIKE 'metric\\_\\_%' ESCAPE '\\'").fetchall():
+        cur = con.execute(f'SELECT * FROM "{table}"')
+        out[table.removeprefix("metric__")] = ([d[0] for d in cur.description], cur.fetchall())
+    return out
+
+
+def materialize(path: Path) -> None:
+    """Store every metric's rows (with the code on PYTHONPATH) in tables ``metric__<name>``
+    (a failing metric: a one-row table with its error)."""
+    root = default_metric_dir().parent  # the eval package on PYTHONPATH
+    con = connect(path)
+    try:
+        for metric in discover_metrics([root / d for d in METRIC_DIRS if (root / d).is_dir()]):
+            table = f'"metric__{metric.name}"'
+            con.execute(f"DROP TABLE IF EXISTS {table}")
+            try:
+                run_metric(con, metric)  # validates, and runs the support files
+                with one_thread(con):
+                    con.execute(f"CREATE TABLE {table} AS {metric.sql.strip().rstrip(';')}")
+            except (MetricError, duckdb.Error) as e:
+                con.execute(f"CREATE TABLE {table} AS SELECT ? AS error",
+                            [str(e).split(": ", 1)[-1]])
+    finally:
+        con.close()
+
+
+def snapshot(path: Path, tmp: Path) -> tuple[dict[str, str], dict, dict]:
+    """(run labels, table rows, metric rows) of a results file, read from a copy."""
+    copy = tmp / f"{len(list(tmp.iterdir()))}.duckdb"
+    shutil.copyfile(path, copy)
+    con = connect(copy)
+    try:
+        labels = run_labels(con)
+        tables = {}
+        for t in TABLES:
+            cur = con.execute(f"SELECT * FROM {t}")
+            tables[t] = ([d[0] for d in cur.description], cur.fetchall())
+        metrics = stored_metrics(con) or metric_rows(con)
+    finally:
+        con.close()
+    return labels, tables, metrics
+
+
+def compare(a: Path, b: Path) -> list[tuple[str, float, int]]:
+    """(table or metric:<name>, largest difference, unmatched rows) of everything compared."""
+    with tempfile.TemporaryDirectory() as d:
+        la, ta, ma = snapshot(a, Path(d))
+        lb, tb, mb = snapshot(b, Path(d))
+    out = []
+    for t in TABLES:
+        out.append((t, *difference(keyed_rows(*ta[t], la), keyed_rows(*tb[t], lb))))
+    for name in sorted(ma.keys() | mb.keys()):
+        ca, ra = ma.get(name, ([], []))
+        cb, rb = mb.get(name, ([], []))
+        if ca != cb and (ra or rb):
+            out.append((f"metric:{name}", math.inf, max(len(ra), len(rb))))
+            continue
+        out.append((f"metric:{name}", *difference(keyed_rows(ca, ra, la),
+                                                  keyed_rows(cb, rb, lb))))
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("files", nargs="+", type=Path, help="A.duckdb B.duckdb")
+    parser.add_argument("--materialize", action="store_true",
+                        help="store each metric's rows in the file(s) instead of comparing")
+    parser.add_argument("--tolerance", type=float, default=0.0,
+                        help="largest difference that counts as equal (default 0)")
+    parser.add_argument("--verbose", "-v", action="store_true", help="one line per table")
+    args = parser.parse_args(argv)
+    for f in args.files:
+        if not f.is_file():
+            parser.error(f"no results file at {f}")
+    if args.materialize:
+        for f in args.files:
+            materialize(f)
+            print(f"{f}: metric rows stored")
+        return 0
+    if len(args.files) != 2:
+        parser.error("give two results files")
+    results = compare(*args.files)
+    worst = max((d for _, d, _ in results), default=0.0)
+    for name, diff, unmatched in results:
+        if args.verbose or diff > args.tolerance:
+            extra = f" ({unmatched} unmatched rows)" if unmatched else ""
+            print(f"{name}: {diff:g}{extra}")
+    print(f"largest difference: {worst:g} over {len(results)} tables and metrics")
+    return 1 if worst > args.tolerance else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

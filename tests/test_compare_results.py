@@ -1,0 +1,48 @@
+"""scripts/compare_results.py: two results files that differ only in run ids and timestamps
+compare equal; a changed score is reported with its size."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+
+from probes.results import connect, transaction
+from probes.results.writers import Run, ScoreRow, insert_run, write_scores
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def results_file(path: Path, run_id: str, when: datetime, score: float) -> None:
+    con = connect(path)
+    con.execute("INSERT INTO instances VALUES ('p', 'test', 'i1', 'x', ['a'], ['a', 'b'], "
+                "'{}', ?)", [when])
+    with transaction(con):
+        insert_run(con, Run(run_id=run_id, model="m", probe="p", task="choice", status="done",
+                            started_at=when, finished_at=when, wall_s=when.second))
+        write_scores(con, [ScoreRow(run_id, "p", "test", "i1", 0, "a", "a", "x a", score, 1),
+                           ScoreRow(run_id, "p", "test", "i1", 0, "b", "b", "x b", -2.0, 1)])
+    con.close()
+
+
+def compare(a: Path, b: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / "compare_results.py"),
+                           str(a), str(b)], capture_output=True, text=True, cwd=ROOT)
+
+
+def test_same_rows_under_other_run_ids_and_times_compare_equal(tmp_path: Path) -> None:
+    results_file(tmp_path / "a.duckdb", "r1", datetime(2025, 1, 1, 0, 0, 1), -1.0)
+    results_file(tmp_path / "b.duckdb", "r2", datetime(2026, 2, 2, 0, 0, 9), -1.0)
+    got = compare(tmp_path / "a.duckdb", tmp_path / "b.duckdb")
+    assert got.returncode == 0, got.stdout + got.stderr
+    assert "largest difference: 0 " in got.stdout
+
+
+def test_a_changed_score_is_the_largest_difference(tmp_path: Path) -> None:
+    results_file(tmp_path / "a.duckdb", "r1", datetime(2025, 1, 1), -1.0)
+    results_file(tmp_path / "b.duckdb", "r1", datetime(2025, 1, 1), -1.25)
+    got = compare(tmp_path / "a.duckdb", tmp_path / "b.duckdb")
+    assert got.returncode == 1
+    # scores differ by 0.25; choice_mrr / accuracy agree (a still beats b at -2)
+    assert "scores: 0.25" in got.stdout and "largest difference: 0.25 " in got.stdout
