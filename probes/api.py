@@ -205,11 +205,11 @@ def score(probe: ProbeLike, scorer: Any, results: Results = None, *,
             top_k=top_k, splits=splits, limit=limit, sample=sample, use_cache=use_cache,
             progress=False), where)
         table = "responses" if probe.spec.task == "relatum" else "scores"
-        frame = con.execute(f"SELECT ? AS model, * FROM {table} WHERE run_id = ? ORDER BY "
-                            "split, instance_id, prompt_id", [scorer.name, report.run_id]).pl()
+        rows = outputs.frame(con, f"SELECT ? AS model, * FROM {table} WHERE run_id = ? ORDER BY "
+                             "split, instance_id, prompt_id", [scorer.name, report.run_id])
     finally:
         con.close()
-    return frame
+    return rows
 
 
 # --- read results ------------------------------------------------------------------------------
@@ -220,7 +220,7 @@ def query(results: Results, sql: str, params: Sequence[Any] | None = None) -> pl
     human_responses, model_vocab), opened read-only."""
     con = connect(results, read_only=True)
     try:
-        return con.execute(sql, list(params or [])).pl()
+        return outputs.frame(con, sql, params or [])
     finally:
         con.close()
 

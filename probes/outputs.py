@@ -58,8 +58,11 @@ def slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._=-]+", "_", text.replace("/", "__")).strip("_") or "model"
 
 
-def _frame(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any]) -> pl.DataFrame:
-    return con.execute(sql, list(params)).pl()
+def frame(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] = ()) -> pl.DataFrame:
+    """The result of a query as a polars DataFrame (through Arrow)."""
+    result = pl.from_arrow(con.sql(sql, params=list(params) or None).to_arrow_table())
+    assert isinstance(result, pl.DataFrame)
+    return result
 
 
 def _in(run_ids: Sequence[str]) -> str:
@@ -123,7 +126,7 @@ def _compute(con: duckdb.DuckDBPyConnection, found: list[Any], names: Sequence[s
 
 def _rows(con: duckdb.DuckDBPyConnection, table: str, run_ids: Sequence[str]) -> pl.DataFrame:
     order = "rank" if table == "responses" else "candidate"
-    return _frame(con, f"SELECT * FROM {table} WHERE run_id IN ({_in(run_ids)}) ORDER BY "
+    return frame(con, f"SELECT * FROM {table} WHERE run_id IN ({_in(run_ids)}) ORDER BY "
                   f"run_id, split, instance_id, prompt_id, {order}", run_ids)
 
 
@@ -171,7 +174,7 @@ def samples(con: duckdb.DuckDBPyConnection, run_id: str) -> list[dict[str, Any]]
     if row is None:
         raise ProbeError(f"no run {run_id!r} in the results file")
     templates = (json.loads(row[1]) if row[1] else {}).get("prompts") or []
-    inst = _frame(con, """SELECT split, instance_id, target, gold, candidates FROM instances
+    inst = frame(con, """SELECT split, instance_id, target, gold, candidates FROM instances
                           WHERE probe = ? ORDER BY split, instance_id""", [row[0]])
     scores = _rows(con, "scores", [run_id])
     responses = _rows(con, "responses", [run_id])
@@ -214,7 +217,7 @@ def write_outputs(con: duckdb.DuckDBPyConnection, output_path: Path, run_ids: Se
     ``run_ids`` under ``output_path/<model>/``; returns the paths written."""
     if output_path.exists() and not output_path.is_dir():
         raise ProbeError(f"--output-path {output_path} is a file; give a folder")
-    runs = _frame(con, f"""SELECT run_id, model, revision, backend, task, probe, status,
+    runs = frame(con, f"""SELECT run_id, model, revision, backend, task, probe, status,
                            wall_s, config FROM runs WHERE run_id IN ({_in(run_ids)})
                            ORDER BY probe""", run_ids)
     if runs.is_empty():
