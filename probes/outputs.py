@@ -25,6 +25,7 @@ import importlib.metadata
 import json
 import platform
 import re
+import warnings
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -60,7 +61,10 @@ def slug(text: str) -> str:
 
 def frame(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] = ()) -> pl.DataFrame:
     """The result of a query as a polars DataFrame (through Arrow)."""
-    result = pl.from_arrow(con.sql(sql, params=list(params) or None).to_arrow_table())
+    cur = con.execute(sql, list(params))
+    with warnings.catch_warnings():  # DuckDB notes the copy Arrow makes; the tables are small
+        warnings.simplefilter("ignore", UserWarning)
+        result = pl.from_arrow(cur.to_arrow_table())
     assert isinstance(result, pl.DataFrame)
     return result
 
