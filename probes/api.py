@@ -143,7 +143,7 @@ def export(probe: ProbeLike, store: KnowledgeStore | str | Path | None = None,
     ``$KGPROBE_STORE``; or ``endpoint``, a SPARQL URL), write its instances into ``results``
     (and Parquet files into ``out_dir`` when given) and return them."""
     probe = load_probe(probe, queries)
-    if not isinstance(store, KnowledgeStore):
+    if store is None or isinstance(store, str | Path):  # else a store object (KnowledgeStore)
         store = open_store(endpoint, Path(store) if store is not None else None)
     export_mod.export([probe], store, results, out_dir, progress=False,
                       builder_dirs=[Path(q) for q in queries] if queries else None)

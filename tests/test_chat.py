@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -91,7 +91,7 @@ def test_tokenizer_without_template_is_a_clear_error() -> None:
 
 def test_recorded_stand_in_must_match_the_choice() -> None:
     class StandIn:
-        options = {"dtype": "float32", "chat_template": "abc"}
+        options: ClassVar[dict[str, str]] = {"dtype": "float32", "chat_template": "abc"}
 
     assert matching_stand_in(StandIn(), True) is not None
     assert matching_stand_in(StandIn(), False) is None

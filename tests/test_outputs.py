@@ -61,7 +61,7 @@ def test_output_path_writes_results_json_samples_and_parquet(tmp_path: Path) -> 
     lines = one_file(folder, "samples_t__choice_*.jsonl").read_text().splitlines()
     samples = {s["target"]: s for s in map(json.loads, lines)}
     assert set(samples) == set(ANIMALS)
-    for w, (g, cs) in ANIMALS.items():
+    for w, (g, _) in ANIMALS.items():
         s = samples[w]
         assert s["gold"] == [g]
         assert len(s["scores"]) == 6  # 3 candidates x 2 prompts
