@@ -203,7 +203,8 @@ def score(probe: ProbeLike, scorer: Any, results: Results = None, *,
         select_probes(con, [probe.spec.name], [probe.path.parent], False, where)  # exported?
         report = run_probe(con, scorer, probe, RunOptions(
             top_k=top_k, splits=splits, limit=limit, sample=sample, use_cache=use_cache,
-            progress=False), where)
+            progress=False, runtime={"api": True, "apply_chat_template": "chat_template" in
+                                     scorer.cache_key_options()}), where)
         table = "responses" if probe.spec.task == "relatum" else "scores"
         rows = outputs.frame(con, f"SELECT ? AS model, * FROM {table} WHERE run_id = ? ORDER BY "
                              "split, instance_id, prompt_id", [scorer.name, report.run_id])

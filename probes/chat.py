@@ -3,12 +3,17 @@
 An instruct model (SmolLM2-135M-Instruct, Gemma 3 IT, ...) was tuned on conversations, so it may
 answer a probe better when the prompt reaches it as a user turn. With the option, every prompt
 of a causal model is rendered by the tokenizer's chat template as ONE user message followed by
-the assistant's turn header (``add_generation_prompt``), as lm-evaluation-harness does; the
-scored continuation (the candidate, label word or relatum) is the same text as without it and
-is read as the start of the assistant's reply. The backend's token-boundary rule still applies
-(trailing whitespace of the context, e.g. the newline after the assistant header, moves to the
+the assistant's turn header (``add_generation_prompt``), as lm-evaluation-harness does. The
+scored continuation (the candidate, label word or statement) is the same text, read as the
+start of the assistant's reply: only its leading whitespace (the space that joined it to the
+prompt) is dropped, since a reply starts a new line, as lm-evaluation-harness drops its target
+delimiter under a chat template. The backend's token-boundary rule still applies (trailing
+whitespace of the context, the newline after the assistant header, moves to the
 continuation). A request whose context is empty (the whole filled prompt is scored) gets the
-template of an empty user turn as its context.
+template of an empty user turn as its context. ``topk`` prompts (relatum prediction) are
+wrapped the same way; the model then predicts the first word of its reply, which a tokenizer
+usually spells without the leading-space marker that whole-word vocabularies expect, so
+relatum probes are better run without the template.
 
 :class:`ChatTemplateScorer` wraps a loaded causal scorer and changes only the request texts. It
 adds ``chat_template`` (a hash of the template) to the scorer's ``cache_key_options``, which go
@@ -116,7 +121,7 @@ class ChatTemplateScorer:
         return {**base, "chat_template": self.chat_template}
 
     def loglik(self, requests: Sequence[tuple[str, str]]) -> list[Any]:
-        return self.inner.loglik([(self.wrap(c), x) for c, x in requests])
+        return self.inner.loglik([(self.wrap(c), x.lstrip()) for c, x in requests])
 
     def topk(self, prompts: Sequence[str], k: int, vocab: Any = None, **options: Any
              ) -> list[Any]:

@@ -47,7 +47,8 @@ def test_wrapper_changes_the_context_and_keeps_the_continuation() -> None:
     inner = RecordingScorer()
     scorer = ChatTemplateScorer(inner)
     scorer.loglik([("owl is a", " bird."), ("", "owls can fly.")])
-    assert inner.seen == [("<u>owl is a</u><a>", " bird."), ("<u></u><a>", "owls can fly.")]
+    # the continuation keeps its text; the space that joined it to the prompt goes
+    assert inner.seen == [("<u>owl is a</u><a>", "bird."), ("<u></u><a>", "owls can fly.")]
     assert scorer.name == "fake/model" and scorer.kind == "causal"
     assert scorer.cache_key_options()["dtype"] == "float32"
     assert len(scorer.cache_key_options()["chat_template"]) == 16
@@ -62,7 +63,7 @@ def test_run_with_template_is_its_own_run_and_never_reuses_plain_scores(tmp_path
     assert run(qdir, results, chat, "-p", "t/choice", "--apply-chat-template") == 0
     assert len(chat.seen) == 18  # nothing taken from the plain run's cache
     assert all(c.startswith("<u>") and c.endswith("</u><a>") for c, _ in chat.seen)
-    assert {x for _, x in chat.seen} == {x for _, x in plain.seen}  # same continuations
+    assert {x for _, x in chat.seen} == {x.lstrip() for _, x in plain.seen}  # same words
     again = RecordingScorer()
     assert run(qdir, results, again, "-p", "t/choice", "--apply-chat-template") == 0
     assert again.seen == []  # its own cache entries are reused
@@ -110,5 +111,5 @@ def test_smollm2_tokenizer_wraps_the_prompt_in_its_template() -> None:
     inner = RecordingScorer()
     inner.tokenizer = tok
     ChatTemplateScorer(inner).loglik([("A dog is a kind of", " animal")])
-    assert inner.seen == [(text, " animal")]
+    assert inner.seen == [(text, "animal")]
     assert inner.seen[0][0].startswith("<|im_start|>system\n")
