@@ -16,7 +16,8 @@ usually spells without the leading-space marker that whole-word vocabularies exp
 relatum probes are better run without the template.
 
 :class:`ChatTemplateScorer` wraps a loaded causal scorer and changes only the request texts. It
-adds ``chat_template`` (a hash of the template) to the scorer's ``cache_key_options``, which go
+adds ``chat_template`` (a hash of the template) and ``chat_version`` (of the wrapping rule) to
+the scorer's ``cache_key_options``, which go
 into every cache key (:func:`probes.cache.request_key`) and into the run id, so a score computed
 without the template is never reused for a run with it, and the other way round.
 
@@ -38,6 +39,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from probes.errors import ProbeError
+
+CHAT_VERSION = 1
+"""Version of the wrapping rule (what :meth:`ChatTemplateScorer.loglik` and ``topk`` send to
+the model); part of the cache key, so changing the rule must bump it."""
 
 
 def template_of(tokenizer: Any, model: str = "the model") -> str:
@@ -114,7 +119,8 @@ class ChatTemplateScorer:
         return got
 
     def cache_key_options(self) -> dict[str, Any]:
-        return {**self.inner.cache_key_options(), "chat_template": self.chat_template}
+        return {**self.inner.cache_key_options(), "chat_template": self.chat_template,
+                "chat_version": CHAT_VERSION}
 
     def describe(self) -> dict[str, Any]:
         base = self.inner.describe() if hasattr(self.inner, "describe") else {}
