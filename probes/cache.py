@@ -51,6 +51,13 @@ def request_key(model: str, revision: str | None, scorer_options: dict[str, Any]
     True
     >>> request_key("m", "r", {}, r) == request_key("m", "r2", {}, r)
     False
+
+    The scorer's options are part of the key: a prompt scored inside a chat template
+    (``--apply-chat-template`` adds ``chat_template`` to them, probes.chat) never shares an
+    entry with the same prompt scored plain.
+
+    >>> request_key("m", "r", {"chat_template": "0a1b"}, r) == request_key("m", "r", {}, r)
+    False
     """
     raw = json.dumps([model, revision, req.op, list(req.args), scorer_options,
                       [list(o) for o in req.options]],

@@ -38,7 +38,7 @@ from tqdm import tqdm
 
 from kg import config
 from kg.errors import KgError
-from probes import cache, scale_cli
+from probes import cache, chat, model_args, outputs, scale_cli
 from probes.backends.protocol import description, progress_to, require
 from probes.errors import ProbeError
 from probes.models import PromptTooLongError
@@ -581,6 +581,20 @@ def build_parser() -> argparse.ArgumentParser:
                    help="allow loading pickle weights (pytorch_model.bin) when a model has no "
                    "safetensors; pickle can run code when loaded, so only for sources you trust")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--model-args", metavar="KEY=VALUE,...",
+                   help="model loading options in one string, as in lm-evaluation-harness: "
+                   "revision, dtype, trust_remote_code, allow_pickle, device_map (e.g. "
+                   "revision=main,dtype=bfloat16); dtype, allow_pickle and device_map may also "
+                   "be given as their own flags, but not both ways with different values")
+    p.add_argument("--apply-chat-template", action="store_true",
+                   help="causal instruct models: wrap every prompt in the tokenizer's chat "
+                   "template as a user turn before scoring (a run of its own, cached apart)")
+    p.add_argument("--output-path", type=Path, default=None, metavar="DIR",
+                   help="also write DIR/<model>/results_<time>.json (metrics per probe, the "
+                   "run config, versions) and the runs' scores/responses as Parquet")
+    p.add_argument("--log-samples", action="store_true",
+                   help="with --output-path: also write samples_<probe>_<time>.jsonl, one line "
+                   "per instance (prompts, gold, scores, prediction)")
     scale_cli.add_arguments(p)  # --models, --device-map, --max-memory, --shard (docs/scale.md)
     return p
 
@@ -715,6 +729,13 @@ def main(argv: list[str] | None = None, scorer_factory: ScorerFactory | None = N
         return 0
     if not args.probe:
         parser.error("the following arguments are required: --probe/-p")
+    try:  # --model-args folded into --dtype/--allow-pickle/--device-map; the rest for loading
+        model_kwargs = model_args.apply_to_args(args)
+        if args.log_samples and args.output_path is None:
+            raise ProbeError("--log-samples needs --output-path DIR (where the samples go)")
+    except ProbeError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     factory = scorer_factory or _default_factory
     routed = scale_cli.route(args, argv, main, factory)  # a model list, a shard or a rank
     if routed is not None:
@@ -739,10 +760,13 @@ def main(argv: list[str] | None = None, scorer_factory: ScorerFactory | None = N
                           progress=not args.quiet,
                           runtime={"threads": args.threads, "batch_size": args.batch_size,
                                    "chunk_size": args.chunk_size, "device": args.device,
-                                   "dtype": args.dtype})
+                                   "dtype": args.dtype, "model_args": args.model_args_parsed,
+                                   "apply_chat_template": args.apply_chat_template})
         scorer, plans = None, None
         if opts.use_cache:  # nothing new to score: no need to load the model
-            stand_in = recorded_scorer(con, args.model, args.device, args.dtype)
+            stand_in = chat.matching_stand_in(
+                recorded_scorer(con, args.model, args.device, args.dtype),
+                args.apply_chat_template)
             plans = (fully_cached(con, stand_in, probes, opts, where)
                      if stand_in is not None else None)
             scorer = stand_in if plans is not None else None
@@ -751,10 +775,17 @@ def main(argv: list[str] | None = None, scorer_factory: ScorerFactory | None = N
             extra = {"allow_pickle": True} if args.allow_pickle else {}
             scorer = factory(args.model, device=args.device, dtype=args.dtype,
                              batch_size=args.batch_size, threads=args.threads, **extra,
-                             **scale_cli.load_options(args))
+                             **model_kwargs, **scale_cli.load_options(args))
+            scorer = chat.with_chat_template(scorer, args.apply_chat_template)
         t0 = time.perf_counter()
         reports = [run_probe(con, scorer, p, opts, where, (plans or {}).get(p.spec.name))
                    for p in probes]
+        if args.output_path is not None:
+            written = outputs.write_outputs(
+                con, args.output_path, [r.run_id for r in reports],
+                {"model": args.model, **opts.runtime, "probes": [r.probe for r in reports],
+                 "splits": opts.splits, "limit": opts.limit, "sample": opts.sample,
+                 "top_k": opts.top_k, "results": where}, log_samples=args.log_samples)
     except (ProbeError, KgError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -771,6 +802,8 @@ def main(argv: list[str] | None = None, scorer_factory: ScorerFactory | None = N
             con.close()
     print(format_reports(reports))
     print(f"\n{len(reports)} probe(s) in {time.perf_counter() - t0:.2f} s")
+    if args.output_path is not None:
+        print("wrote " + ", ".join(str(w) for w in written))
     return 0
 
 
