@@ -11,10 +11,12 @@
 | probe folders   | ``KGPROBE_QUERIES``     | none (folders besides ``queries/``, ``:``-separated) |
 
 >>> import os
+>>> saved = os.environ.pop("KGPROBE_STORE", None)  # the store's own variable wins over home
 >>> os.environ["KGPROBE_HOME"] = "kgp-doc"
 >>> str(store_path())
 'kgp-doc/store'
 >>> del os.environ["KGPROBE_HOME"]
+>>> if saved is not None: os.environ["KGPROBE_STORE"] = saved
 """
 
 from __future__ import annotations

@@ -14,7 +14,6 @@ module does not import torch; :func:`load_scorer` does.
 from __future__ import annotations
 
 import fnmatch
-import importlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -53,12 +52,9 @@ def list_probes(queries: Sequence[Path] | None = None, include_default: bool = T
 
 def list_tasks() -> pl.DataFrame:
     """The task kinds a probe header's ``task:`` may name, with one line on each."""
-    from probes.tasks import TASKS
+    from probes.tasks.registry import TASKS
 
-    rows = []
-    for name, module in sorted(TASKS.items()):
-        doc = (importlib.import_module(module).__doc__ or "").strip()
-        rows.append((name, doc.splitlines()[0] if doc else ""))
+    rows = [(name, entry.description) for name, entry in sorted(TASKS.items())]
     return pl.DataFrame(rows, schema=["task", "description"], orient="row")
 
 

@@ -5,9 +5,9 @@ Every expected number is worked out by hand in the comments from the rows insert
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ import pytest
 from eval import profile
 from eval.report import metric_rows
 from probes.results import connect
+from probes.results.writers import Run, insert_run
 from tests import semrel_fixtures
 from tests.test_ontolama_report import db  # noqa: F401  (the hand-made OntoLAMA file)
 
@@ -63,9 +64,9 @@ def add_copen_run(con: duckdb.DuckDBPyConnection, rid: str, probe: str, part: st
                   finished: str = "2025-01-01") -> None:
     cfg = {"method": "zero-shot", "runtime": {"copen": {"method": "zero-shot", "part": part,
                                                          "context": True, "kind": "causal"}}}
-    con.execute("""INSERT INTO runs (run_id, model, backend, probe, task, config, status,
-                   finished_at) VALUES (?, 'm', 'causal', ?, 'choice', ?::JSON, 'done', ?)""",
-                [rid, probe, json.dumps(cfg), finished])
+    insert_run(con, Run(run_id=rid, model="m", backend="causal", probe=probe, task="choice",
+                        config=cfg, status="done", finished_at=datetime.fromisoformat(finished),
+                        method="zero-shot", part=part, context=True))
 
 
 def test_copen_lines_use_the_table8_part(tmp_path: Path) -> None:

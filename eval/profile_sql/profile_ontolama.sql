@@ -14,7 +14,7 @@ WITH latest AS (                  -- the latest finished zero-shot run per (mode
                    PARTITION BY r.model, r.probe
                    ORDER BY r.finished_at DESC NULLS LAST, r.run_id DESC) AS nth
         FROM runs r
-        WHERE r.run_id IN (SELECT run_id FROM ontolama_correct WHERE kshot IS NULL))
+        WHERE r.run_id IN (SELECT run_id FROM ontolama_correct WHERE NOT is_kshot))
     WHERE nth = 1
 )
 SELECT l.model, c.probe, c.instance_id, avg(c.correct) AS value, count(*) AS n,
@@ -22,6 +22,6 @@ SELECT l.model, c.probe, c.instance_id, avg(c.correct) AS value, count(*) AS n,
 FROM ontolama_correct c
 JOIN latest l USING (run_id)
 JOIN instances i ON i.probe = c.probe AND i.split = c.split AND i.instance_id = c.instance_id
-WHERE c.scoring = 'sum_prob' AND c.kshot IS NULL AND c.split = 'test'
+WHERE c.scoring = 'sum_prob' AND NOT c.is_kshot AND c.split = 'test'
 GROUP BY ALL
 ORDER BY ALL
