@@ -112,7 +112,7 @@ def bar_chart(points: Sequence[tuple[str, str, float | None]], title: str, path:
     return path
 
 
-def line_chart(series: dict[str, Sequence[tuple[float, float, float | None]]], title: str,
+def line_chart(series: Mapping[str, Sequence[tuple[float, float, float | None]]], title: str,
                path: Path, xlabel: str = "x", ylabel: str = "value",
                baselines: dict[str, float] | None = None) -> Path:
     """One line per series through ``(x, y, error)`` points; ``error`` draws a ± bar (None:
@@ -143,8 +143,8 @@ def line_chart(series: dict[str, Sequence[tuple[float, float, float | None]]], t
     return path
 
 
-def line_panels(panels: dict[str, dict[str, Sequence[tuple[float, float]]]], title: str,
-                path: Path, xlabel: str = "x", ylabel: str = "value", ncols: int = 3,
+def line_panels(panels: Mapping[str, Mapping[str, Sequence[tuple[float, float]]]],
+                title: str, path: Path, xlabel: str = "x", ylabel: str = "value", ncols: int = 3,
                 ylim: tuple[float, float] | None = (0.0, 1.0)) -> Path:
     """A grid of line charts sharing their axes: one panel per key of ``panels``, one line per
     series through its ``(x, y)`` points; a panel without series says so."""

@@ -375,7 +375,7 @@ def d_lowest(res: Results, agent: str, n: int = 6) -> str:
     if not cells:
         return ""
     cells.sort()
-    rows_mean = {}
+    rows_mean: dict[str, list[float]] = {}
     for v, r, _ in cells:
         rows_mean.setdefault(r, []).append(v)
     best = max(rows_mean, key=lambda r: sum(rows_mean[r]) / len(rows_mean[r]))

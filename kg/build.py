@@ -112,6 +112,7 @@ def source_graphs(store: ox.Store, name: str) -> list[ox.NamedNode]:
 
 def _count(store: ox.Store, g: ox.NamedNode) -> int:
     res = store.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{g.value}> {{ ?s ?p ?o }} }}")
+    assert isinstance(res, ox.QuerySolutions)  # a SELECT query
     return int(next(iter(res))["n"].value)
 
 

@@ -30,6 +30,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyoxigraph as ox
 import yaml
@@ -83,7 +84,7 @@ def parse_derived(text: str, path: str | Path) -> Derived:
         if not line.startswith("#"):
             break
         header.append(line[1:])
-    fields = {}
+    fields: dict[str, Any] = {}
     for body in header:
         m = re.match(r"\s*([a-z_]+)\s*:", body)
         if m and m.group(1) in HEADER_FIELDS:
@@ -137,9 +138,12 @@ def materialise(store: ox.Store, files: list[Derived] | None = None) -> list[Der
         t0 = time.perf_counter()
         store.remove_graph(d.graph)
         try:
-            triples = list(store.query(d.query, use_default_graph_as_union=True))
+            result = store.query(d.query, use_default_graph_as_union=True)
+            triples = list(result) if isinstance(result, ox.QueryTriples) else None
         except (SyntaxError, OSError, ValueError) as e:
             raise DerivedError(f"{d.path}: the CONSTRUCT query failed: {e}") from e
+        if triples is None:
+            raise DerivedError(f"{d.path}: the query is not a CONSTRUCT query")
         store.bulk_extend(ox.Quad(t.subject, t.predicate, t.object, d.graph) for t in triples)
         reports.append(DerivedReport(d.name, len(triples), time.perf_counter() - t0))
     return reports

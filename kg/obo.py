@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -421,7 +421,7 @@ def _some(node: ox.BlankNode, prop: ox.NamedNode, filler: ox.NamedNode) -> Itera
     yield node, OWL.someValuesFrom, filler
 
 
-def _rdf_list(items: list[Term]) -> Iterator[Triple]:
+def _rdf_list(items: list[Term]) -> Generator[Triple, None, ox.NamedNode | ox.BlankNode]:
     """Yield an RDF collection's triples; the generator's return value is its head."""
     head: ox.NamedNode | ox.BlankNode = RDF.nil
     for item in reversed(items):

@@ -158,7 +158,8 @@ def preprocess(ctx: LoadContext, unsatisfiable: Iterable[str] = ()) -> ClassCoun
                   if isinstance(q.object, ox.Literal) and q.object.value in ("true", "1")}
     labels: dict[ox.NamedNode, list[ox.Literal]] = {}
     for q in ctx.store.quads_for_pattern(None, RDFS.label, None, g):
-        if q.subject in classes and isinstance(q.object, ox.Literal):
+        if (isinstance(q.subject, ox.NamedNode) and q.subject in classes
+                and isinstance(q.object, ox.Literal)):
             labels.setdefault(q.subject, []).append(q.object)
     counts = ClassCounts(named=len(classes))
     triples: list[tuple[ox.NamedNode, ox.NamedNode, Term]] = []

@@ -262,14 +262,17 @@ def parse_expression(node: Any, triples: Mapping[str, Mapping[str, list[Any]]],
             return kind(tuple(parse_expression(x, triples, object_properties) for x in items))
     if _OWL + "complementOf" in t:
         return Not(parse_expression(t[_OWL + "complementOf"][0], triples, object_properties))
-    for key, kind in (("someValuesFrom", Some), ("allValuesFrom", Only)):
+    restrictions: tuple[tuple[str, type[Some] | type[Only]], ...] = (
+        ("someValuesFrom", Some), ("allValuesFrom", Only))
+    for key, restriction in restrictions:
         if _OWL + key in t:
             prop = (t.get(_OWL + "onProperty") or [None])[0]
             if _is_blank(prop) or prop is None:
                 raise Unsupported(f"owl:{key} on an inverse or unnamed property")
             if object_properties is not None and prop not in object_properties:
                 raise Unsupported(f"owl:{key} on {prop}, which is not a named object property")
-            return kind(prop, parse_expression(t[_OWL + key][0], triples, object_properties))
+            return restriction(prop, parse_expression(t[_OWL + key][0], triples,
+                                                      object_properties))
     known = [k.removeprefix(_OWL) for k in t if k.startswith(_OWL) and k != _OWL + "onProperty"]
     raise Unsupported(f"owl:{known[0]}" if known else "an empty or unknown class expression")
 

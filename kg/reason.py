@@ -239,8 +239,10 @@ def write_logical_triples(store: ox.Store, graph: ox.NamedNode, path: Path) -> N
           FILTER(!STRSTARTS(STR(?p), "{KGP}") && !(isIRI(?o) && STRSTARTS(STR(?o), "{KGP}")))
           FILTER NOT EXISTS {{ GRAPH <{graph.value}> {{ ?p a <{OWL.AnnotationProperty.value}> }} }}
         }}"""
+    triples = store.query(query)
+    assert isinstance(triples, ox.QueryTriples)  # a CONSTRUCT query
     with path.open("wb") as fh:
-        store.query(query).serialize(fh, format=ox.RdfFormat.N_TRIPLES)
+        triples.serialize(fh, format=ox.RdfFormat.N_TRIPLES)
 
 
 def parse_hermit(output: str) -> Hierarchy:
@@ -351,10 +353,12 @@ def asserted_closure(ctx: LoadContext) -> int:
         }}""")
     res = ctx.store.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{inf}> "
                           f"{{ ?a <{RDFS.subClassOf.value}> ?b }} }}")
+    assert isinstance(res, ox.QuerySolutions)  # a SELECT query
     n = int(next(iter(res))["n"].value)
     sub = RDFS.subClassOf.value
     cyc = ctx.store.query(f"""SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{inf}> {{
         ?a <{sub}> ?b . ?b <{sub}> ?a }} FILTER(STR(?a) < STR(?b)) }}""")
+    assert isinstance(cyc, ox.QuerySolutions)  # a SELECT query
     n_cyc = int(next(iter(cyc))["n"].value)
     if n_cyc:
         ctx.warn(f"{n_cyc} pairs of classes subsume each other through an "

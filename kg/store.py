@@ -124,6 +124,8 @@ class KnowledgeStore(Protocol):
 
     def graphs(self) -> list[str]: ...
 
+    def __hash__(self) -> int: ...  # stores are cache keys (kg.lexicon.read_lexicon)
+
 
 def term_value(term: Any) -> Any:
     """A plain Python value for an RDF term from pyoxigraph."""
@@ -324,7 +326,9 @@ class RemoteStore:
         """POST the query; the response body. One deadline covers connecting and reading: the
         request runs on a daemon thread that the caller stops waiting for after ``limit`` s."""
         client = self._client_for(sparql)
-        client.timeout = limit  # per socket operation (setTimeout would round it to whole s)
+        # per socket operation (setTimeout would round it to whole s); SPARQLWrapper annotates
+        # timeout as int, but hands it to urllib's urlopen, which takes a float
+        client.timeout = limit  # type: ignore[assignment]
         box: dict[str, Any] = {}
 
         def work() -> None:

@@ -101,6 +101,13 @@ def _quote(path: Path) -> str:
     return "'" + str(path).replace("'", "''") + "'"
 
 
+def _count(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any]) -> int:
+    """The single value of a ``SELECT count(*) ...`` query."""
+    row = con.execute(sql, params).fetchone()
+    assert row is not None  # an aggregate without GROUP BY returns one row
+    return int(row[0])
+
+
 # --- one shard ----------------------------------------------------------------------------------
 
 
@@ -121,7 +128,8 @@ def prepare(results: Path, part: Path, shard: Shard, model: str, patterns: list[
         con.execute(f"ATTACH {_quote(results)} AS kgp_main (READ_ONLY)")
         with transaction(con):
             for name in names:
-                where, params = "probe = ?", [name]
+                where = "probe = ?"
+                params: list[Any] = [name]
                 if splits:
                     where += f" AND split IN ({', '.join('?' for _ in splits)})"
                     params += splits
@@ -134,8 +142,8 @@ def prepare(results: Path, part: Path, shard: Shard, model: str, patterns: list[
                     SELECT *, row_number() OVER (ORDER BY split, instance_id) - 1 AS kgp_pos
                     FROM (SELECT * FROM kgp_main.instances WHERE {where}{limited}))
                     WHERE kgp_pos % ? = ?""", [*params, shard.count, shard.index])
-                counts[name] = con.execute("SELECT count(*) FROM instances WHERE probe = ?",
-                                           [name]).fetchone()[0]
+                counts[name] = _count(con, "SELECT count(*) FROM instances WHERE probe = ?",
+                                      [name])
             con.execute("""INSERT OR IGNORE INTO score_cache BY NAME
                            SELECT * FROM kgp_main.score_cache WHERE model = ?""", [model])
             con.execute("""INSERT OR IGNORE INTO model_vocab BY NAME
@@ -273,8 +281,8 @@ def merge(results: Path, count: int, keep: bool = False) -> str:
                 row = _merged_run([next(r for r in rs if r["run_id"] == rid) for rs in runs])
                 delete_run(con, rid, ("runs",))
                 insert_run(con, Run(**{**row, "config": json.loads(row["config"])}))
-            n_scores = con.execute(f"SELECT count(*) FROM scores WHERE run_id IN ({marks})",
-                                   rids).fetchone()[0]
+            n_scores = _count(con, f"SELECT count(*) FROM scores WHERE run_id IN ({marks})",
+                              rids)
     finally:
         for i in range(count):
             with contextlib.suppress(duckdb.Error):

@@ -358,9 +358,9 @@ def check_query(text: str, path: str | Path) -> tuple[list[str], tuple[str, ...]
         raise _syntax_error(text, path, e) from e
     if not isinstance(result, ox.QuerySolutions):
         form = re.search(r"(?<![\w?$:])(ASK|CONSTRUCT|DESCRIBE)(?![\w:])", stripped, re.IGNORECASE)
-        line = stripped.count("\n", 0, form.start()) + 1 if form else None
+        form_line = stripped.count("\n", 0, form.start()) + 1 if form else None
         kind = form.group(1).upper() if form else "an ASK, CONSTRUCT or DESCRIBE"
-        raise ProbeFileError(path, line, f"a probe file must hold a SELECT query, not {kind}; "
+        raise ProbeFileError(path, form_line, f"a probe file must hold a SELECT query, not {kind}; "
                              "rewrite it as SELECT ?var ... WHERE { ... }")
     variables = [v.value for v in result.variables]
     del result

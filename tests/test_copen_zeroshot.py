@@ -273,6 +273,8 @@ EXPECTED_PARTS = {"bert": ("query", "concept", "all"), "llama": ("all", "all", "
                   "t5": ("query", "concept", "all"), "bart": ("query", "concept", "concept")}
 
 
+@pytest.mark.slow  # every part of four tiny models (~50 s); the scoring of each kind is
+# checked against a direct computation by the fast tests above
 def test_every_part_is_stored_and_table2_names_the_part(
         results: duckdb.DuckDBPyConnection, scorers: dict[str, Any]) -> None:
     con = results

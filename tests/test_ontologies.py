@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import os
 import time
 from pathlib import Path
 
@@ -283,9 +284,30 @@ def test_missing_java_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
     assert any("cannot start Java" in w for w in report.warnings)
 
 
-def test_java_heap_is_configurable(tmp_path: Path) -> None:
-    cmd = reason.hermit_command(tmp_path / "x.nt", 512)
-    assert "-Xmx512M" in cmd and cmd[-1].startswith("file:")
+def test_java_heap_is_configurable(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build starts HermiT with the heap of the source's ``java_memory_mb`` option, which
+    wins over $KGPROBE_JAVA_MEMORY_MB; without the option, the variable's heap."""
+    import owlready2
+
+    commands: list[list[str]] = []
+
+    def fake_java(command: list[str], timeout: float) -> str:
+        commands.append(command)
+        return f"SubClassOf( <{PIZZA}Margherita> <{PIZZA}NamedPizza> )\n"
+
+    monkeypatch.setattr(reason, "run_java", fake_java)
+    monkeypatch.setenv("KGPROBE_JAVA_MEMORY_MB", "900")
+    for options in ({"java_memory_mb": 640}, {}):
+        src = with_options("pizza", **options)
+        load_source(ox.Store(), src, src.resolve(DATA), DATA)
+    assert [[a for a in c if a.startswith("-Xmx")] for c in commands] == [["-Xmx640M"],
+                                                                          ["-Xmx900M"]]
+    cmd = commands[0]  # java, heap, JVM options, -cp <hermit dir>:<jar>, main, --classify, file
+    assert cmd[0] == owlready2.JAVA_EXE
+    jar = Path(cmd[cmd.index("-cp") + 1].split(os.pathsep)[-1])
+    assert jar.name == "HermiT.jar" and jar.is_file()
+    assert cmd[-3:-1] == ["org.semanticweb.HermiT.cli.CommandLine", "--classify"]
+    assert cmd[-1].startswith("file:///") and cmd[-1].endswith("/pizza.nt")
 
 
 # --- OBO details on the fixture -----------------------------------------------------------

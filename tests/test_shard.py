@@ -3,7 +3,7 @@
 The reference is always an unsharded run of the same probes in its own results file. A sharded
 run (``--shard i/n`` + ``merge``, or ``torchrun`` with 2 CPU processes on gloo) must leave the
 same ``scores`` and ``responses`` rows and the same metric rows (eval.report); a shard killed
-with SIGKILL must resume like a single process.
+with SIGKILL must resume like a single process. The torchrun test is marked slow.
 """
 
 from __future__ import annotations
@@ -152,6 +152,7 @@ def test_killed_shard_resumes_like_a_single_process(tmp_path: Path) -> None:
     assert metric_rows(results) == metric_rows(ref)
 
 
+@pytest.mark.slow  # two torchrun processes (~12 s); sharding itself: the fast tests above
 @pytest.mark.filterwarnings("ignore::UserWarning")
 def test_torchrun_two_cpu_processes_equal_one(tmp_path: Path) -> None:
     """torchrun --nproc-per-node 2 (gloo) with a real tiny model: rank 0 merges; the scores

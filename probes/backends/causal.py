@@ -359,9 +359,9 @@ class CausalScorer(Scorer):
                     self._long(rest_tok),
                     self._head,
                 )
-                seg = self._long(rest_seg)
-                total = total + segment_sum(lp2, seg, len(owners))
-                top = top & segment_all(top2, seg, len(owners))
+                owner_of = self._long(rest_seg)
+                total = total + segment_sum(lp2, owner_of, len(owners))
+                top = top & segment_all(top2, owner_of, len(owners))
             values, flags = total.tolist(), top.tolist()
             for c, i in enumerate(owners):
                 logprob[i], greedy[i] = values[c], flags[c]

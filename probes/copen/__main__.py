@@ -19,6 +19,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from kg.errors import KgError
 from kg.store import RemoteStore, open_store
@@ -94,8 +95,9 @@ def _construct(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m probes.copen", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True)
-    results = {"type": Path, "default": None,
-               "help": "results DuckDB file (default: $KGPROBE_RESULTS or .kgprobe/results.duckdb)"}
+    results: dict[str, Any] = {
+        "type": Path, "default": None,
+        "help": "results DuckDB file (default: $KGPROBE_RESULTS or .kgprobe/results.duckdb)"}
 
     load = sub.add_parser("load", help="load the released COPEN files into the results file")
     load.add_argument("dir", type=Path, help="folder holding task1/, task2/, task3/")

@@ -37,7 +37,7 @@ from typing import Any
 import torch
 
 from kg.errors import KgError
-from probes.backends.protocol import Describes, description
+from probes.backends.protocol import Describes
 from probes.copen import PROBES, task_name
 from probes.copen.classify import (
     POOLINGS,
@@ -197,7 +197,7 @@ def run_linear(con: Any, scorer: Any, task: str, seeds: Sequence[int] = SEEDS,
         rid = write_run(con, model=scorer.name, revision=scorer.revision, kind=scorer.kind,
                         task=task, method="linear", seed=seed, settings=settings, fit=fit,
                         examples=everything, logits=logits,
-                        describe=(description(scorer)
+                        describe=(scorer.describe()
                                   if isinstance(scorer, Describes) else None))
         test = examples.get("test", [])
         test_acc = accuracy(_predict(head, feats, rows, test), test) if test else None
@@ -233,7 +233,7 @@ def run_linear_text_to_text(con: Any, scorer: Any, task: str, seeds: Sequence[in
             rid = write_run(con, model=scorer.name, revision=scorer.revision, kind=scorer.kind,
                             task=task, method="linear", seed=seed, settings=settings, fit=result,
                             examples=everything, logits=logits,
-                            describe=(description(scorer)
+                            describe=(scorer.describe()
                                       if isinstance(scorer, Describes) else None))
             test = examples.get("test", [])
             test_acc = accuracy(predict(t2t, test, batch), test) if test else None

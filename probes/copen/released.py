@@ -53,8 +53,9 @@ from probes.results import connect
 
 SPLITS = ("train", "dev", "test")
 TASK_DIRS = {"csj": "task1", "cpj": "task2", "cic": "task3"}
-_SCHEMA = {"split": pl.String, "instance_id": pl.String, "target": pl.String,
-           "gold": pl.List(pl.String), "candidates": pl.List(pl.String), "fields": pl.String}
+_SCHEMA: dict[str, pl.DataType] = {
+    "split": pl.String(), "instance_id": pl.String(), "target": pl.String(),
+    "gold": pl.List(pl.String), "candidates": pl.List(pl.String), "fields": pl.String()}
 
 
 class ReleasedFormatError(SourceError):
@@ -199,7 +200,7 @@ def cpj_row(item: Any, path: str | Path, index: int) -> dict[str, Any]:
         raise _err(path, index, f"expected a JSON object, got {type(item).__name__}")
     text = _name(item.get("text"), path, index, "text")
     tokens = text.split()
-    concept = item.get("concept") if isinstance(item.get("concept"), dict) else {}
+    concept = item["concept"] if isinstance(item.get("concept"), dict) else {}
     pos = concept.get("pos", item.get("pos"))
     if pos is None:
         raise _err(path, index, "missing 'concept': {\"pos\": [start, end]} (the concept's "
@@ -288,7 +289,7 @@ def cic_row(item: Any, path: str | Path, index: int) -> dict[str, Any]:
 
 def _raw_candidates(item: dict[str, Any], words: dict[str, str]) -> dict[str, str]:
     """Concept words -> the candidate string as the file writes it (for submissions)."""
-    raw = item.get("candidates") if isinstance(item.get("candidates"), list) else list(words)
+    raw = item["candidates"] if isinstance(item.get("candidates"), list) else list(words)
     return {words[concept_of(c)]: str(c) for c in raw if concept_of(c) in words}
 
 

@@ -275,8 +275,8 @@ def complex_samples(probe: Probe, store: KnowledgeStore
                         negative_candidates(a, definition, tries, classes, props, seed)))
     exprs: dict[str, int] = {}
     for _, _, cands in pending:
-        for _, e, _ in cands:
-            exprs.setdefault(functional(e), len(exprs))
+        for _, expr, _ in cands:
+            exprs.setdefault(functional(expr), len(exprs))
     report.candidates = sum(len(c) for _, _, c in pending)
     if pending:
         t0 = time.perf_counter()
@@ -288,12 +288,12 @@ def complex_samples(probe: Probe, store: KnowledgeStore
         rel = _Relations(hierarchy, set(onto.names), read_individual_types(store, source))
         for a, definition, cands in pending:
             kept = 0
-            for named, e, direction in cands:
+            for named, expr, direction in cands:
                 if kept == k_neg:
                     break
-                if not rel.disjoint(named, f"{FRESH}{exprs[functional(e)]}"):
+                if not rel.disjoint(named, f"{FRESH}{exprs[functional(expr)]}"):
                     continue
-                sub, sup = (Named(named), e) if direction == "sub" else (e, Named(named))
+                sub, sup = (Named(named), expr) if direction == "sub" else (expr, Named(named))
                 samples.append(Sample(a, definition, sub, sup, 0, splits[a]))
                 kept += 1
             report.full_negatives += kept == k_neg

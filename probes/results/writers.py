@@ -151,7 +151,7 @@ def delete_run(con: duckdb.DuckDBPyConnection, run_id: str,
 
 def arrow_table(schema: pa.Schema, rows: Iterable[Sequence[Any]]) -> pa.Table:
     """Rows (tuples in the schema's column order) as an Arrow table of that schema."""
-    cols = list(zip(*rows, strict=True)) or [[] for _ in schema]
+    cols: list[Sequence[Any]] = list(zip(*rows, strict=True)) or [[] for _ in schema]
     return pa.table([pa.array(list(c), f.type) for c, f in zip(cols, schema, strict=True)],
                     schema=schema)
 

@@ -219,7 +219,8 @@ def load_humans(con: duckdb.DuckDBPyConnection, store: KnowledgeStore,
 
 def _write(con: duckdb.DuckDBPyConnection, probe: str, run_id: str, relation: str,
            raw: list[tuple[Any, ...]], ranked: list[tuple[Any, ...]], now: datetime) -> None:
-    raw_t = pa.table(list(zip(*raw, strict=True)) if raw else [[]] * 6,
+    columns: list[Sequence[Any]] = list(zip(*raw, strict=True)) if raw else [[]] * 6
+    raw_t = pa.table(columns,
                      names=["probe", "instance_id", "prompt_id", "annotator", "position",
                             "response"])
     cfg = {"source": "cao-probe-responses", "relation": relation,

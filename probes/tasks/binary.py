@@ -134,13 +134,13 @@ class BinaryTask(Task):
                                  "values")
         p: BinaryParams = self.typed_params(spec)
         part = p.score or ("whole" if mode == "statements" else "continuation")
-        opts = {"slot_det": p.slot_det, "capitalize": p.capitalize}
         out = []
         if mode == "labels":
             for pid, template in enumerate(spec.prompts):
                 for cls, words in mapping.items():
                     for w in words:
-                        r = render(template, inst.fields, target=inst.target, slot=w, **opts)
+                        r = render(template, inst.fields, target=inst.target, slot=w,
+                                   slot_det=p.slot_det, capitalize=p.capitalize)
                         out.append(Item(inst.split, inst.instance_id, pid, w, cls, r.text,
                                         (span_request(r, part, template, ctx.kind),)))
         else:
@@ -148,7 +148,8 @@ class BinaryTask(Task):
             for pid in range(n):
                 for cls, templates in mapping.items():
                     template = templates[pid]
-                    r = render(template, inst.fields, target=inst.target, **opts)
+                    r = render(template, inst.fields, target=inst.target,
+                               slot_det=p.slot_det, capitalize=p.capitalize)
                     out.append(Item(inst.split, inst.instance_id, pid, cls, cls, r.text,
                                     (span_request(r, part, template, ctx.kind),)))
         return out

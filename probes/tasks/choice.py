@@ -80,11 +80,11 @@ class ChoiceTask(Task):
                              "'candidates: ?var'")
         p: ChoiceParams = self.typed_params(spec)
         part = p.score
-        opts = {"slot_det": p.slot_det, "capitalize": p.capitalize}
         out = []
         for pid, template in enumerate(spec.prompts):
             for cand in cands:
-                r = render(template, inst.fields, target=inst.target, slot=cand, **opts)
+                r = render(template, inst.fields, target=inst.target, slot=cand,
+                           slot_det=p.slot_det, capitalize=p.capitalize)
                 out.append(Item(inst.split, inst.instance_id, pid, cand, cand, r.text,
                                 (span_request(r, part, template, ctx.kind),)))
         return out
