@@ -194,21 +194,30 @@ def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | Non
 
 def run_label(run_id: str, config: str | None, finished_at: Any) -> str:
     """How a run is told apart from other runs of the same model and probe: its id's first
-    8 digits, its ``--limit`` and ``--split`` choices, and the day it finished.
+    8 digits, its ``--limit``, ``--sample`` and ``--split`` choices, whether its prompts were
+    wrapped in the model's chat template (``--apply-chat-template``: the scorer options in
+    ``runs.config`` name a ``chat_template``), and the day it finished.
 
     >>> run_label("0123456789abcdef", '{"limit": 20, "splits": ["test"]}', None)
     '01234567 (limit 20, split test)'
     >>> run_label("0123456789abcdef", '{"limit": null}', datetime(2026, 1, 2, 3, 4))
     '01234567 (all instances, 2026-01-02 03:04)'
+    >>> run_label("0123456789abcdef", '{"sample": 50, "scorer": {"chat_template": "9f"}}', None)
+    '01234567 (sample 50, chat template)'
     """
     try:
         cfg = json.loads(config) if config else {}
     except ValueError:
         cfg = {}
     cfg = cfg if isinstance(cfg, dict) else {}
-    parts = [f"limit {cfg['limit']}" if cfg.get("limit") else "all instances"]
+    parts = [f"limit {cfg['limit']}" if cfg.get("limit")
+             else f"sample {cfg['sample']}" if cfg.get("sample") else "all instances"]
     if cfg.get("splits"):
         parts.append("split " + "+".join(map(str, cfg["splits"])))
+    scorer, runtime = cfg.get("scorer"), cfg.get("runtime")
+    if ((isinstance(scorer, dict) and scorer.get("chat_template"))
+            or (isinstance(runtime, dict) and runtime.get("apply_chat_template"))):
+        parts.append("chat template")
     if isinstance(finished_at, datetime):
         parts.append(finished_at.strftime("%Y-%m-%d %H:%M"))
     return f"{run_id[:8]} ({', '.join(parts)})"

@@ -3,6 +3,7 @@ the ``python -m`` tools (which keep working on their own).
 
     kgprobe build                      # python -m kg.build
     kgprobe list                       # the probes found (as probes.export --list)
+    kgprobe list --what metrics        # ... or tasks, metrics, model_args, all, described
     kgprobe query my/probe.rq          # a probe's SELECT: first rows, row count, seconds
     kgprobe export --preview 3         # rendered prompts, nothing written
     kgprobe export -p 'mine/*'         # python -m probes.export
@@ -44,7 +45,8 @@ if TYPE_CHECKING:
 COMMANDS: dict[str, tuple[str, str]] = {
     "build": ("kg.build", "build the RDF store from the sources (python -m kg.build)"),
     "derived": ("kg.derived", "rebuild only the derived graphs (python -m kg.derived)"),
-    "list": ("probes.cli", "list the probes found, with task, file and description"),
+    "list": ("probes.cli", "list the probes found (--what: tasks, metrics, model_args, all), "
+             "with descriptions"),
     "query": ("probes.cli", "run a probe file's SELECT and print its first rows"),
     "export": ("probes.export", "export probe instances; --preview N shows rendered prompts "
                "(python -m probes.export)"),
@@ -170,21 +172,45 @@ def main(argv: list[str] | None = None) -> int:
         return int(func(args) or 0)
 
 
+#: what ``kgprobe list --what`` may list; ``all`` is every one of them in this order.
+LIST_WHAT = ("probes", "tasks", "metrics", "model_args")
+
+
 def list_main(argv: list[str]) -> int:
-    """``kgprobe list``: the probes found (the same list as ``probes.export --list``)."""
+    """``kgprobe list``: the probes found (the same list as ``probes.export --list``), or with
+    ``--what`` the task kinds, the metrics or the ``--model-args`` keys, each with its
+    description (:func:`probes.api.listing`), or all of them."""
     from probes.errors import ProbeError
     from probes.export import format_probe_list, list_probes
 
     p = argparse.ArgumentParser(prog="kgprobe list", description="List the probes found under "
-                                "queries/ and the --queries folders: name, task, file, "
-                                "description.")
+                                "queries/ and the --queries folders (name, task, file, "
+                                "description), or with --what the tasks, metrics or model args "
+                                "with their descriptions.")
+    p.add_argument("--what", choices=[*LIST_WHAT, "all"], default="probes",
+                   help="what to list (default: probes; all: probes, tasks, metrics and "
+                   "model_args)")
     p.add_argument("--probe", "-p", action="append", metavar="PATTERN",
                    help="only probes matching this name or glob pattern; repeatable")
     p.add_argument("--only-extra", action="store_true",
                    help="do not read the default queries/ folder, only --queries folders")
     args = p.parse_args(argv)
+    if args.probe and args.what not in ("probes", "all"):
+        p.error(f"--probe selects probes; it does not apply to --what {args.what}")
+    parts = LIST_WHAT if args.what == "all" else (args.what,)
     try:
-        print(format_probe_list(list_probes(None, args.probe, not args.only_extra)))
+        for part in parts:
+            if part == "probes":
+                probes = format_probe_list(list_probes(None, args.probe, not args.only_extra))
+                print(probes if args.what == "probes"
+                      else "probes:\n" + "\n".join(f"  {ln}" for ln in probes.splitlines())
+                      + "\n")
+            else:
+                from probes.api import listing
+
+                print(listing(part, include_default=not args.only_extra), end="")
+                if part != parts[-1]:
+                    print()
     except ProbeError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

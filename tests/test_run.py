@@ -2,17 +2,16 @@
 
 The model is a FakeScorer whose scores are computed from the request strings (an md5 of the
 text), so every expected score below is computed here from the text the task should have
-built, independently of the engine.
+built, independently of the engine. Its helpers (FakeScorer, setup, run, query, the tiny-model
+builders) are shared by test_run_recovery (failures, re-exports, SIGKILL and resume),
+test_run_models (tiny real models end to end) and other test modules.
 """
 
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import os
-import signal
-import subprocess
 import sys
 import time
 from collections.abc import Sequence
@@ -392,158 +391,9 @@ def test_help_documents_every_option() -> None:
         assert flag in text
 
 
-def test_failed_run_is_marked_failed_and_keeps_committed_chunks(tmp_path: Path) -> None:
-    qdir, results = setup(tmp_path, choice_probe())
-
-    class Broken(FakeScorer):
-        def loglik(self, requests: Sequence[tuple[str, str]]) -> list[FakeScore]:
-            if len(self.calls) == 2:
-                raise RuntimeError("device lost")
-            return super().loglik(requests)
-
-    # an instance has 2 prompts x 3 candidates = 6 requests; chunks end between instances once
-    # they hold >= 5 requests, so the two calls before the failure committed 2 x 6 requests
-    with pytest.raises(RuntimeError):
-        run(qdir, results, Broken(), "-p", "t/choice", "--chunk-size", "5")
-    assert query(results, "SELECT status FROM runs") == [("failed",)]
-    assert query(results, "SELECT count(*) FROM score_cache") == [(12,)]
-    assert query(results, "SELECT count(*) FROM scores") == [(12,)]
-    again = FakeScorer()
-    assert run(qdir, results, again, "-p", "t/choice") == 0
-    assert sum(n for _, n in again.calls) == 6
-
-
-def test_model_error_mid_run_is_a_clear_error_and_marks_the_run_failed(
-        tmp_path: Path, capsys: Any) -> None:
-    from probes.models import PromptTooLongError
-
-    qdir, results = setup(tmp_path, choice_probe())
-
-    class TooLong(FakeScorer):
-        def loglik(self, requests: Sequence[tuple[str, str]]) -> list[FakeScore]:
-            raise PromptTooLongError("prompt #0 has 900 tokens but the model accepts 512")
-
-    assert run(qdir, results, TooLong(), "-p", "t/choice") == 2
-    assert "900 tokens" in capsys.readouterr().err
-    assert query(results, "SELECT status FROM runs") == [("failed",)]
-
-
-def test_missing_operation_fails_before_any_work(tmp_path: Path, capsys: Any) -> None:
-    from probes.models import ModelError
-
-    probe = ("# name: t/rel\n# task: relatum\n# split: test\n# target: ?w\n"
-             '# prompts: ["[W] is [V]."]\nSELECT ?w WHERE { VALUES ?w { "owl" } }\n')
-    qdir, results = setup(tmp_path, probe)
-
-    class Headless(FakeScorer):
-        def require(self, *ops: str) -> None:
-            if "topk" in ops:
-                raise ModelError("model 'x' has no masked-LM head; it supports: features")
-
-    scorer = Headless(kind="masked")
-    assert run(qdir, results, scorer, "-p", "t/rel") == 2
-    assert "no masked-LM head" in capsys.readouterr().err
-    assert scorer.calls == [] and query(results, "SELECT count(*) FROM runs") == [(0,)]
-
-
-def test_reexport_with_fewer_instances_drops_their_rows(tmp_path: Path) -> None:
-    qdir, results = setup(tmp_path, choice_probe())
-    assert run(qdir, results, FakeScorer(), "-p", "t/choice") == 0
-    fewer = choice_probe(rows='("owl" "bird" "tree")')
-    setup(tmp_path, fewer)
-    assert run(qdir, results, FakeScorer(), "-p", "t/choice") == 0
-    assert query(results, "SELECT count(*) FROM scores") == [(4,)]
-
-
-def test_reexport_with_changed_fields_replaces_the_rows(tmp_path: Path) -> None:
-    def probe(where: str) -> str:
-        return ("# name: t/f\n# task: choice\n# split: test\n# target: ?w\n# gold: ?g\n"
-                '# candidates: ?g\n# id: ?w\n'
-                '# prompts: ["[W] lives in [PLACE], it is [DET] [V]."]\n'
-                "SELECT ?w ?g ?place WHERE { VALUES (?w ?g ?place) { "
-                f'("owl" "bird" "{where}") }} }}\n')
-
-    qdir, results = setup(tmp_path, probe("woods"))
-    assert run(qdir, results, FakeScorer(), "-p", "t/f") == 0
-    setup(tmp_path, probe("barns"))
-    assert run(qdir, results, FakeScorer(), "-p", "t/f") == 0
-    ctx = "owl lives in barns, it is a"
-    assert query(results, "SELECT prompt, score FROM scores") == [
-        (ctx + " bird.", -fake_value(ctx + "| bird."))]
-
-
-# --- the results file locked, a run killed ----------------------------------------------------
-
-def test_locked_results_file_is_a_clear_error_and_nothing_is_lost(tmp_path: Path,
-                                                                  capsys: Any) -> None:
-    qdir, results = setup(tmp_path, choice_probe())
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import duckdb, sys, time; c = duckdb.connect(sys.argv[1]); "
-         "print('ready', flush=True); time.sleep(60)", str(results)],
-        stdout=subprocess.PIPE, text=True)
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
-        scorer = FakeScorer()
-        assert run(qdir, results, scorer, "-p", "t/choice") == 2
-        err = capsys.readouterr().err
-        assert "locked" in err and str(holder.pid) in err
-        assert scorer.calls == []
-    finally:
-        holder.kill()
-        holder.wait()
-    assert query(results, "SELECT count(*) FROM instances") == [(3,)]
-    assert run(qdir, results, FakeScorer(), "-p", "t/choice") == 0
-
-
 def big_probe() -> str:
     rows = " ".join(f'("w{i}" "g{i}" "c{i}_{j}")' for i in range(30) for j in range(4))
     return choice_probe(name="t/big", prompts='["[W] is [V]."]', rows=rows)
-
-
-def test_sigkill_half_way_then_resume_gives_the_same_rows(tmp_path: Path) -> None:
-    # the uninterrupted reference run, in its own results file
-    ref_dir = tmp_path / "ref"
-    ref_dir.mkdir()
-    qdir_ref, results_ref = setup(ref_dir, big_probe())
-    assert run(qdir_ref, results_ref, FakeScorer(), "-p", "t/big") == 0
-    total = query(results_ref, "SELECT count(*) FROM scores")[0][0]
-    assert total == 30 * 5
-
-    qdir, results = setup(tmp_path, big_probe())
-    log = tmp_path / "calls.log"
-    child = subprocess.Popen(
-        [sys.executable, "-c", "import importlib.util, sys; "
-         "s = importlib.util.spec_from_file_location('kgp_test_run', sys.argv[1]); "
-         "m = importlib.util.module_from_spec(s); s.loader.exec_module(m); "
-         "sys.exit(m.subprocess_main())", __file__, "--", "--model", "fake/model",
-         "--results", str(results), "--queries", str(qdir), "--only-extra", "--quiet",
-         "-p", "t/big", "--chunk-size", "10"],
-        env={**os.environ, "FAKE_DELAY": "0.2", "FAKE_LOG": str(log)}, cwd=ROOT)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        # the 4th call has started, so chunks 1-3 are committed
-        if log.exists() and len(log.read_text().splitlines()) >= 4:
-            break
-        assert child.poll() is None, "the child run ended before it could be killed"
-        time.sleep(0.02)
-    os.kill(child.pid, signal.SIGKILL)
-    child.wait()
-    assert child.returncode == -signal.SIGKILL
-
-    cached = query(results, "SELECT count(*) FROM score_cache")[0][0]
-    partial = query(results, "SELECT count(*) FROM scores")[0][0]
-    assert 30 <= cached < total and partial == cached
-    assert query(results, "SELECT status FROM runs") == [("running",)]
-
-    resumed = FakeScorer()
-    assert run(qdir, results, resumed, "-p", "t/big", "--chunk-size", "10") == 0
-    assert sum(n for _, n in resumed.calls) == total - cached
-    assert table(results, "scores") == table(results_ref, "scores")
-    assert table(results, "score_cache") == table(results_ref, "score_cache")
-    dupes = query(results, "SELECT count(*) - count(DISTINCT (run_id, split, instance_id, "
-                  "prompt_id, candidate)) FROM scores")
-    assert dupes == [(0,)]
-    assert query(results, "SELECT status FROM runs") == [("done",)]
 
 
 def test_run_id_is_deterministic_across_results_files(tmp_path: Path) -> None:
@@ -602,46 +452,6 @@ def tiny_causal_model(folder: Path) -> Path:
     return folder
 
 
-def direct_loglik(folder: Path, context: str, continuation: str) -> float:
-    """log P(continuation | context) by one plain forward pass, no batching, no caches."""
-    import torch
-    from transformers import AutoTokenizer, GPT2LMHeadModel
-
-    tok = AutoTokenizer.from_pretrained(folder)
-    model = GPT2LMHeadModel.from_pretrained(folder).eval()
-    ctx = tok(context, add_special_tokens=False)["input_ids"]
-    full = tok(context + continuation, add_special_tokens=False)["input_ids"]
-    assert full[:len(ctx)] == ctx
-    with torch.no_grad():
-        logp = torch.log_softmax(model(torch.tensor([full])).logits[0].double(), -1)
-    return float(sum(logp[i - 1, full[i]] for i in range(len(ctx), len(full))))
-
-
-@pytest.mark.filterwarnings("ignore::UserWarning")
-def test_real_tiny_causal_model_end_to_end(tmp_path: Path) -> None:
-    folder = tiny_causal_model(tmp_path / "tiny-gpt2")
-    qdir, results = setup(tmp_path, choice_probe(), (
-        "# name: t/rel\n# task: relatum\n# split: test\n# target: ?w\n"
-        '# prompts: ["[DET] [W] is [DET] [V]."]\n# params: {vocab: words}\n'
-        'SELECT ?w WHERE { VALUES ?w { "owl" } }\n'))
-    argv = ["--model", str(folder), "--results", str(results), "--queries", str(qdir),
-            "--only-extra", "--quiet", "--device", "cpu", "--dtype", "float32",
-            "--threads", "1", "--top-k", "4", "-p", "t/*"]
-    assert main(argv) == 0
-    got = dict(query(results, "SELECT prompt, score FROM scores WHERE prompt_id = 0"))
-    assert len(got) == 9
-    for text, (ctx, cont) in {"owl is a bird.": ("owl is a", " bird."),
-                              "cat is an object.": ("cat is an", " object."),
-                              "emu is an apple.": ("emu is an", " apple.")}.items():
-        assert got[text] == pytest.approx(direct_loglik(folder, ctx, cont), abs=1e-4)
-    ranks = query(results, "SELECT rank, probability FROM responses ORDER BY rank")
-    assert [r for r, _ in ranks] == list(range(1, len(ranks) + 1)) and 1 <= len(ranks) <= 4
-    assert all(a >= b for (_, a), (_, b) in itertools.pairwise(ranks))
-    (backend, revision, status), = query(
-        results, "SELECT DISTINCT backend, revision, status FROM runs")
-    assert (backend, status) == ("causal", "done") and revision not in (None, "unknown")
-
-
 def tiny_masked_model(folder: Path) -> Path:
     """A 2-layer random BERT with a WordPiece tokenizer over a few words."""
     import torch
@@ -667,66 +477,6 @@ def tiny_masked_model(folder: Path) -> Path:
     BertForMaskedLM(cfg).eval().save_pretrained(folder, safe_serialization=True)
     tok.save_pretrained(folder)
     return folder
-
-
-def direct_pll(folder: Path, text: str, span: tuple[int, int]) -> float:
-    """Pseudo-log-likelihood of the tokens overlapping ``span``, one masked copy at a time."""
-    import torch
-    from transformers import AutoTokenizer, BertForMaskedLM
-
-    tok = AutoTokenizer.from_pretrained(folder)
-    model = BertForMaskedLM.from_pretrained(folder).eval()
-    enc = tok(text, return_offsets_mapping=True, return_special_tokens_mask=True)
-    total = 0.0
-    for pos, (a, b) in enumerate(enc["offset_mapping"]):
-        if enc["special_tokens_mask"][pos] or not (a < span[1] and b > span[0]):
-            continue
-        ids = torch.tensor([enc["input_ids"]])
-        ids[0, pos] = tok.mask_token_id
-        with torch.no_grad():
-            logp = torch.log_softmax(model(input_ids=ids).logits[0, pos].double(), -1)
-        total += float(logp[enc["input_ids"][pos]])
-    return total
-
-
-def direct_mask_probs(folder: Path, text: str) -> dict[str, float]:
-    import torch
-    from transformers import AutoTokenizer, BertForMaskedLM
-
-    tok = AutoTokenizer.from_pretrained(folder)
-    model = BertForMaskedLM.from_pretrained(folder).eval()
-    ids = tok(text)["input_ids"]
-    pos = ids.index(tok.mask_token_id)
-    with torch.no_grad():
-        probs = torch.softmax(model(input_ids=torch.tensor([ids])).logits[0, pos].double(), -1)
-    return {t: float(probs[i]) for t, i in tok.get_vocab().items()}
-
-
-@pytest.mark.filterwarnings("ignore::UserWarning")
-def test_real_tiny_masked_model_end_to_end(tmp_path: Path) -> None:
-    folder = tiny_masked_model(tmp_path / "tiny-bert")
-    qdir, results = setup(tmp_path, choice_probe(params="# params: {score: slot}\n"), (
-        "# name: t/rel\n# task: relatum\n# split: test\n# target: ?w\n"
-        '# prompts: ["[W] is [DET] [V]."]\n# params: {top_k: 3}\n'
-        'SELECT ?w WHERE { VALUES ?w { "owl" } }\n'))
-    argv = ["--model", str(folder), "--results", str(results), "--queries", str(qdir),
-            "--only-extra", "--quiet", "--device", "cpu", "--dtype", "float32", "-p", "t/*"]
-    assert main(argv) == 0
-    got = dict(query(results, "SELECT prompt, score FROM scores"))
-    assert len(got) == 18
-    for text, span in {"owl is a bird.": (9, 13), "cat is an object.": (10, 16),
-                       "An emu is a kind of apple": (20, 25)}.items():
-        assert got[text] == pytest.approx(direct_pll(folder, text, span), abs=1e-4)
-    # [DET] before the slot: the "a" and "an" distributions mixed by the BNC frequencies
-    a = direct_mask_probs(folder, "owl is a [MASK].")
-    an = direct_mask_probs(folder, "owl is an [MASK].")
-    words = {w for w in WORDS if w.islower()} | {"is", "a", "an", "kind", "of", "x"}
-    f_a = round(21626 / (21626 + 3430), 4)  # probes.tasks.relatum.det_mix rounds to 4 digits
-    merged = {w: f_a * a[w] + (1 - f_a) * an[w] for w in words}
-    expected = sorted(merged.items(), key=lambda kv: -kv[1])[:3]
-    ranks = query(results, "SELECT token, probability FROM responses ORDER BY rank")
-    assert [t for t, _ in ranks] == [w for w, _ in expected]
-    assert [p for _, p in ranks] == pytest.approx([p for _, p in expected], abs=1e-5)
 
 
 def test_relatum_runs_record_the_model_vocabulary_once(tmp_path: Path) -> None:

@@ -1,0 +1,12 @@
+"""The engine behind ``python -m probes.run``, one job per module:
+
+- :mod:`probes.runner.plan`: a probe's instances, items, keyed requests, chunks and run id;
+- :mod:`probes.runner.select`: the probe files a run scores (exported and current);
+- :mod:`probes.runner.cached`: runs that need no model (a recorded stand-in scorer);
+- :mod:`probes.runner.scoring`: answering requests with a backend, answers into rows;
+- :mod:`probes.runner.store`: the ``runs`` row and the rows a run owns;
+- :mod:`probes.runner.probe`: scoring one probe end to end, and its report;
+- :mod:`probes.runner.cli`: the command line's parser, device check and scorer factory.
+
+:mod:`probes.run` is the command (``main``) and re-exports the public names.
+"""

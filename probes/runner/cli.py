@@ -1,0 +1,117 @@
+"""The command line of ``python -m probes.run``: its parser, the device check, the scorer
+factory."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from probes import scale_cli
+from probes.errors import ProbeError
+from probes.runner.plan import DEFAULT_CHUNK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m probes.run",
+        description="Score exported probe instances with a language model and write runs, "
+        "scores and top-k responses into the results DuckDB file. Scores are cached by (model, "
+        "revision, prompt, scoring options): a re-run with nothing new does no model work, and "
+        "a run that was killed resumes where it stopped.")
+    p.add_argument("--model", "-m",
+                   help="model: a Hugging Face hub name, a local folder, a GGUF file, or an "
+                   "offline alias (smollm2-135m, gemma3-270m; see probes.models); or --models")
+    p.add_argument("--probe", "-p", action="append", metavar="PATTERN",
+                   help="probe name or glob pattern (e.g. 'starter/*'); repeatable; required "
+                   "unless --list. The probes must have been exported with `python -m "
+                   "probes.export`")
+    p.add_argument("--list", action="store_true",
+                   help="list the probes found (as `python -m probes.export --list`) and exit")
+    p.add_argument("--results", type=Path, default=None,
+                   help="results DuckDB file (default: $KGPROBE_RESULTS or "
+                   ".kgprobe/results.duckdb)")
+    p.add_argument("--queries", "-q", action="append", type=Path, default=[], metavar="DIR",
+                   help="extra folder of probe files (*.rq) besides queries/; repeatable")
+    p.add_argument("--only-extra", action="store_true",
+                   help="do not read the default queries/ folder, only --queries folders")
+    p.add_argument("--device", default=None,
+                   help="torch device: cpu, cuda, cuda:1, mps (default: the backend's choice, "
+                   "a GPU when there is one)")
+    p.add_argument("--dtype", default=None,
+                   help="weights/compute dtype: float32, bfloat16, float16 (default: the "
+                   "backend's choice, float32 on CPU)")
+    p.add_argument("--batch-size", type=int, default=None,
+                   help="requests per forward pass (default: found automatically by the "
+                   "backend, backing off on out-of-memory)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="CPU threads for torch (torch.set_num_threads; default: torch's)")
+    p.add_argument("--top-k", type=int, default=10,
+                   help="answers kept per prompt for relatum prediction, unless the probe's "
+                   "params set top_k (default: 10)")
+    p.add_argument("--limit", type=int, default=None, metavar="N",
+                   help="only the first N instances (by instance id) of each probe and split, "
+                   "for smoke runs; a limited run is a run of its own")
+    p.add_argument("--sample", type=int, default=None, metavar="N",
+                   help="a seeded sample of N instances per probe and split, stratified by "
+                   "gold class (N / classes of each); a sampled run is a run of its own")
+    p.add_argument("--split", action="append", default=None, metavar="NAME",
+                   help="only instances of this split; repeatable (default: all splits)")
+    p.add_argument("--chunk-size", type=int, default=None, metavar="N",
+                   help=f"requests scored between two commits (default: {DEFAULT_CHUNK['cpu']} "
+                   f"on a CPU, {DEFAULT_CHUNK['gpu']} on a GPU); a "
+                   "killed run loses about one chunk of work (chunks end between instances)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="ignore cached scores: score every request again, overwriting its "
+                   "cache entry and this run's rows")
+    p.add_argument("--allow-pickle", action="store_true",
+                   help="allow loading pickle weights (pytorch_model.bin) when a model has no "
+                   "safetensors; pickle can run code when loaded, so only for sources you trust")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--model-args", metavar="KEY=VALUE,...",
+                   help="model loading options in one string, as in lm-evaluation-harness: "
+                   "revision, dtype, trust_remote_code, allow_pickle, device_map (e.g. "
+                   "revision=main,dtype=bfloat16); dtype, allow_pickle and device_map may also "
+                   "be given as their own flags, but not both ways with different values")
+    p.add_argument("--apply-chat-template", action="store_true",
+                   help="causal instruct models: wrap every prompt in the tokenizer's chat "
+                   "template as a user turn before scoring (a run of its own, cached apart)")
+    p.add_argument("--output-path", type=Path, default=None, metavar="DIR",
+                   help="also write DIR/<model>/results_<time>.json (metrics per probe, the "
+                   "run config, versions) and the runs' scores/responses as Parquet")
+    p.add_argument("--log-samples", action="store_true",
+                   help="with --output-path: also write samples_<probe>_<time>.jsonl, one line "
+                   "per instance (prompts, gold, scores, prediction)")
+    scale_cli.add_arguments(p)  # --models, --device-map, --max-memory, --shard (docs/scale.md)
+    return p
+
+
+def check_device(device: str | None) -> None:
+    """A clear error for a ``--device`` torch does not know or this machine lacks."""
+    if device is None:
+        return
+    import torch
+
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, ValueError) as e:
+        raise ProbeError(f"--device {device!r} is not a torch device; use cpu, cuda, cuda:N "
+                         "or mps") from e
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ProbeError(f"--device {device}: this machine has no CUDA GPU that torch can use; "
+                         "run with --device cpu (or leave --device out)")
+    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise ProbeError(f"--device {device}: there are only {torch.cuda.device_count()} CUDA "
+                         "device(s)")
+    if dev.type == "mps" and not torch.backends.mps.is_available():
+        raise ProbeError(f"--device {device}: MPS is not available here; use --device cpu")
+
+
+ScorerFactory = Callable[..., Any]
+
+
+def default_factory(name: str, **kwargs: Any) -> Any:
+    from probes.backends.registry import load_scorer
+
+    return load_scorer(name, **kwargs)

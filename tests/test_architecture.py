@@ -1,0 +1,191 @@
+"""The import rules of docs/architecture.md, checked on the code itself.
+
+- ``kg`` (sources, store, headers) imports neither ``probes`` nor ``eval``;
+- ``eval`` (metrics, reports) imports no ``probes`` module except the results contract
+  ``probes.results`` (and its submodules);
+- nothing in ``kg``, ``probes`` or ``eval`` imports ``tests``;
+- importing every ``eval`` module loads no torch (a fresh interpreter).
+
+The static check reads every ``.py`` file with :mod:`ast` (imports inside functions and
+``TYPE_CHECKING`` blocks count too, as do relative imports, resolved to absolute names). The
+checker is tested on synthetic modules and on a temporary copy of ``kg/`` with one bad import
+added, so a broken rule cannot pass unnoticed.
+"""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What the modules of one top-level package (a layer) may not import."""
+
+    layer: str
+    forbidden: tuple[str, ...]
+    allowed: tuple[str, ...] = ()  # exceptions inside a forbidden package
+
+    def breaks(self, name: str) -> bool:
+        """True when importing module ``name`` breaks this rule."""
+        def within(prefix: str) -> bool:
+            return name == prefix or name.startswith(prefix + ".")
+
+        return (any(within(f) for f in self.forbidden)
+                and not any(within(a) for a in self.allowed))
+
+
+RULES = (
+    Rule("kg", forbidden=("probes", "eval", "tests")),
+    Rule("probes", forbidden=("tests",)),
+    Rule("eval", forbidden=("probes", "tests"), allowed=("probes.results",)),
+)
+
+
+def module_name(path: Path, root: Path) -> str:
+    """``kg/store.py`` -> ``kg.store``; ``probes/results/__init__.py`` -> ``probes.results``."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imported_names(path: Path, root: Path) -> list[tuple[int, str]]:
+    """(line, absolute module name) of every import in the file. ``from a import b`` yields
+    ``a.b`` (``b`` may be a submodule: ``from probes import results`` is ``probes.results``);
+    relative imports are resolved against the file's package."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = module_name(path, root).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
+    out: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[:len(package) - (node.level - 1)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            out += [(node.lineno, f"{module}.{alias.name}" if alias.name != "*" else module)
+                    for alias in node.names]
+    return sorted(out)
+
+
+def violations(root: Path, rules: tuple[Rule, ...] = RULES) -> list[str]:
+    """Every import under ``root`` that breaks a rule, as ``path:line imports name``."""
+    found: list[str] = []
+    for rule in rules:
+        for path in sorted((root / rule.layer).rglob("*.py")):
+            for line, name in imported_names(path, root):
+                if rule.breaks(name):
+                    found.append(f"{path.relative_to(root)}:{line} imports {name}")
+    return found
+
+
+# --- the rules hold on the code ---------------------------------------------------------------
+
+
+def test_layers_import_only_what_they_may() -> None:
+    assert violations(ROOT) == []
+
+
+def test_every_layer_has_code_to_check() -> None:
+    # a renamed folder must not make the rules pass vacuously
+    for rule in RULES:
+        assert len(list((ROOT / rule.layer).rglob("*.py"))) >= 5, rule.layer
+
+
+def test_importing_every_eval_module_loads_no_torch() -> None:
+    code = textwrap.dedent("""
+        import importlib, pkgutil, sys
+        import eval
+        names = [m.name for m in pkgutil.walk_packages(eval.__path__, "eval.")
+                 if not m.name.endswith("__main__")]
+        for name in names:
+            importlib.import_module(name)
+        heavy = sorted(m for m in ("torch", "transformers") if m in sys.modules)
+        probes = sorted(m for m in sys.modules if m == "probes" or m.startswith("probes."))
+        print(len(names), ",".join(heavy) or "-", ",".join(probes))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout.split()
+    count, heavy, probes = int(out[0]), out[1], out[2].split(",")
+    assert count >= 8  # report, sqlfile, stats, udf, plots, profile and the three reports
+    assert heavy == "-"
+    assert all(p == "probes" or p.startswith("probes.results") for p in probes), probes
+
+
+# --- the checker can fail ---------------------------------------------------------------------
+
+
+def write(root: Path, rel: str, text: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+def test_checker_finds_bad_imports_in_synthetic_modules(tmp_path: Path) -> None:
+    write(tmp_path, "kg/__init__.py", "")
+    write(tmp_path, "kg/store.py", """
+        import json
+        from kg import vocab
+
+        def load():
+            from probes.run import main
+            return main
+        """)
+    write(tmp_path, "kg/sub/__init__.py", "")
+    write(tmp_path, "kg/sub/x.py", "import eval.report as r\nfrom .. import store\n")
+    write(tmp_path, "eval/__init__.py", "")
+    write(tmp_path, "eval/ok.py", """
+        from probes.results import connect
+        from probes import results
+        from probes.results.writers import Run
+        """)
+    write(tmp_path, "eval/bad.py", """
+        from typing import TYPE_CHECKING
+        if TYPE_CHECKING:
+            from probes.spec import Probe
+        from probes import api, results
+        from probes.resultsx import y
+        import tests.test_run
+        """)
+    write(tmp_path, "probes/__init__.py", "")
+    write(tmp_path, "probes/a.py", "from tests import test_run\nfrom . import b\n")
+    assert violations(tmp_path) == [
+        "kg/store.py:6 imports probes.run.main",
+        "kg/sub/x.py:1 imports eval.report",
+        "probes/a.py:1 imports tests.test_run",
+        "eval/bad.py:4 imports probes.spec.Probe",
+        "eval/bad.py:5 imports probes.api",
+        "eval/bad.py:6 imports probes.resultsx.y",
+        "eval/bad.py:7 imports tests.test_run",
+    ]
+
+
+def test_relative_imports_resolve_to_absolute_names(tmp_path: Path) -> None:
+    write(tmp_path, "eval/sub/__init__.py", "from ..x import y\n")
+    write(tmp_path, "eval/sub/m.py", "from . import z\nfrom ...probes import api\n")
+    assert imported_names(tmp_path / "eval/sub/__init__.py", tmp_path) == [(1, "eval.x.y")]
+    assert imported_names(tmp_path / "eval/sub/m.py", tmp_path) == [
+        (1, "eval.sub.z"), (2, "probes.api")]
+
+
+def test_checker_catches_a_bad_import_added_to_a_copy_of_kg(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "kg", tmp_path / "kg")
+    assert violations(tmp_path, RULES[:1]) == []
+    store = tmp_path / "kg" / "store.py"
+    lines = store.read_text(encoding="utf-8").splitlines()
+    store.write_text("\n".join([*lines, "", "def _leak():", "    from eval import sqlfile", ""]),
+                     encoding="utf-8")
+    assert violations(tmp_path, RULES[:1]) == [
+        f"kg/store.py:{len(lines) + 3} imports eval.sqlfile"]
