@@ -172,11 +172,27 @@ def snapshot(path: Path, tmp: Path) -> tuple[dict[str, str], dict, dict]:
     return labels, tables, metrics
 
 
-def compare(a: Path, b: Path) -> list[tuple[str, float, int]]:
-    """(table or metric:<name>, largest difference, unmatched rows) of everything compared."""
+def without(columns: Sequence[str], rows: Sequence[tuple[Any, ...]], drop: set[str]
+            ) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """The table without the columns in ``drop``."""
+    keep = [i for i, c in enumerate(columns) if c not in drop]
+    return [columns[i] for i in keep], [tuple(r[i] for i in keep) for r in rows]
+
+
+def compare(a: Path, b: Path, ignore: Sequence[str] = ()) -> list[tuple[str, float, int]]:
+    """(table or metric:<name>, largest difference, unmatched rows) of everything compared;
+    ``ignore``: ``table.column`` names left out of both sides (a column one file's code did not
+    write, e.g. ``responses.prompt`` against a file from before it existed).
+
+    >>> without(["a", "prompt"], [(1, "x")], {"prompt"})
+    (['a'], [(1,)])
+    """
     with tempfile.TemporaryDirectory() as d:
         la, ta, ma = snapshot(a, Path(d))
         lb, tb, mb = snapshot(b, Path(d))
+    for t in TABLES:
+        drop = {i.split(".", 1)[1] for i in ignore if i.startswith(f"{t}.")}
+        ta[t], tb[t] = without(*ta[t], drop), without(*tb[t], drop)
     out = []
     for t in TABLES:
         out.append((t, *difference(keyed_rows(*ta[t], la), keyed_rows(*tb[t], lb))))
@@ -199,6 +215,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--tolerance", type=float, default=0.0,
                         help="largest difference that counts as equal (default 0)")
     parser.add_argument("--verbose", "-v", action="store_true", help="one line per table")
+    parser.add_argument("--ignore", action="append", default=[], metavar="TABLE.COLUMN",
+                        help="leave a column out of the comparison, e.g. responses.prompt for "
+                             "a file written before that column existed (repeatable)")
     args = parser.parse_args(argv)
     for f in args.files:
         if not f.is_file():
@@ -210,7 +229,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if len(args.files) != 2:
         parser.error("give two results files")
-    results = compare(*args.files)
+    for name in args.ignore:
+        if name.split(".", 1)[0] not in TABLES or "." not in name:
+            parser.error(f"--ignore {name}: give TABLE.COLUMN with TABLE one of "
+                         f"{', '.join(TABLES)}")
+    results = compare(*args.files, ignore=args.ignore)
     worst = max((d for _, d, _ in results), default=0.0)
     for name, diff, unmatched in results:
         if args.verbose or diff > args.tolerance:

@@ -9,7 +9,14 @@ from datetime import datetime
 from pathlib import Path
 
 from probes.results import connect, transaction
-from probes.results.writers import Run, ScoreRow, insert_run, write_scores
+from probes.results.writers import (
+    ResponseRow,
+    Run,
+    ScoreRow,
+    insert_run,
+    write_responses,
+    write_scores,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,9 +33,9 @@ def results_file(path: Path, run_id: str, when: datetime, score: float) -> None:
     con.close()
 
 
-def compare(a: Path, b: Path) -> subprocess.CompletedProcess:
+def compare(a: Path, b: Path, *options: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(ROOT / "scripts" / "compare_results.py"),
-                           str(a), str(b)], capture_output=True, text=True, cwd=ROOT)
+                           str(a), str(b), *options], capture_output=True, text=True, cwd=ROOT)
 
 
 def test_same_rows_under_other_run_ids_and_times_compare_equal(tmp_path: Path) -> None:
@@ -46,3 +53,23 @@ def test_a_changed_score_is_the_largest_difference(tmp_path: Path) -> None:
     assert got.returncode == 1
     # scores differ by 0.25; choice_mrr / accuracy agree (a still beats b at -2)
     assert "scores: 0.25" in got.stdout and "largest difference: 0.25 " in got.stdout
+
+
+def test_an_ignored_column_is_left_out_and_only_that_one(tmp_path: Path) -> None:
+    # the same ranked answer, once without the prompt column's value (a file from before
+    # responses.prompt existed) and once with it
+    for name, prompt, prob in (("a", None, 0.5), ("b", "A dog is a kind of", 0.5),
+                               ("c", "A dog is a kind of", 0.25)):
+        results_file(tmp_path / f"{name}.duckdb", "r1", datetime(2025, 1, 1), -1.0)
+        con = connect(tmp_path / f"{name}.duckdb")
+        write_responses(con, [ResponseRow("r1", "p", "test", "i1", 0, 1, "animal", prob,
+                                          prompt)])
+        con.close()
+    a, b, c = (tmp_path / f"{n}.duckdb" for n in "abc")
+    assert compare(a, b).returncode == 1  # the prompt differs: the rows do not match
+    same = compare(a, b, "--ignore", "responses.prompt")
+    assert same.returncode == 0 and "largest difference: 0 " in same.stdout
+    other = compare(a, c, "--ignore", "responses.prompt")  # 0.5 against 0.25 still counts
+    assert other.returncode == 1 and "responses: 0.25" in other.stdout
+    bad = compare(a, b, "--ignore", "prompt")
+    assert bad.returncode == 2 and "TABLE.COLUMN" in bad.stderr
