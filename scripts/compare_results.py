@@ -15,8 +15,8 @@ each file (so the files are never changed). To compare the metrics of two code v
 "behaviour unchanged" check), first store each version's metric rows in its own file, with
 that version on PYTHONPATH::
 
-    PYTHONPATH=/work/main python scripts/compare_results.py --materialize A.duckdb
-    PYTHONPATH=$PWD       python scripts/compare_results.py --materialize B.duckdb
+    PYTHONPATH=OLD_CHECKOUT python scripts/compare_results.py --materialize A.duckdb
+    PYTHONPATH=$PWD         python scripts/compare_results.py --materialize B.duckdb
     python scripts/compare_results.py A.duckdb B.duckdb
 
 ``--materialize`` writes each metric's rows into a table ``metric__<name>`` of the file; a file
