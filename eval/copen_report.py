@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,16 +39,13 @@ from typing import Any
 import duckdb
 
 from eval.report import (
-    REPORT_ERRORS,
     Render,
     Rendered,
     Rows,
     metric_rows,
-    report_folder,
-    run_report,
+    report_command,
 )
 from eval.stats import proportion_ci
-from kg import config
 from probes.results import ProbeError
 from probes.results.copen import PARTS, seed_summary, table8_part
 
@@ -383,18 +379,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="write copen_report.md here (default: a new folder per call, "
                         "$KGPROBE_HOME/reports/copen-<time>-<hash>)")
     args = parser.parse_args(argv)
-    results = str(args.results or config.results_path())
-    out = report_folder(args.out, "copen", sys.argv[1:] if argv is None else argv)
-    try:
-        path, rendered = run_report(results, [METRIC_DIR],
-                                    render_report(args.split, args.zs_part), out,
-                                    "copen_report.md")
-    except REPORT_ERRORS as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    print(rendered.markdown)
-    print(f"\nwrote {path}")
-    return 0
+    return report_command(args.results, "copen", argv, args.out, [METRIC_DIR],
+                          render_report(args.split, args.zs_part), "copen_report.md")
 
 
 if __name__ == "__main__":

@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,15 +41,12 @@ import duckdb
 
 from eval.plots import line_chart
 from eval.report import (
-    REPORT_ERRORS,
     Render,
     Rendered,
     Rows,
     metric_rows,
-    report_folder,
-    run_report,
+    report_command,
 )
-from kg import config
 
 METRIC_DIR = Path(__file__).with_name("ontolama")
 KIND_ORDER = {"atomic": 0, "complex": 1}
@@ -432,17 +428,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="folder for ontolama_report.md and ontolama_kshot.png (default: "
                         "a new folder per call, $KGPROBE_HOME/reports/ontolama-<time>-<hash>)")
     args = parser.parse_args(argv)
-    results = str(args.results or config.results_path())
-    out = report_folder(args.out, "ontolama", sys.argv[1:] if argv is None else argv)
-    try:
-        path, rendered = run_report(results, [METRIC_DIR], render_report(args.split), out,
-                                    "ontolama_report.md")
-    except REPORT_ERRORS as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    print(rendered.markdown)
-    print(f"\nwrote {path}" + "".join(f" and {f}" for f in rendered.figures))
-    return 0
+    return report_command(args.results, "ontolama", argv, args.out, [METRIC_DIR],
+                          render_report(args.split), "ontolama_report.md")
 
 
 if __name__ == "__main__":

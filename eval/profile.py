@@ -18,7 +18,6 @@ ceiling on the same words. Writes ``profile.md`` and ``profile.png`` into a fold
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +26,7 @@ from typing import Any
 import duckdb
 
 from eval.plots import profile_chart
-from eval.report import REPORT_ERRORS, Render, Rendered, Rows, report_folder, run_report
+from eval.report import Render, Rendered, Rows, report_command
 from eval.stats import bootstrap_ci
 from kg import config
 
@@ -177,16 +176,8 @@ def main(argv: list[str] | None = None) -> int:
                         "per call under $KGPROBE_HOME/reports)")
     args = parser.parse_args(argv)
     results = str(args.results or config.results_path())
-    out = report_folder(args.out, "profile", sys.argv[1:] if argv is None else argv)
-    try:
-        path, rendered = run_report(results, [PROFILE_DIR], render_profile(args.model, results),
-                                    out, "profile.md")
-    except REPORT_ERRORS as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    print(rendered.markdown)
-    print(f"\nwrote {path}" + (f" and {rendered.figures[0]}" if rendered.figures else ""))
-    return 0
+    return report_command(Path(results), "profile", argv, args.out, [PROFILE_DIR],
+                          render_profile(args.model, results), "profile.md")
 
 
 if __name__ == "__main__":

@@ -151,6 +151,23 @@ def run_report(results: str | Path, folders: Sequence[Path], render: Render, out
     return write_report(out, filename, rendered), rendered
 
 
+def report_command(results: Path | None, name: str, argv: Sequence[str] | None,
+                   out: Path | None, folders: Sequence[Path], render: Render,
+                   filename: str) -> int:
+    """The body of a benchmark report's command line: a folder per call (or ``out``),
+    :func:`run_report`, the markdown and the written paths printed; 2 with a one-line error."""
+    where = report_folder(out, name, sys.argv[1:] if argv is None else argv)
+    try:
+        path, rendered = run_report(str(results or config.results_path()), folders, render,
+                                    where, filename)
+    except REPORT_ERRORS as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(rendered.markdown)
+    print(f"\nwrote {path}" + "".join(f" and {f}" for f in rendered.figures))
+    return 0
+
+
 def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | None = None,
                  probes: Sequence[str] | None = None, models: Sequence[str] | None = None
                  ) -> Report:
