@@ -132,14 +132,25 @@ def test_combine_is_the_papers_sum_of_probabilities() -> None:
 
 
 @pytest.mark.slow
-def test_protocol_runs_every_template_and_label_set(tiny_llama: Path, tmp_path: Path) -> None:
+def _printed_runs(out: str) -> dict[str, tuple[str, str]]:
+    """run id -> (test acc, seconds) from the printed markdown table."""
+    rows = [line.split("|") for line in out.splitlines() if line.startswith("| 2 |")]
+    return {r[3].strip(): (r[6].strip(), r[8].strip()) for r in rows}
+
+
+def test_protocol_runs_every_template_and_label_set(tiny_llama: Path, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
     """Without --template/--label-set a K runs all 2 x 3 combinations (x the seeds given); the
-    protocol metric averages over all of them; a second call resumes (no new run)."""
+    protocol metric averages over all of them; a second call resumes (no new run) and prints
+    each resumed run's stored test accuracy and time as first printed (not NaN and 0)."""
     db = tmp_path / "r.duckdb"
     results(db).close()
     argv = ["-m", str(tiny_llama), "-p", PIZZA.spec.name, "--results", str(db), "--k", "2",
             "--seed", "6666", "--epochs", "1", "--device", "cpu", "--sample", "8"]
+    capsys.readouterr()
     assert kshot.main(argv) == 0
+    first = _printed_runs(capsys.readouterr().out)
+    assert len(first) == 6
     con = connect(db)
     cols, rows = run_metric(con, METRICS["ontolama_kshot_protocol"])
     [row] = [dict(zip(cols, r, strict=True)) for r in rows]
@@ -150,6 +161,8 @@ def test_protocol_runs_every_template_and_label_set(tiny_llama: Path, tmp_path: 
     assert {c["scoring"] for c in cfgs} == {"sum_prob"}
     con.close()
     assert kshot.main(argv) == 0
+    resumed = _printed_runs(capsys.readouterr().out)
+    assert resumed == first and all(acc != "nan" for acc, _ in resumed.values())
     con = connect(db, read_only=True)
     assert con.execute("SELECT count(*) FROM runs").fetchone() == (6,)
 

@@ -321,6 +321,29 @@ def load_split(con: duckdb.DuckDBPyConnection, probe: str, split: str) -> list[I
     return [Instance.from_row(dict(zip(cols, r, strict=True))) for r in cur.fetchall()]
 
 
+def stored_test_accuracy(con: duckdb.DuckDBPyConnection, run_id: str,
+                         test: Sequence[Instance], scoring: str) -> tuple[float, int, float]:
+    """(test accuracy, test n, wall seconds) of a finished run, from its stored word scores:
+    the same class rule as :func:`evaluate` (:func:`combine`, a tie counts as wrong), so a
+    resumed run reports what it reported when it ran."""
+    rows = con.execute("SELECT instance_id, label, score FROM scores WHERE run_id = ? "
+                       "ORDER BY instance_id, label, candidate", [run_id]).fetchall()
+    per: dict[str, dict[str, list[float]]] = {}
+    for iid, label, score in rows:
+        per.setdefault(iid, {}).setdefault(label, []).append(score)
+    gold = {i.instance_id: i.gold[0] for i in test}
+    right = 0
+    per = {iid: words for iid, words in per.items() if iid in gold}
+    for iid, words in per.items():
+        cs = combine({c: torch.tensor([words[c]], dtype=torch.float64) for c in CLASSES},
+                     scoring)[0]
+        g = int(gold[iid])
+        right += int(cs[g] > cs[1 - g])
+    (wall,) = con.execute("SELECT coalesce(wall_s, 0) FROM runs WHERE run_id = ?",
+                          [run_id]).fetchone() or (0.0,)
+    return (right / len(per) if per else float("nan")), len(per), float(wall)
+
+
 def _run_id(model: str, revision: str, probe: str, identity: dict[str, Any]) -> str:
     raw = json.dumps([model, revision, probe, "kshot", identity], sort_keys=True, default=str)
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:16]
@@ -404,9 +427,9 @@ def run_kshot(con: duckdb.DuckDBPyConnection, model_name: str, probe: Probe, k: 
                        "status = 'done'", [rid]).fetchone()
     if done is not None:  # already run with these settings: resume, do not redo
         old = json.loads(done[0])
+        acc, n, wall = stored_test_accuracy(con, rid, test, scoring)
         return KshotResult(rid, k, seed, int(old["best_epoch"]), old["dev_accuracy"],
-                           old["train_loss"], float("nan"), len(test), 0.0,
-                           {"resumed": True})
+                           old["train_loss"], acc, n, wall, {"resumed": True})
     best, dev_acc, losses = train(clf, train_set, dev_set, cfg, seed)
     acc, words = evaluate(clf, test, cfg.eval_batch_size)
     result = KshotResult(rid, k, seed, best, dev_acc, losses, acc, len(test),
