@@ -52,6 +52,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                "(python -m probes.export)"),
     "run": ("probes.run", "score exported probes with a model (python -m probes.run)"),
     "report": ("eval.report", "metric tables and plots (python -m eval.report)"),
+    "results": ("probes.results.__main__", "results files: upgrade an older one, combine "
+                "several into one (python -m probes.results)"),
     "semrel": ("probes.semrel", "semantic relations (Cao et al.): humans, vocab, report"),
     "ontolama": ("probes.ontolama.__main__", "OntoLAMA: build, stats, inheritance, export, "
                  "report"),

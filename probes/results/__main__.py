@@ -1,23 +1,42 @@
 """``python -m probes.results upgrade [PATH]``: bring an older results file to the current
-schema (what every writable connection does too), and say what was added."""
+schema (what every writable connection does too), and say what was added.
+
+``python -m probes.results combine OUT IN [IN ...]``: copy the finished runs of several results
+files (runs done in parallel processes, one file each) into one (see
+:mod:`probes.results.combine`)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from kg import config
 from probes.results import ResultsError, connect
+from probes.results.combine import combine
 from probes.results.upgrade import ADDED
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m probes.results", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m probes.results", description=(
+        "Results files: upgrade an older one in place, or combine the finished runs of several "
+        "(one per parallel process) into one."))
     sub = parser.add_subparsers(dest="command", required=True)
     up = sub.add_parser("upgrade", help="upgrade a results file in place")
     up.add_argument("path", nargs="?", help="the results file (default: KGPROBE_RESULTS)")
+    both = sub.add_parser("combine", help="copy the finished runs of several results files "
+                          "into one (OUT created when missing; the inputs are only read)")
+    both.add_argument("out", type=Path, help="the combined results file")
+    both.add_argument("inputs", type=Path, nargs="+", metavar="IN", help="results files")
     args = parser.parse_args(argv)
+    if args.command == "combine":
+        try:
+            print(combine(args.out, args.inputs))
+        except ResultsError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        return 0
     path = str(args.path or config.results_path())
     try:
         con = connect(path)
