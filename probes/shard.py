@@ -51,7 +51,7 @@ import duckdb
 
 from kg import config
 from probes.errors import ProbeError
-from probes.results import connect, transaction
+from probes.results import connect, sql_path, transaction
 from probes.results.writers import Run, delete_run, insert_run
 from probes.spec import discover
 
@@ -97,10 +97,6 @@ def shard_path(results: Path, shard: Shard) -> Path:
     return results.with_name(f"{results.name}.shard-{shard.index}-of-{shard.count}")
 
 
-def _quote(path: Path) -> str:
-    return "'" + str(path).replace("'", "''") + "'"
-
-
 def _count(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any]) -> int:
     """The single value of a ``SELECT count(*) ...`` query."""
     row = con.execute(sql, params).fetchone()
@@ -125,7 +121,7 @@ def prepare(results: Path, part: Path, shard: Shard, model: str, patterns: list[
     con = connect(part)
     counts: dict[str, int] = {}
     try:
-        con.execute(f"ATTACH {_quote(results)} AS kgp_main (READ_ONLY)")
+        con.execute(f"ATTACH {sql_path(results)} AS kgp_main (READ_ONLY)")
         with transaction(con):
             for name in names:
                 where = "probe = ?"
@@ -249,7 +245,7 @@ def merge(results: Path, count: int, keep: bool = False) -> str:
     con = connect(results)
     try:
         for i, part in enumerate(parts):
-            con.execute(f"ATTACH {_quote(part)} AS kgp_s{i} (READ_ONLY)")
+            con.execute(f"ATTACH {sql_path(part)} AS kgp_s{i} (READ_ONLY)")
         runs = [_rows(con, f"SELECT * FROM kgp_s{i}.runs") for i in range(count)]
         ids = [{r["run_id"] for r in rs} for rs in runs]
         if not ids[0] or any(s != ids[0] for s in ids):

@@ -69,6 +69,15 @@ def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConne
     con.execute("COMMIT")
 
 
+def sql_path(path: Path) -> str:
+    """``path`` as a SQL string literal (for ``ATTACH``).
+
+    >>> sql_path(Path("/r/it's.duckdb"))
+    "'/r/it''s.duckdb'"
+    """
+    return "'" + str(path).replace("'", "''") + "'"
+
+
 def diagnose(path: Path, error: Exception | None = None) -> str:
     """What is wrong with the results file at ``path``: one sentence naming the fix."""
     if path.is_dir():

@@ -40,7 +40,7 @@ from pathlib import Path
 
 import duckdb
 
-from probes.results import SCHEMA, ResultsError, connect, diagnose, transaction
+from probes.results import SCHEMA, ResultsError, connect, diagnose, sql_path, transaction
 from probes.results.upgrade import missing_columns
 
 RUN_TABLES = ("prompts", "scores", "responses")
@@ -70,10 +70,6 @@ class CombineSummary:
         return text
 
 
-def _quote(path: Path) -> str:
-    return "'" + str(path).replace("'", "''") + "'"
-
-
 def _check_current(path: Path) -> None:
     """The input opens read-only (not locked, not damaged) and has every table and column of
     the current schema (else: upgrade it)."""
@@ -96,7 +92,7 @@ def _check_current(path: Path) -> None:
 
 def _attach(con: duckdb.DuckDBPyConnection, path: Path, alias: str) -> None:
     try:
-        con.execute(f"ATTACH {_quote(path)} AS {alias} (READ_ONLY)")
+        con.execute(f"ATTACH {sql_path(path)} AS {alias} (READ_ONLY)")
     except duckdb.Error as e:
         raise ResultsError(f"{diagnose(path, e)}. Nothing was written.") from e
 
@@ -131,7 +127,7 @@ def combine(out: Path, inputs: Sequence[Path]) -> CombineSummary:
     con = duckdb.connect(":memory:")
     summary = CombineSummary(out, paths)
     try:
-        con.execute(f"ATTACH {_quote(out)} AS out")
+        con.execute(f"ATTACH {sql_path(out)} AS out")
         aliases = [f"kgp_in{i}" for i in range(len(paths))]
         for p, alias in zip(paths, aliases, strict=True):
             _attach(con, p, alias)
