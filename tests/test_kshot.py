@@ -50,7 +50,7 @@ def tiny_llama(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def results(path: Path) -> duckdb.DuckDBPyConnection:
+def results(path: Path, probe: str = PIZZA.spec.name) -> duckdb.DuckDBPyConnection:
     """Per split, every SUBS pizza twice: "... it is a pizza" (1) and "... a country" (0)."""
     con = connect(path)
     for split in ("train", "dev", "test"):
@@ -58,7 +58,7 @@ def results(path: Path) -> duckdb.DuckDBPyConnection:
             for sup, gold in (("pizza", "1"), ("country", "0")):
                 fields = {"sub": sub, "a_sub": "a ", "super": sup, "a_super": "a "}
                 con.execute("INSERT INTO instances VALUES (?, ?, ?, ?, [?], [], ?::JSON, now())",
-                            [PIZZA.spec.name, split, f"{sub}-{sup}", sub, gold,
+                            [probe, split, f"{sub}-{sup}", sub, gold,
                              json.dumps(fields)])
     return con
 
@@ -218,3 +218,31 @@ def test_nli_comparison_path_on_a_tiny_masked_lm(tmp_path: Path) -> None:
                        [result.run_id]).fetchall()
     assert len(rows) == 8 * 2  # every test pair, once per label word
     assert rows[0][0] == "a man plays a guitar? no, nobody is playing."
+
+
+@pytest.mark.slow
+def test_full_setting_trains_on_all_of_train_for_the_papers_epochs(tiny_llama: Path,
+                                                                   tmp_path: Path) -> None:
+    """--full: one run (T1, L1, seed 6666, K = -1) on the whole train split (24 pairs here);
+    epochs as the paper's L178 and footnote 17: 1 for GO atomic (a large training set in the
+    paper), 10 for a small training split the paper does not name (Pizza's 24 < 10,000);
+    --epochs overrides."""
+    db = tmp_path / "r.duckdb"
+    go = "ontolama/go-atomic"
+    results(db).close()
+    results(db, go).close()
+    common = ["-m", str(tiny_llama), "--results", str(db), "--full", "--device", "cpu",
+              "--sample", "8"]
+    assert kshot.main([*common, "-p", go]) == 0
+    assert kshot.main([*common, "-p", PIZZA.spec.name]) == 0
+    assert kshot.main([*common, "-p", PIZZA.spec.name, "--epochs", "2"]) == 0
+    con = connect(db, read_only=True)
+    got = []
+    for p, k, c, seed in con.execute("SELECT probe, k, config, seed FROM runs").fetchall():
+        ks = json.loads(c)["kshot"]
+        got.append((p, k, ks["epochs"], len(ks["dev_accuracy"]), ks["template"],
+                    ks["label_set"], seed))
+    got.sort()
+    assert got == [(go, -1, 1, 1, "T1", "L1", 6666),
+                   (PIZZA.spec.name, -1, 2, 2, "T1", "L1", 6666),
+                   (PIZZA.spec.name, -1, 10, 10, "T1", "L1", 6666)]
