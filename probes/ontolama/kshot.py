@@ -322,7 +322,8 @@ def evaluate(clf: PromptClassifier, instances: Sequence[Instance], batch_size: i
 
 
 def train(clf: PromptClassifier, train_set: Sequence[Instance], dev_set: Sequence[Instance],
-          cfg: KshotConfig, seed: int) -> tuple[int, list[float], list[float]]:
+          cfg: KshotConfig, seed: int, progress: str | None = None
+          ) -> tuple[int, list[float], list[float]]:
     """Fine-tune in place with the shared loop (:func:`probes.train.fit`); returns (best epoch,
     dev accuracy per epoch, train loss per epoch) and leaves the best epoch's weights in the
     model."""
@@ -336,7 +337,7 @@ def train(clf: PromptClassifier, train_set: Sequence[Instance], dev_set: Sequenc
                                                  _labels(batch, clf.device))
 
     out = fit(clf.model, train_set, loss, lambda: evaluate(clf, dev_set, cfg.eval_batch_size)[0],
-              settings, python_shuffle(seed))
+              settings, python_shuffle(seed), progress)
     return out.best_epoch, out.dev_accuracy, out.train_loss
 
 
@@ -415,7 +416,8 @@ def run_kshot(con: duckdb.DuckDBPyConnection, model_name: str, probe: Probe, k: 
               *, template: int = 1, label_set: str = "L1", cfg: KshotConfig | None = None,
               test_limit: int | None = None, device: str | None = None,
               threads: int | None = None, scoring: str = "sum_prob",
-              test_sample: int | None = None, epochs: int | None = None) -> KshotResult:
+              test_sample: int | None = None, epochs: int | None = None,
+              progress: bool = False) -> KshotResult:
     """Fine-tune a fresh copy of ``model_name`` on K examples per class and write the run
     (``threads``: torch CPU threads, as ``probes.run --threads``; ``epochs`` overrides
     ``cfg.epochs``, and when None the fully supervised setting takes :func:`full_epochs`)."""
@@ -460,7 +462,9 @@ def run_kshot(con: duckdb.DuckDBPyConnection, model_name: str, probe: Probe, k: 
         acc, n, wall = stored_test_accuracy(con, rid, test, scoring)
         return KshotResult(rid, k, seed, int(old["best_epoch"]), old["dev_accuracy"],
                            old["train_loss"], acc, n, wall, {"resumed": True})
-    best, dev_acc, losses = train(clf, train_set, dev_set, cfg, seed)
+    label = f"K={'full' if k == FULL else k} T{template} {label_set} seed {seed}"
+    best, dev_acc, losses = train(clf, train_set, dev_set, cfg, seed,
+                                  label if progress else None)
     acc, words = evaluate(clf, test, cfg.eval_batch_size)
     result = KshotResult(rid, k, seed, best, dev_acc, losses, acc, len(test),
                          time.perf_counter() - t0)
@@ -513,6 +517,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="CPU threads for torch (torch.set_num_threads; default: torch's)")
     p.add_argument("--test-limit", type=int, default=None, metavar="N",
                    help="evaluate on the first N test instances only (smoke runs)")
+    p.add_argument("--quiet", action="store_true", help="no training progress bar")
     p.add_argument("--epochs", type=int, default=None,
                    help=f"training epochs (default: {KshotConfig.epochs}; with --full the "
                    "paper's: 1, or 10 for a small training split, see full_epochs)")
@@ -555,7 +560,7 @@ def main(argv: list[str] | None = None) -> int:
                                 label_set=label_set, cfg=cfg, test_limit=args.test_limit,
                                 device=args.device, threads=args.threads,
                                 scoring=args.scoring, test_sample=args.sample,
-                                epochs=args.epochs))
+                                epochs=args.epochs, progress=not args.quiet))
                             print(format_results(results[-1:]).splitlines()[-1], flush=True)
     except (ProbeError, KgError) as e:
         print(f"error: {e}", file=sys.stderr)

@@ -32,12 +32,14 @@ The caller seeds the generators and chooses the order (:func:`python_shuffle` or
 from __future__ import annotations
 
 import random
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import torch
+from tqdm import tqdm
 
 T = TypeVar("T")
 
@@ -147,9 +149,11 @@ def _chunks(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
 
 def fit(model: torch.nn.Module, train: Sequence[T], loss: Callable[[Sequence[T]], torch.Tensor],
         dev_accuracy: Callable[[], float], settings: LoopSettings,
-        shuffle: Callable[[Sequence[T]], list[T]]) -> LoopResult:
+        shuffle: Callable[[Sequence[T]], list[T]], progress: str | None = None) -> LoopResult:
     """Train ``model`` in place (see the module docstring); ``loss(batch)`` is the mean loss of
-    a batch of training examples, ``dev_accuracy()`` evaluates the model as it is."""
+    a batch of training examples, ``dev_accuracy()`` evaluates the model as it is.
+    ``progress``: a label for a progress bar on stderr over every optimiser step (epoch, last
+    loss and dev accuracy beside it); None: no bar."""
     t0 = time.perf_counter()
     s = settings
     optim = torch.optim.AdamW(param_groups(model, s.weight_decay, s.decay_everything), lr=s.lr)
@@ -159,6 +163,8 @@ def fit(model: torch.nn.Module, train: Sequence[T], loss: Callable[[Sequence[T]]
         optim, linear_warmup_decay(warmup, max(total, 1), s.warmup_offset))
     result = LoopResult(epochs=0, best_epoch=0)
     best, best_state, since = -1.0, None, 0
+    bar = tqdm(total=total, unit="step", desc=progress, disable=progress is None, leave=False,
+               dynamic_ncols=True, mininterval=1.0 if sys.stderr.isatty() else 30.0)
     for epoch in range(1, s.epochs + 1):
         model.train()
         order = shuffle(train)
@@ -178,10 +184,13 @@ def fit(model: torch.nn.Module, train: Sequence[T], loss: Callable[[Sequence[T]]
                 torch.nn.utils.clip_grad_norm_(model.parameters(), s.max_grad_norm)
             optim.step()
             sched.step()
+            bar.update(1)
         result.train_loss.append(seen / max(1, len(order)))
         model.eval()
         acc = dev_accuracy()
         result.dev_accuracy.append(acc)
+        bar.set_postfix(epoch=f"{epoch}/{s.epochs}", loss=f"{result.train_loss[-1]:.3f}",
+                        dev=f"{acc:.3f}")
         result.epochs = epoch
         if acc > best:
             best, result.best_epoch, since = acc, epoch, 0
@@ -191,6 +200,7 @@ def fit(model: torch.nn.Module, train: Sequence[T], loss: Callable[[Sequence[T]]
             since += 1
             if s.patience is not None and since >= s.patience:
                 break
+    bar.close()
     if best_state is not None:
         model.load_state_dict(best_state)
     model.eval()
