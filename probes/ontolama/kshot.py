@@ -360,8 +360,8 @@ def stored_test_accuracy(con: duckdb.DuckDBPyConnection, run_id: str,
     for iid, label, score in rows:
         per.setdefault(iid, {}).setdefault(label, []).append(score)
     gold = {i.instance_id: i.gold[0] for i in test}
-    right = 0
     per = {iid: words for iid, words in per.items() if iid in gold}
+    right = 0
     for iid, words in per.items():
         cs = combine({c: torch.tensor([words[c]], dtype=torch.float64) for c in CLASSES},
                      scoring)[0]
