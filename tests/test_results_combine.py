@@ -15,6 +15,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from probes.cli import main as kgprobe
 from probes.results import ResultsError, connect
 from probes.results.__main__ import main
 from probes.results.combine import combine
@@ -79,6 +80,8 @@ def test_combine_command_prints_the_summary(tmp_path: Path,
     b = _file(tmp_path / "b.duckdb", {"b1": ("done", 1)})
     assert main(["combine", str(tmp_path / "o.duckdb"), str(a), str(b)]) == 0
     assert "2 run(s) added (2 score rows), 0 already there" in capsys.readouterr().out
+    assert kgprobe(["results", "combine", str(tmp_path / "o.duckdb"), str(a)]) == 0
+    assert "0 run(s) added (0 score rows), 1 already there" in capsys.readouterr().out
     assert main(["combine", str(a), str(a)]) == 2
     assert "both the output and an input" in capsys.readouterr().err
 
