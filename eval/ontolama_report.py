@@ -50,6 +50,8 @@ from eval.report import (
 
 METRIC_DIR = Path(__file__).with_name("ontolama")
 KIND_ORDER = {"atomic": 0, "complex": 1}
+FULL_K = -1
+"""``runs.k`` of the fully supervised setting (the results contract, docs/results.md)."""
 
 
 @dataclass
@@ -219,7 +221,16 @@ def _kshot_baseline(res: Results, row: dict[str, Any]) -> float | None:
 def _kshot_rows(res: Results) -> list[dict[str, Any]]:
     return sorted(res.rows("ontolama_kshot"),
                   key=lambda r: (r["model"], *_order(r["probe"]), r["template"], r["label_set"],
-                                 r["k"]))
+                                 *_k_order(r["k"])))
+
+
+def _k_order(k: int) -> tuple[bool, int]:
+    """K ascending, the fully supervised setting (K = -1) last, as the paper's Table 7."""
+    return k == FULL_K, k
+
+
+def _k_label(k: int) -> str:
+    return "full" if k == FULL_K else str(k)
 
 
 def kshot_table(res: Results) -> str:
@@ -235,7 +246,7 @@ def kshot_table(res: Results) -> str:
     for r in rows:
         zs = _zero_shot_at(res, r["model"], r["probe"], r["template"], r["label_set"])
         cells = ([r["model"]] if len(models) > 1 else []) + [
-            dataset(r["probe"]), str(r["k"]), f"{r['template']} {r['label_set']}",
+            dataset(r["probe"]), _k_label(r["k"]), f"{r['template']} {r['label_set']}",
             _mean_std(r["value"], r["std"], r["seeds"]), str(r["seeds"]), f"{r['n']:,}",
             f"{_pct(zs[0])} ({zs[1]:,})" if zs else "–", _pct(_kshot_baseline(res, r))]
         lines.append("| " + " | ".join(cells) + " |")
@@ -287,7 +298,7 @@ def shortcuts_table(res: Results) -> str:
 
 def _protocol_rows(res: Results) -> list[dict[str, Any]]:
     return sorted(res.rows("ontolama_kshot_protocol"),
-                  key=lambda r: (r["model"], *_order(r["probe"]), r["k"]))
+                  key=lambda r: (r["model"], *_order(r["probe"]), *_k_order(r["k"])))
 
 
 def protocol_table(res: Results) -> str:
@@ -300,7 +311,7 @@ def protocol_table(res: Results) -> str:
     for r in rows:
         zs = _zero_shot_mean(res, r["model"], r["probe"])
         size = res.sizes.get((r["probe"], res.split), 0)
-        k = "full" if r["k"] == -1 else str(r["k"])
+        k = _k_label(r["k"])
         lines.append(f"| {r['model']} | {dataset(r['probe'])} | {k} | "
                      f"{_mean_std(r['value'], r['std'], r['runs'])} | {r['runs']} | "
                      f"{r['n']:,}{' (sample)' if r['n'] < size else ''} | {size:,} | "

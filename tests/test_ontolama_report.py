@@ -79,7 +79,9 @@ def db(tmp_path: Path) -> Path:
     for iid in "EFG":
         decide(con, "X", GO, iid, gold[iid], 0, False)
     # K-shot on pizza, T1 L1 (prompt id 0): K=4 seed 1 right on A, B; seed 2 on all; K=8 on A-C
-    for rid, k, seed, who in (("K4a", 4, 1, "AB"), ("K4b", 4, 2, "ABCD"), ("K8", 8, 1, "ABC")):
+    # and the fully supervised setting (K = -1), right on A-C
+    for rid, k, seed, who in (("K4a", 4, 1, "AB"), ("K4b", 4, 2, "ABCD"), ("K8", 8, 1, "ABC"),
+                              ("KF", -1, 1, "ABC")):
         add_run(con, rid, PIZZA, kshot={"k": k, "seed": seed, "template": "T1",
                                         "label_set": "L1"}, wall=60.0)
         for iid in "ABCD":
@@ -103,7 +105,7 @@ def test_majority_baseline_metric(db: Path) -> None:
     cols, rows = run_metric(con, metric)
     con.close()
     got = {r[0]: dict(zip(cols, r, strict=True)) for r in rows}
-    assert set(got) == {"Z1", "Z2", "K4a", "K4b", "K8"}  # not the failed run
+    assert set(got) == {"Z1", "Z2", "K4a", "K4b", "K8", "KF"}  # not the failed run
     # pizza: 2 of 4 positive -> 0.5; go: 2 of 3 positive -> 2/3
     assert got["Z1"]["value"] == 0.5 and got["Z1"]["positive_share"] == 0.5
     assert got["Z2"]["value"] == pytest.approx(2 / 3) and got["Z2"]["n"] == 3
@@ -134,6 +136,8 @@ def test_kshot_table_and_curve(db: Path) -> None:
     assert table[2] == "| pizza atomic | 4 | T1 L1 | 75.0 ± 25.0 | 2 | 4 | 100.0 (4) | 50.0 |"
     # K=8: one seed, 3/4: no std
     assert table[3] == "| pizza atomic | 8 | T1 L1 | 75.0 | 1 | 4 | 100.0 (4) | 50.0 |"
+    # the fully supervised run last, named "full" (3/4), and left off the curve
+    assert table[4] == "| pizza atomic | full | T1 L1 | 75.0 | 1 | 4 | 100.0 (4) | 50.0 |"
     # The curve is the protocol's mean over all runs of a K; K = 0 is the zero-shot mean over
     # the six prompts: 4, 3, 2, 1, 0, 2 of 4 right: mean 0.5, deviations 0.5, 0.25, 0, -0.25,
     # -0.5, 0: population variance 0.625 / 6.
@@ -143,6 +147,7 @@ def test_kshot_table_and_curve(db: Path) -> None:
     assert report.kshot_baselines(res) == {"majority class": 0.5}
     protocol = report.protocol_table(res).splitlines()
     assert protocol[2] == "| m | pizza atomic | 4 | 75.0 ± 25.0 | 2 | 4 | 4 | 50.0 |"
+    assert protocol[4] == "| m | pizza atomic | full | 75.0 | 1 | 4 | 4 | 50.0 |"
 
 
 def test_runs_table(db: Path) -> None:
