@@ -40,6 +40,7 @@ from probes.backends import (
 from probes.backends.base import Batcher
 from probes.models import load_tokenizer
 from probes.wordvocab import WholeWordVocab
+from tests.tolerance import approx_logprob, logprob_close
 
 TOL = 1e-4
 
@@ -222,7 +223,7 @@ def test_causal_loglik_matches_unbatched_forward(llama: Any, smol_tokenizer: Any
     scores = llama.loglik(CAUSAL_REQUESTS)
     for (context, continuation), score in zip(CAUSAL_REQUESTS, scores, strict=True):
         expected = causal_reference(llama.model, smol_tokenizer, context, continuation)
-        assert abs(score.logprob - expected) <= TOL, (context, continuation)
+        assert logprob_close(score.logprob, expected), (context, continuation)
         assert score.n_tokens == len(causal_boundary(smol_tokenizer, context, continuation)[1])
 
 
@@ -248,7 +249,7 @@ def test_causal_loglik_matches_padded_batches_either_side(llama: Any, smol_token
             expected = sum(
                 float(logprobs[row, offset + len(ctx) - 1 + i, t]) for i, t in enumerate(cont)
             )
-            assert abs(score.logprob - expected) <= TOL, (side, row)
+            assert logprob_close(score.logprob, expected), (side, row)
 
 
 def test_causal_greedy_flag(llama: Any, smol_tokenizer: Any) -> None:
@@ -292,7 +293,7 @@ def test_causal_prefix_modes_match_reference(llama: Any, smol_tokenizer: Any, mo
         llama.prefix_mode = old
     for (context, continuation), score in zip(CAUSAL_REQUESTS, scores, strict=True):
         expected = causal_reference(llama.model, smol_tokenizer, context, continuation)
-        assert abs(score.logprob - expected) <= TOL, (mode, context, continuation)
+        assert logprob_close(score.logprob, expected), (mode, context, continuation)
 
 
 def test_scores_do_not_depend_on_batch_size(tiny_llama: Path, tiny_bert: Path) -> None:
@@ -547,6 +548,6 @@ def test_load_scorer_accepts_a_registered_backend(tiny_llama: Path, llama: Any,
     assert plain.prefix_mode is None and llama.prefix_mode == "packed"
     reqs = [("The dog", " barks."), ("The dog", " sleeps.")]
     for a, b in zip(plain.loglik(reqs), llama.loglik(reqs), strict=True):
-        assert a.logprob == pytest.approx(b.logprob, abs=1e-4)
+        assert a.logprob == approx_logprob(b.logprob)
     with pytest.raises(ModelError, match=r"unknown model kind 'diffusion'.*causal-plain"):
         load_scorer(str(tiny_llama), kind="diffusion")

@@ -36,6 +36,7 @@ from tests.test_backends import (  # noqa: F401
     tiny_bert,
     tiny_t5,
 )
+from tests.tolerance import logprob_close
 
 # --- masked -----------------------------------------------------------------------------------
 
@@ -71,14 +72,14 @@ def test_masked_pll_matches_one_mask_at_a_time(bert: Any) -> None:
     for (text, span), score in zip(PLL_REQUESTS, scores, strict=True):
         expected, count = pll_reference(bert.model, bert.tokenizer, text, span)
         assert score.n_tokens == count
-        assert abs(score.logprob - expected) <= TOL, (text, span)
+        assert logprob_close(score.logprob, expected), (text, span)
     assert scores[0].n_tokens > 1 and scores[-1] == Score(0.0, 0, None)
 
 
 def test_masked_loglik_is_pll_of_the_continuation(bert: Any) -> None:
     (score,) = bert.loglik([("The dog chased the ", "cat.")])
     expected, count = pll_reference(bert.model, bert.tokenizer, "The dog chased the cat.", (19, 23))
-    assert score.n_tokens == count == 2 and abs(score.logprob - expected) <= TOL
+    assert score.n_tokens == count == 2 and logprob_close(score.logprob, expected)
 
 
 def test_masked_topk_matches_softmax(bert: Any) -> None:
@@ -151,7 +152,7 @@ def test_seq2seq_loglik_matches_unbatched_forward(t5: Any) -> None:
     scores = t5.loglik(requests)
     for (context, target), score in zip(requests, scores, strict=True):
         expected = seq2seq_reference(t5.model, t5.tokenizer, context, target)
-        assert abs(score.logprob - expected) <= TOL, (context, target)
+        assert logprob_close(score.logprob, expected), (context, target)
         assert score.n_tokens == len(t5.tokenizer(target).input_ids)
 
 

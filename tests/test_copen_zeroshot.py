@@ -27,6 +27,7 @@ from probes.copen.tokenscore import score_marked
 from probes.copen.zeroshot import run_zero_shot
 from probes.models import load_tokenizer
 from probes.results import connect
+from tests.tolerance import approx_logprob
 
 RELEASED = Path(__file__).parent / "fixtures" / "copen" / "released"
 # options per fixture instance, all splits: CSJ 21 each, CPJ 2, CiC 5 + 4 + 5 + 4 + 5 concepts
@@ -191,10 +192,10 @@ def test_masked_progressive_span_matches_a_direct_computation(scorers: dict[str,
     assert list(m.ids) == ids
     (got,) = score_marked(bert, [m], ["query", "candidate"])
     assert got["query"].n_tokens == n_query
-    assert got["query"].score == pytest.approx(progressive, abs=1e-4)
+    assert got["query"].score == approx_logprob(progressive)
     assert got["all"].score == pytest.approx(expected_all, rel=1e-4)
     (pll,) = score_marked(bert, [m], ["query"], span="pll")
-    assert pll["query"].score == pytest.approx(single, abs=1e-4)
+    assert pll["query"].score == approx_logprob(single)
 
 
 @torch.inference_mode()
@@ -210,8 +211,8 @@ def test_causal_parts_condition_on_bos(scorers: dict[str, Any]) -> None:
     c0, c1 = m.span("concept")
     expected_concept = sum(_logp(logits, i - 1, m.ids[i]) for i in range(c0, c1))
     (got,) = score_marked(llama, [m], ["concept", "answer"])
-    assert got["answer"].score == pytest.approx(expected, abs=1e-4)
-    assert got["concept"].score == pytest.approx(expected_concept, abs=1e-4)
+    assert got["answer"].score == approx_logprob(expected)
+    assert got["concept"].score == approx_logprob(expected_concept)
 
 
 @torch.inference_mode()
@@ -244,7 +245,7 @@ def test_bart_infilling_matches_a_direct_computation(scorers: dict[str, Any]) ->
     logits = model(input_ids=torch.tensor([encoder]), labels=torch.tensor([ids])).logits
     expected = sum(_logp(logits, i, ids[i]) for i in range(a, b))
     (got,) = score_marked(bart, [m], ["concept", "answer"])
-    assert got["concept"].score == pytest.approx(expected, abs=1e-4)
+    assert got["concept"].score == approx_logprob(expected)
     assert got["concept"].n_tokens == b - a
 
 

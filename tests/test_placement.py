@@ -19,6 +19,7 @@ import pytest
 from probes.backends import ModelError, load_scorer
 from probes.placement import Placement, parse_max_memory
 from tests.test_run import ANIMALS, tiny_causal_model, tiny_masked_model
+from tests.tolerance import approx_logprob
 
 TOL = 1e-5
 CAUSAL = [("owl is a kind of", " bird"), ("owl is a kind of", " tree."),
@@ -80,7 +81,7 @@ def _split(folder: Path, tmp_path: Path, **kw: Any) -> Any:
 
 def _close(a: list[Any], b: list[Any]) -> None:
     assert [s.n_tokens for s in a] == [s.n_tokens for s in b]
-    assert [s.logprob for s in a] == pytest.approx([s.logprob for s in b], abs=TOL)
+    assert [s.logprob for s in a] == approx_logprob([s.logprob for s in b])
 
 
 @pytest.mark.parametrize("mode", ["packed", "cache"])

@@ -11,6 +11,7 @@ import pytest
 
 from probes.run import main
 from tests.test_run import WORDS, choice_probe, query, setup, tiny_causal_model, tiny_masked_model
+from tests.tolerance import approx_logprob
 
 
 def direct_loglik(folder: Path, context: str, continuation: str) -> float:
@@ -44,7 +45,7 @@ def test_real_tiny_causal_model_end_to_end(tmp_path: Path) -> None:
     for text, (ctx, cont) in {"owl is a bird.": ("owl is a", " bird."),
                               "cat is an object.": ("cat is an", " object."),
                               "emu is an apple.": ("emu is an", " apple.")}.items():
-        assert got[text] == pytest.approx(direct_loglik(folder, ctx, cont), abs=1e-4)
+        assert got[text] == approx_logprob(direct_loglik(folder, ctx, cont))
     ranks = query(results, "SELECT rank, probability FROM responses ORDER BY rank")
     assert [r for r, _ in ranks] == list(range(1, len(ranks) + 1)) and 1 <= len(ranks) <= 4
     assert all(a >= b for (_, a), (_, b) in itertools.pairwise(ranks))
@@ -100,7 +101,7 @@ def test_real_tiny_masked_model_end_to_end(tmp_path: Path) -> None:
     assert len(got) == 18
     for text, span in {"owl is a bird.": (9, 13), "cat is an object.": (10, 16),
                        "An emu is a kind of apple": (20, 25)}.items():
-        assert got[text] == pytest.approx(direct_pll(folder, text, span), abs=1e-4)
+        assert got[text] == approx_logprob(direct_pll(folder, text, span))
     # [DET] before the slot: the "a" and "an" distributions mixed by the BNC frequencies
     a = direct_mask_probs(folder, "owl is a [MASK].")
     an = direct_mask_probs(folder, "owl is an [MASK].")

@@ -32,6 +32,7 @@ from tests.test_run import (
     table,
     tiny_causal_model,
 )
+from tests.tolerance import approx_logprob
 
 ROOT = Path(__file__).parents[1]
 TEST_RUN = ROOT / "tests" / "test_run.py"
@@ -182,7 +183,7 @@ def test_torchrun_two_cpu_processes_equal_one(tmp_path: Path) -> None:
     want = dict(((r[:5]), r[5]) for r in query(
         ref, "SELECT run_id, split, instance_id, prompt_id, candidate, score FROM scores"))
     assert got.keys() == want.keys() and len(want) == 18
-    assert all(got[k] == pytest.approx(want[k], abs=1e-5) for k in want)
+    assert all(got[k] == approx_logprob(want[k]) for k in want)
     resp = "SELECT run_id, instance_id, rank, token FROM responses ORDER BY ALL"
     assert query(results, resp) == query(ref, resp) and len(query(ref, resp)) == 5 * 4
     assert metric_rows(results) == metric_rows(ref)
