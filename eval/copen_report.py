@@ -205,7 +205,7 @@ def _method_cells(res: Results, metric: str, task: str, method: str, part: str |
 
 
 def _zs_interval(res: Results, metric: str, task: str, model: str) -> str:
-    """`` [low–high]`` (%): the 95 % bootstrap interval of a zero-shot cell's accuracy over its
+    """`` [low–high]`` (%): the 95 % Wilson interval of a zero-shot cell's accuracy over its
     ``n`` instances (chains, for CPJ chain accuracy); empty without a row."""
     for info, row in _rows(res, metric, task):
         if (info.model == model and info.method == "zero-shot" and info.context
@@ -254,8 +254,8 @@ def table2(res: Results) -> str:
     rule = ("the part of the paper's Table 8 for the model (a model not in Table 8 follows its "
             "kind's first model: BERT, GPT-2, T5)" if res.zs_rule == "table8"
             else "the part with the best dev accuracy")
-    lines += ["", "ZP cells give the 95 % bootstrap interval over the instances in square "
-              "brackets (1,000 seeded resamples); the Random row is chance on the same "
+    lines += ["", "ZP cells give the 95 % Wilson interval over the instances in square "
+              "brackets; the Random row is chance on the same "
               f"instances. ZP cells name the scored text part in brackets: {rule}. The "
               "paper's random row on the test set: "
               + ", ".join(f"{c} {v:.1f}" for c, v in PAPER_RANDOM.items()) + "."]

@@ -220,10 +220,10 @@ def test_report_lays_out_table2(cic: duckdb.DuckDBPyConnection) -> None:
     row_m = next(line for line in table.splitlines() if line.startswith("| m |"))
     cells = [c.strip() for c in row_m.strip("|").split("|")]
     # columns: model, CSJ ZP LP FT, CPJ ZP LP FT, CPJ chain ZP LP FT, CiC ZP LP FT
-    # CiC zero-shot: run IN, Table 8's GPT-2 part, 1 of 5 right. Its 95 % bootstrap interval:
-    # no 1 among 5 draws has p 0.8^5 = 0.33 (low 0); three or more 1s p 0.058 > 0.025, four or
-    # more p 0.0067 < 0.025 (high 3/5)
-    assert cells[10] == "20.0 [0.0–60.0] (concept)"
+    # CiC zero-shot: run IN, Table 8's GPT-2 part, 1 of 5 right. Its 95 % Wilson interval:
+    # (p + z²/2n ± z sqrt(p(1 - p)/n + z²/4n²)) / (1 + z²/n) with p = 0.2, n = 5, z = 1.96:
+    # (0.5841 ± 0.5201) / 1.7683 = 0.036 .. 0.624
+    assert cells[10] == "20.0 [3.6–62.4] (concept)"
     assert cells[11] == "50.0 ± 50.0"     # LP over D only: seed 42 1.0, seed 43 0.0 (pop. std)
     random_row = next(line for line in table.splitlines() if line.startswith("| Random |"))
     # CiC dev: D has 5 candidates, E, F, G 4 each, I 2 -> (1/5 + 3/4 + 1/2) / 5 = 0.29
