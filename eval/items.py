@@ -8,7 +8,8 @@ value under that prompt alone and, where the metric does not average the prompts
 instance's value in the metric. From those rows, per metric row (:class:`Summary`):
 
 - **per prompt**: the mean of ``value`` over the instances of each ``prompt_id``, and the
-  spread across prompts: min, max and the sample standard deviation (:func:`eval.stats.spread`);
+  spread across prompts: min, max and the population standard deviation
+  (:func:`eval.stats.spread`);
 - **the interval over instances**: instances are the units (n = instances, not (instance,
   prompt) pairs). A share with one 0/1 value per instance (``instance_value``, or one prompt;
   in every row of the metric) gets the Wilson interval (:func:`eval.stats.proportion_ci`,
@@ -20,8 +21,8 @@ instance's value in the metric. From those rows, per metric row (:class:`Summary
 
 >>> s = summarise_items([("i1", 0, 1.0, None), ("i1", 1, 0.0, None),
 ...                      ("i2", 0, 1.0, None), ("i2", 1, 1.0, None)])
->>> s.prompts, s.spread[:2], round(s.spread[2], 4)
-({0: (1.0, 2), 1: (0.5, 2)}, (0.5, 1.0), 0.3536)
+>>> s.prompts, s.spread
+({0: (1.0, 2), 1: (0.5, 2)}, (0.5, 1.0, 0.25))
 >>> s.ci_method, s.instances
 ('cluster bootstrap', {'i1': 0.5, 'i2': 1.0})
 """
@@ -48,7 +49,7 @@ class Summary:
     """One metric row's items summarised (see the module docstring)."""
 
     prompts: dict[int, tuple[float, int]]          # prompt_id -> (mean, instances)
-    spread: tuple[float, float, float | None] | None
+    spread: tuple[float, float, float] | None
     ci: tuple[float, float] | None
     ci_method: str | None
     instances: dict[str, float]                    # instance_id -> its value in the metric

@@ -310,8 +310,8 @@ def _fmt_ci(ci: tuple[float, float] | None) -> str:
 def _fmt_spread(row: dict[str, Any]) -> str:
     """A row's spread across prompts: ``min–max (sd)``; – with fewer than two prompts.
 
-    >>> _fmt_spread({"n_prompts": 2, "prompt_min": 0.0, "prompt_max": 0.2, "prompt_sd": 0.1414})
-    '0.000–0.200 (sd 0.141)'
+    >>> _fmt_spread({"n_prompts": 2, "prompt_min": 0.0, "prompt_max": 0.2, "prompt_sd": 0.1})
+    '0.000–0.200 (sd 0.100)'
     """
     if (row.get("n_prompts") or 0) < 2:
         return "–"
@@ -506,7 +506,7 @@ NOTES = ("n: instances (the units every interval resamples; relatum metrics aver
          "(never zero-width: 10/10 gives 0.722–1.000); otherwise the percentile cluster "
          "bootstrap over instances, each resampled with all its prompts (1,000 seeded "
          "resamples). prompts: the spread of the metric across the probe's prompts, each "
-         "scored alone: min–max (sample sd); the values are under Per prompt. chance_accuracy: "
+         "scored alone: min–max (population sd); the values are under Per prompt. chance_accuracy: "
          "the chance baseline over the same instances (multiple choice: a uniformly random "
          "pick; binary: the majority class); for the relatum metrics chance is about 0 (a "
          "word drawn from the vocabulary).")

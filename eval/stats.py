@@ -13,9 +13,9 @@ per-probe values of the semrel views (``eval/semrel/_views.sql``, ``_prototypica
 And intervals for every report table: :func:`bootstrap_ci` (a seeded percentile bootstrap over
 instances), :func:`cluster_bootstrap_ci` (the same over instances that each hold several
 values, one per prompt), :func:`proportion_ci` (the Wilson interval of a share of k right out
-of n), :func:`spread` (min, max, sd over prompts) and :func:`paired_comparison` (two agents on
-the same instances). COPEN's mean
-and population deviation over seeds is ``probes.results.copen.seed_summary``.
+of n), :func:`spread` (min, max, population sd over prompts) and :func:`paired_comparison`
+(two agents on the same instances). COPEN's mean and population deviation over seeds is
+``probes.results.copen.seed_summary``.
 
 >>> r = mcnemar_exact([True] * 6 + [False], [False] * 6 + [False])
 >>> r.statistic, r.n, math.isclose(r.pvalue, 2 * 0.5 ** 6)
@@ -119,20 +119,20 @@ def cluster_bootstrap_ci(clusters: Sequence[Sequence[float]], level: float = 0.9
     return float(low), float(high)
 
 
-def spread(values: Sequence[float]) -> tuple[float, float, float | None] | None:
-    """(min, max, sample standard deviation (n - 1 in the denominator)) of per-prompt values;
-    the deviation is None for a single value, the whole spread None for none.
+def spread(values: Sequence[float]) -> tuple[float, float, float] | None:
+    """(min, max, population standard deviation (n in the denominator, as the OntoLAMA
+    report's mean ± std over prompts and COPEN's over seeds)) of per-prompt values; None for
+    none.
 
-    >>> spread([0.0, 0.5, 1.0])
-    (0.0, 1.0, 0.5)
+    >>> spread([0.0, 0.5, 1.0])[:2], round(spread([0.0, 0.5, 1.0])[2], 4)
+    ((0.0, 1.0), 0.4082)
     >>> spread([0.5])
-    (0.5, 0.5, None)
+    (0.5, 0.5, 0.0)
     """
     data = [float(v) for v in values]
     if not data:
         return None
-    sd = float(np.std(data, ddof=1)) if len(data) > 1 else None
-    return min(data), max(data), sd
+    return min(data), max(data), float(np.std(data))
 
 
 @dataclass(frozen=True)

@@ -173,7 +173,7 @@ def test_relatum_precision_and_hits_by_hand() -> None:
         ("q1", "t/r", "test"): (pytest.approx(2 / 3), 2)}
     # per prompt: P@1 prompt 0 = (k1 hit + k2 miss) / 2 = 0.5, prompt 1 = k1 miss = 0 (n 1);
     # hits@10 prompt 0 = (k1 hit + k2 miss) / 2 = 0.5, prompt 1 = k1 hit = 1 (n 1);
-    # spread: min, max and the sample sd of two values a, b: |a - b| / sqrt(2)
+    # spread: min, max and the population sd of two values a, b: |a - b| / 2
     by_name = {r.metric.name: r.rows for r in build_report(con).results}
     (p1,), (h10,) = by_name["relatum_precision_at_1"], by_name["relatum_hits_at_10"]
     assert p1["per_prompt"] == [{"prompt_id": 0, "value": 0.5, "n": 2},
@@ -181,7 +181,7 @@ def test_relatum_precision_and_hits_by_hand() -> None:
     assert h10["per_prompt"] == [{"prompt_id": 0, "value": 0.5, "n": 2},
                                  {"prompt_id": 1, "value": 1.0, "n": 1}]
     assert (p1["prompt_min"], p1["prompt_max"]) == (0.0, 0.5)
-    assert p1["prompt_sd"] == pytest.approx(0.5 / 2 ** 0.5)
+    assert p1["prompt_sd"] == pytest.approx(0.25)
     assert (p1["n_prompts"], p1["instances"], p1["ci_method"]) == (2, 2, "cluster bootstrap")
     # the cluster bootstrap draws k1 (1 hit in 2 pairs) and k2 (0 in 1) with replacement:
     # all-k2 draws (p 1/4) give 0, all-k1 draws (p 1/4) 1/2: the interval is 0 to 0.5
@@ -202,13 +202,13 @@ def test_report_table_has_one_row_per_model_probe_split(
     # accuracy 95% CI: the Wilson interval of 1/3, 0/1 and 2/3 (never zero-width).
     # prompts (r1 test): i1 under prompt 0 alone a=-1 beats gold b=-2 (wrong, RR 1/2), under
     # prompt 1 b=-1 wins (right, RR 1); i2, i4 have prompt 0 only (wrong, RR 1/2 each):
-    # accuracy 0/3 and 1/1, sd |0 - 1| / sqrt(2) = 0.707; RR 1/2 and 1, sd 0.354.
+    # accuracy 0/3 and 1/1, population sd |0 - 1| / 2 = 0.5; RR 1/2 and 1, sd 0.25.
     # MRR 95% CI: the bootstrap over the instances' reciprocal ranks (not a share): r1 test
     # 1, 1/2, 1/2 -> means from 1/2 (p 1/8 > 2.5 %) to 1 (p 1/27 > 2.5 %); r2 0, 1, 1 -> 0 to 1
     # (each p 1/27); dev one instance, 1/2.
     w = {k: "{:.3f}–{:.3f}".format(*wilson_by_hand(k, n)) for k, n in ((1, 3), (0, 1), (2, 3))}
-    assert ("| m1 | t/c | test | 3 | 0.500 | 0.333 | " + w[1] + " | 0.000–1.000 (sd 0.707) "
-            "| 0.667 | 0.500–1.000 | 0.500–1.000 (sd 0.354) |") in lines
+    assert ("| m1 | t/c | test | 3 | 0.500 | 0.333 | " + w[1] + " | 0.000–1.000 (sd 0.500) "
+            "| 0.667 | 0.500–1.000 | 0.500–1.000 (sd 0.250) |") in lines
     assert ("| m1 | t/c | dev | 1 | 0.500 | 0.000 | " + w[0] + " | – | 0.500 | 0.500–0.500 "
             "| – |") in lines
     assert ("| m2 | t/c | test | 3 | 0.389 | 0.667 | " + w[2] + " | – | 0.667 | 0.000–1.000 "

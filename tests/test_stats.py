@@ -189,9 +189,10 @@ def test_cluster_bootstrap_is_wider_than_the_pair_bootstrap_when_prompts_agree()
 
 
 def test_spread_and_paired_comparison_by_hand() -> None:
-    # prompts 0.0, 0.2, 0.4: mean 0.2, squared deviations 0.04 + 0 + 0.04, / (3 - 1) = 0.04
-    low, high, sd = spread([0.0, 0.2, 0.4])
-    assert (low, high) == (0.0, 0.4) and sd == pytest.approx(0.2)
+    # prompts 0.0, 0.3, 0.6: mean 0.3, squared deviations 0.09 + 0 + 0.09, / 3 = 0.06
+    # (population sd, as the OntoLAMA report's mean ± std over prompts)
+    low, high, sd = spread([0.0, 0.3, 0.6])
+    assert (low, high) == (0.0, 0.6) and sd == pytest.approx(0.06 ** 0.5)
     # a right on 6 instances, b on 1 of them: 5 discordant pairs all for a;
     # McNemar p = 2 * 0.5 ** 5 = 0.0625; mean difference (6 - 1) / 8 = 0.625
     a = [1, 1, 1, 1, 1, 1, 0, 0]
