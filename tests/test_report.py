@@ -296,6 +296,9 @@ def test_metric_header_parses() -> None:
     (HEADER.replace("[choice]", "[choise]"), 3, "unknown task 'choise' (did you mean 'choice'?)"),
     (HEADER.replace("name: demo", "name: Demo-1"), 1, "must be lower-case"),
     (HEADER + "-- plot: maybe\n", 5, "plot must be true or false"),
+    (HEADER + "-- items: _no_such_items.sql\nSELECT 1\n", 5, "items file _no_such_items.sql "
+     "does not exist"),
+    (HEADER + "-- items: [a.sql, b.sql]\nSELECT 1\n", 5, "items must name one file"),
     ("SELECT 1\n", 1, "no header"),
     (HEADER, 5, "no query after the header"),
 ])
@@ -493,3 +496,20 @@ def test_an_empty_report_fails_loudly(choice_db: duckdb.DuckDBPyConnection, tmp_
     assert main(["--results", str(empty), "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "no metric rows in" in err and "python -m probes.run -m MODEL -p PROBE" in err
+
+
+def test_items_file_must_extend_the_grain_by_instance_and_prompt(
+        choice_db: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+    # an items file whose grain lacks prompt_id cannot give per-prompt values: an error that
+    # names the items file and the grain it needs
+    (tmp_path / "_acc_items.sql").write_text(
+        "-- name: acc_items\n-- description: Items.\n-- tasks: [choice]\n"
+        "-- grain: [run_id, probe, split, instance_id]\n"
+        "SELECT run_id, probe, split, instance_id, 1.0 AS value FROM scores GROUP BY ALL\n")
+    metric = tmp_path / "acc.sql"
+    metric.write_text("-- name: acc\n-- description: Runs.\n-- tasks: [choice]\n"
+                      "-- grain: [run_id, probe, split]\n-- items: _acc_items.sql\n"
+                      "SELECT run_id, probe, split, 1.0 AS value FROM scores GROUP BY ALL\n")
+    with pytest.raises(MetricFileError, match=r"_acc_items.sql:4: the items of acc need the "
+                       r"grain \[run_id, probe, split, instance_id, prompt_id\]"):
+        build_report(choice_db, discover_metrics([tmp_path]))
