@@ -446,7 +446,7 @@ def comparison_table(rows: list[dict[str, Any]]) -> str:
         lines.append("| " + " | ".join([
             c["metric"], _fmt(c.get("probe")), _fmt(c.get("split")), _fmt(c["a"]),
             _fmt(c["b"]), _fmt(c["n"]), _fmt(c["mean_a"]), _fmt(c["mean_b"]),
-            f"{c['diff']:+.3f}", _fmt_ci(c["ci"]), c["test"],
+            f"{round(c['diff'], 12) + 0.0:+.3f}", _fmt_ci(c["ci"]), c["test"],
             f"{p:.3g}" + ("*" if p < 0.05 else "")]) + " |")
     return "\n".join(lines)
 
