@@ -14,7 +14,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from eval.copen_report import build, render
+from eval.copen_report import build, paired_zero_shot, render
 from eval.sqlfile import discover_metrics, run_metric
 from probes.results import connect
 from probes.results.writers import Run, insert_run
@@ -192,6 +192,24 @@ def test_cic_accuracy_and_error_types(cic: duckdb.DuckDBPyConnection) -> None:
     assert types[("IN", "wrong_level")] == (pytest.approx(2 / 3), 3)
     assert types[("IN", "disambiguation")] == (pytest.approx(1 / 3), 3)
     assert types[("OUT", "wrong_level")] == (1.0, 1)
+
+
+def test_two_models_zero_shot_are_compared_on_the_same_instances(
+        cic: duckdb.DuckDBPyConnection) -> None:
+    # a third model in context scoring as OUT did: right on E, F, G, I of the dev split
+    # (D wrong; H is test, without a label). m (run IN) is right on F only, "other" (LONE)
+    # scores as IN. alt against m: 4/5 against 1/5, 3 discordant instances all for alt:
+    # McNemar p = 2 * 0.5^3 = 0.25; m against other: no discordant instance, p = 1
+    add_run(cic, "ALT", "copen/cic", "choice", model="alt", part="concept", context=True)
+    cic.execute("INSERT INTO scores SELECT 'ALT', * EXCLUDE (run_id) FROM scores "
+                "WHERE run_id = 'OUT'")
+    rows = [[c.strip() for c in line.split("|")[1:-1]]
+            for line in paired_zero_shot(build(cic)).splitlines()[2:]]
+    assert [r[:7] + r[8:] for r in rows] == [
+        ["CiC (dev)", "alt", "m", "5", "80.0", "20.0", "+60.0", "mcnemar", "0.25"],
+        ["CiC (dev)", "alt", "other", "5", "80.0", "20.0", "+60.0", "mcnemar", "0.25"],
+        ["CiC (dev)", "m", "other", "5", "20.0", "20.0", "+0.0", "mcnemar", "1"]]
+    assert "### Zero-shot: two models on the same instances" in render(build(cic))
 
 
 def test_cic_out_of_context_agreement(cic: duckdb.DuckDBPyConnection) -> None:
