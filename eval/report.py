@@ -9,10 +9,13 @@ their own per call (``<reports>/<name>-<time>-<arguments hash>/``; a folder give
 call did not are removed).
 
 The generic report runs every metric file (eval/metrics/*.sql, see eval.sqlfile, plus the
-folders of ``--metrics``) over the results DuckDB file, prints markdown tables (one per grain:
-model x probe x split for the first metrics, one column per metric, a 95 % bootstrap interval
-beside every accuracy-like metric and the chance baseline ``chance_accuracy`` beside choice and
-binary accuracy), and writes ``report.md`` and one PNG bar chart per metric.
+folders of ``--metrics``) over the results DuckDB file, prints markdown tables (one per grain
+and task: model x probe x split for the first metrics, one column per metric that applies,
+its 95 % interval over instances and its spread across prompts beside it (eval.items), and
+the chance baseline ``chance_accuracy`` beside choice and binary accuracy), the per-prompt
+values (:func:`prompt_tables`) and the paired comparisons of runs on the same instances
+(:func:`comparisons`), and writes ``report.md`` and one PNG bar chart per metric. A report
+without rows is an error (exit 2) that says what is missing (:func:`empty_reason`).
 
 >>> from probes.results import connect
 >>> con = connect(":memory:")
