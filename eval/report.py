@@ -213,7 +213,7 @@ def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | Non
             if "probe" in d and not _matches(d["probe"], probes):
                 continue
             out.append(d)
-        summaries = with_items(con, metric, out)
+        summaries = with_items(con, metric, out) if out else {}
         kept = {tuple(d.get(g) for g in metric.grain) for d in out}
         report.results.append(MetricResult(metric, out, {k: v for k, v in summaries.items()
                                                          if k in kept}))
