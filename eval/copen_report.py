@@ -45,7 +45,7 @@ from eval.report import (
     metric_rows,
     report_command,
 )
-from eval.stats import proportion_ci
+from eval.stats import paired_comparison, proportion_ci
 from probes.results import ProbeError
 from probes.results.copen import PARTS, seed_summary, table8_part
 
@@ -205,7 +205,7 @@ def _method_cells(res: Results, metric: str, task: str, method: str, part: str |
 
 
 def _zs_interval(res: Results, metric: str, task: str, model: str) -> str:
-    """`` [low–high]`` (%): the 95 % bootstrap interval of a zero-shot cell's accuracy over its
+    """`` [low–high]`` (%): the 95 % Wilson interval of a zero-shot cell's accuracy over its
     ``n`` instances (chains, for CPJ chain accuracy); empty without a row."""
     for info, row in _rows(res, metric, task):
         if (info.model == model and info.method == "zero-shot" and info.context
@@ -254,12 +254,48 @@ def table2(res: Results) -> str:
     rule = ("the part of the paper's Table 8 for the model (a model not in Table 8 follows its "
             "kind's first model: BERT, GPT-2, T5)" if res.zs_rule == "table8"
             else "the part with the best dev accuracy")
-    lines += ["", "ZP cells give the 95 % bootstrap interval over the instances in square "
-              "brackets (1,000 seeded resamples); the Random row is chance on the same "
+    lines += ["", "ZP cells give the 95 % Wilson interval over the instances in square "
+              "brackets; the Random row is chance on the same "
               f"instances. ZP cells name the scored text part in brackets: {rule}. The "
               "paper's random row on the test set: "
               + ", ".join(f"{c} {v:.1f}" for c, v in PAPER_RANDOM.items()) + "."]
     return "\n".join(lines)
+
+
+def paired_zero_shot(res: Results) -> str:
+    """Every two models' zero-shot runs of a task (the Table 2 part of each, in context)
+    compared on their shared labelled instances (``copen_instance_right``): accuracies, the
+    difference with its paired bootstrap 95 % interval and McNemar's exact test
+    (eval.stats.paired_comparison). Empty when no task has two models."""
+    right: dict[str, dict[str, float]] = {}
+    for row in res.metrics.get("copen_instance_right", []):
+        if row["split"] == res.splits.get(row["probe"].split("/")[-1]):
+            right.setdefault(row["run_id"], {})[row["instance_id"]] = float(row["value"])
+    lines = []
+    for task in TASKS:
+        chosen: dict[str, dict[str, float]] = {}
+        for info, _ in _rows(res, "copen_accuracy", task):
+            if (info.method == "zero-shot" and info.context
+                    and info.part == res.zs_part.get((info.model, task))
+                    and len(right.get(info.run_id, {})) > len(chosen.get(info.model, {}))):
+                chosen[info.model] = right[info.run_id]
+        models = sorted(chosen)
+        for i, a in enumerate(models):
+            for b in models[i + 1:]:
+                shared = sorted(set(chosen[a]) & set(chosen[b]))
+                c = paired_comparison([chosen[a][k] for k in shared],
+                                      [chosen[b][k] for k in shared])
+                if c is None:
+                    continue
+                ci = "–" if c.ci is None else f"{_pct(c.ci[0])} to {_pct(c.ci[1])}"
+                diff = round(100 * c.diff, 9) + 0.0  # no "-0.0"
+                lines.append(f"| {LABEL[task]} ({res.splits[task]}) | {a} | {b} | {c.n:,} | "
+                             f"{_pct(c.mean_a)} | {_pct(c.mean_b)} | {diff:+.1f} | {ci} | "
+                             f"{c.test} | {c.pvalue:.3g}{'*' if c.pvalue < 0.05 else ''} |")
+    if not lines:
+        return ""
+    return "\n".join(["| task | a | b | n | a | b | a − b | 95% CI of a − b | test | p |",
+                      "|---|---|---|---:|---:|---:|---:|---:|---|---:|", *lines])
 
 
 def zero_shot_parts(res: Results) -> str:
@@ -345,8 +381,15 @@ def render(res: Results) -> str:
                else "Table 2 layout, on the splits named in each column (not the test set)")
     parts += [f"Accuracy (%) per task: {where}. ZP = zero-shot probing, LP = linear probing, "
               "FT = fine-tuning; LP/FT are mean ± population std over seeds.", "",
-              f"## {heading}", "", table2(res), "",
-              "## Zero-shot by text part (Table 11)", "", zero_shot_parts(res), "",
+              f"## {heading}", "", table2(res), ""]
+    paired = paired_zero_shot(res)
+    if paired:
+        parts += ["### Zero-shot: two models on the same instances", "",
+                  "Accuracy (%) on the instances both scored; a − b with its paired bootstrap "
+                  "95 % interval (1,000 seeded resamples of the instances); McNemar's exact "
+                  "test on the instances only one of them gets right; * p < 0.05.", "",
+                  paired, ""]
+    parts += ["## Zero-shot by text part (Table 11)", "", zero_shot_parts(res), "",
               "## Analyses", ""]
     for block in analyses(res):
         parts += [block, ""]

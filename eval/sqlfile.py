@@ -20,6 +20,13 @@ Header fields:
   split]``. With ``run_id`` the report shows the run's model next to it. :func:`run_metric`
   checks that no two rows share a grain key (an error names the file and the key).
 - ``plot`` (optional, default true): draw a bar chart of the metric in the report.
+- ``items`` (optional): the metric's items file, named relative to its folder (start the name
+  with ``_``), e.g. ``_choice_accuracy_items.sql``: a metric file of its own whose grain is
+  the metric's grain plus ``instance_id`` and ``prompt_id``, one row per instance and prompt,
+  ``value`` the item's value under that prompt alone and, where the metric does not simply
+  average the prompts' values (e.g. it scores the mean over prompts), ``instance_value``: the
+  instance's value in the metric. The reports derive from it the per-prompt values, their
+  spread and the interval over instances (:mod:`eval.items`).
 - ``requires`` (optional): support files, named relative to the metric file's folder, that
   :func:`run_metric` executes (in order) before the query, e.g. ``[_views.sql]`` holding
   ``CREATE OR REPLACE TEMP VIEW`` statements that several metrics share. Temporary views work
@@ -73,7 +80,7 @@ from eval import udf
 from kg.header import HeaderError, comment_block, field_lines, parse_yaml, unknown_fields
 from probes.results import TASKS
 
-FIELDS = ("name", "description", "tasks", "grain", "plot", "requires")
+FIELDS = ("name", "description", "tasks", "grain", "plot", "requires", "items")
 REQUIRED = ("name", "description", "tasks", "grain")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -106,6 +113,7 @@ class MetricFile:
     sql: str
     header_lines: dict[str, int]
     requires: tuple[Path, ...] = ()
+    items: Path | None = None
 
 
 def _header(text: str) -> list[tuple[int, str]]:
@@ -172,12 +180,20 @@ def parse_metric(text: str, path: str | Path = "<string>") -> MetricFile:
             if not req.is_file():
                 raise MetricFileError(path, line, f"required file {req} does not exist")
             requires.append(req)
+    items: Path | None = None
+    if raw.get("items") is not None:
+        line = lines.get("items", first)
+        if not isinstance(raw["items"], str):
+            raise MetricFileError(path, line, "items must name one file, e.g. _x_items.sql")
+        items = path.parent / raw["items"]
+        if not items.is_file():
+            raise MetricFileError(path, line, f"items file {items} does not exist")
     sql = "\n".join(text.splitlines()[header[-1][0]:]).strip()
     if not sql:
         raise MetricFileError(path, header[-1][0] + 1, "no query after the header")
     return MetricFile(path=path, name=name, description=str(raw["description"]).strip(),
                       tasks=tasks, grain=grain, plot=plot, sql=text, header_lines=lines,
-                      requires=tuple(requires))
+                      requires=tuple(requires), items=items)
 
 
 def load_metric(path: Path) -> MetricFile:

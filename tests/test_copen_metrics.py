@@ -14,7 +14,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from eval.copen_report import build, render
+from eval.copen_report import build, paired_zero_shot, render
 from eval.sqlfile import discover_metrics, run_metric
 from probes.results import connect
 from probes.results.writers import Run, insert_run
@@ -194,6 +194,24 @@ def test_cic_accuracy_and_error_types(cic: duckdb.DuckDBPyConnection) -> None:
     assert types[("OUT", "wrong_level")] == (1.0, 1)
 
 
+def test_two_models_zero_shot_are_compared_on_the_same_instances(
+        cic: duckdb.DuckDBPyConnection) -> None:
+    # a third model in context scoring as OUT did: right on E, F, G, I of the dev split
+    # (D wrong; H is test, without a label). m (run IN) is right on F only, "other" (LONE)
+    # scores as IN. alt against m: 4/5 against 1/5, 3 discordant instances all for alt:
+    # McNemar p = 2 * 0.5^3 = 0.25; m against other: no discordant instance, p = 1
+    add_run(cic, "ALT", "copen/cic", "choice", model="alt", part="concept", context=True)
+    cic.execute("INSERT INTO scores SELECT 'ALT', * EXCLUDE (run_id) FROM scores "
+                "WHERE run_id = 'OUT'")
+    rows = [[c.strip() for c in line.split("|")[1:-1]]
+            for line in paired_zero_shot(build(cic)).splitlines()[2:]]
+    assert [r[:7] + r[8:] for r in rows] == [
+        ["CiC (dev)", "alt", "m", "5", "80.0", "20.0", "+60.0", "mcnemar", "0.25"],
+        ["CiC (dev)", "alt", "other", "5", "80.0", "20.0", "+60.0", "mcnemar", "0.25"],
+        ["CiC (dev)", "m", "other", "5", "20.0", "20.0", "+0.0", "mcnemar", "1"]]
+    assert "### Zero-shot: two models on the same instances" in render(build(cic))
+
+
 def test_cic_out_of_context_agreement(cic: duckdb.DuckDBPyConnection) -> None:
     """Table 5: out-of-context predictions among the incorrect in-context predictions."""
     rows = {(r["run_id"], r["split"]): (r["value"], r["n"])
@@ -220,10 +238,10 @@ def test_report_lays_out_table2(cic: duckdb.DuckDBPyConnection) -> None:
     row_m = next(line for line in table.splitlines() if line.startswith("| m |"))
     cells = [c.strip() for c in row_m.strip("|").split("|")]
     # columns: model, CSJ ZP LP FT, CPJ ZP LP FT, CPJ chain ZP LP FT, CiC ZP LP FT
-    # CiC zero-shot: run IN, Table 8's GPT-2 part, 1 of 5 right. Its 95 % bootstrap interval:
-    # no 1 among 5 draws has p 0.8^5 = 0.33 (low 0); three or more 1s p 0.058 > 0.025, four or
-    # more p 0.0067 < 0.025 (high 3/5)
-    assert cells[10] == "20.0 [0.0–60.0] (concept)"
+    # CiC zero-shot: run IN, Table 8's GPT-2 part, 1 of 5 right. Its 95 % Wilson interval:
+    # (p + z²/2n ± z sqrt(p(1 - p)/n + z²/4n²)) / (1 + z²/n) with p = 0.2, n = 5, z = 1.96:
+    # (0.5841 ± 0.5201) / 1.7683 = 0.036 .. 0.624
+    assert cells[10] == "20.0 [3.6–62.4] (concept)"
     assert cells[11] == "50.0 ± 50.0"     # LP over D only: seed 42 1.0, seed 43 0.0 (pop. std)
     random_row = next(line for line in table.splitlines() if line.startswith("| Random |"))
     # CiC dev: D has 5 candidates, E, F, G 4 each, I 2 -> (1/5 + 3/4 + 1/2) / 5 = 0.29
