@@ -177,10 +177,12 @@ def test_report_table_has_one_row_per_model_probe_split(
         choice_db: duckdb.DuckDBPyConnection) -> None:
     report = build_report(choice_db)
     (names, text), = tables(report)
-    assert names == ["chance_accuracy", "choice_accuracy", "choice_mrr"]
-    lines = text.splitlines()
+    assert names == ["chance_accuracy", "choice_accuracy", "choice_accuracy_norm",
+                     "choice_accuracy_per_token", "choice_accuracy_pmi", "choice_mrr"]
+    lines = [line.replace(" – | – | – |", "") for line in text.splitlines()]  # no counts here
     assert lines[0] == ("| model | probe | split | n | chance_accuracy | choice_accuracy | "
-                        "choice_accuracy 95% CI | choice_mrr |")
+                        "choice_accuracy 95% CI | choice_accuracy_norm | "
+                        "choice_accuracy_per_token | choice_accuracy_pmi | choice_mrr |")
     # 95% CI, 1,000 bootstrap resamples of 3 instances: accuracy 1/3 (one 1, two 0s) draws
     # three 1s with p 1/27 = 3.7 % > 2.5 % and no 1 with p 8/27, so the interval is 0 to 1;
     # 2/3 likewise (no 1 with p 1/27); 0 of 1 gives 0 to 0.
@@ -222,9 +224,10 @@ def test_report_cli_writes_markdown_and_plots(choice_db: duckdb.DuckDBPyConnecti
     out = tmp_path / "rep"
     assert main(["--results", str(results), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "| m2 | t/c | test | 3 | 0.389 | 0.667 | 0.000–1.000 | 0.667 |" in printed
+    # no token or character counts here: the normalised accuracies are empty (–)
+    assert "| m2 | t/c | test | 3 | 0.389 | 0.667 | 0.000–1.000 | – | – | – | 0.667 |" in printed
     md = (out / "report.md").read_text()
-    assert "| m1 | t/c | dev | 1 | 0.500 | 0.000 | 0.000–0.000 | 0.500 |" in md
+    assert "| m1 | t/c | dev | 1 | 0.500 | 0.000 | 0.000–0.000 | – | – | – | 0.500 |" in md
     assert "![choice_accuracy](choice_accuracy.png)" in md
     for name in ("choice_accuracy", "choice_mrr"):
         assert (out / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
@@ -240,7 +243,9 @@ def test_two_runs_of_one_model_get_a_run_column(choice_db: duckdb.DuckDBPyConnec
     choice_db.execute("UPDATE runs SET model = 'm1' WHERE run_id = 'r2'")
     (_, text), = tables(build_report(choice_db))
     assert text.splitlines()[0] == ("| model | probe | split | run | n | chance_accuracy | "
-                                    "choice_accuracy | choice_accuracy 95% CI | choice_mrr |")
+                                    "choice_accuracy | choice_accuracy 95% CI | "
+                                    "choice_accuracy_norm | choice_accuracy_per_token | "
+                                    "choice_accuracy_pmi | choice_mrr |")
 
 
 # --- metric files ---------------------------------------------------------------------------

@@ -16,8 +16,8 @@
 -- A column is TRUE when the best gold candidate (choice: a candidate listed in gold; binary:
 -- a label word of the gold class, case-insensitive) scores strictly higher than every other
 -- candidate (a tie counts as wrong; an unscored gold answer is wrong), NULL when a score it
--- needs was not recorded (n_chars of rows written before it was, baseline without
--- pmi_context).
+-- needs was not recorded (n_tokens or n_chars NULL, as in rows written before n_chars
+-- existed; baseline without pmi_context).
 
 CREATE OR REPLACE TEMP MACRO kgp_gold_wins(x, is_gold) AS
     CASE WHEN count(x) = count(*) THEN coalesce(
@@ -29,7 +29,8 @@ WITH per_candidate AS (            -- one row per (instance, candidate): means o
     SELECT s.run_id, s.probe, s.split, s.instance_id, r.task, s.candidate,
            lower(s.label) AS label,
            avg(s.score) AS raw,
-           avg(s.score / greatest(s.n_tokens, 1)) AS per_token,
+           CASE WHEN count(s.n_tokens) = count(*)
+                THEN avg(s.score / greatest(s.n_tokens, 1)) END AS per_token,
            CASE WHEN count(s.n_chars) = count(*)
                 THEN avg(s.score / greatest(s.n_chars, 1)) END AS per_char,
            CASE WHEN count(s.baseline) = count(*)

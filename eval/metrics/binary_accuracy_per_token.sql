@@ -5,6 +5,7 @@
 --   Only finished runs (status done); see _normalised.sql.
 -- tasks: [binary]
 -- grain: [run_id, probe, split]
+-- plot: false
 -- requires: [_normalised.sql]
 SELECT run_id, probe, split,
        avg(CASE WHEN per_token THEN 1.0 ELSE 0.0 END) AS value,
