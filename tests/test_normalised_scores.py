@@ -183,3 +183,31 @@ def test_relatum_slot_det_refuses_undocumented_words_and_keeps_fixed_texts() -> 
         assert params.model_validate({"slot_det": ok}).slot_det == ok
     with pytest.raises(ValueError, match="'auto' is not a slot_det value"):
         params.model_validate({"slot_det": "auto"})
+
+
+def test_a_run_records_characters_and_the_pmi_baseline_and_resumes_them(tmp_path: Path) -> None:
+    # the fake model of tests/test_run.py: log P(x | c) = -fake_value(c + "|" + x)
+    from tests.test_run import FakeScorer, choice_probe, fake_value, query, run, setup
+
+    probe = choice_probe(prompts='["[W] is [DET] [V]."]', params='# params: {pmi_context: ""}\n')
+    qdir, results = setup(tmp_path, probe)
+    scorer = FakeScorer()
+    assert run(qdir, results, scorer, "-p", "t/choice") == 0
+    rows = query(results, "SELECT i.target, candidate, score, n_chars, baseline FROM scores "
+                 "JOIN instances i USING (probe, split, instance_id)")
+    assert len(rows) == 9
+    for target, cand, score, n_chars, baseline in rows:
+        det = "an" if cand[0] in "aeiou" else "a"
+        assert score == approx_logprob(-fake_value(f"{target} is {det}| {cand}."))
+        assert baseline == approx_logprob(-fake_value(f"|{cand}."))  # unconditional
+        assert n_chars == len(f"{cand}.")
+    # rows rebuilt from the score cache carry the same counts and baselines
+    with connect(results) as con:
+        con.execute("DELETE FROM scores")
+        con.execute("DELETE FROM runs")
+    again = FakeScorer()
+    assert run(qdir, results, again, "-p", "t/choice") == 0
+    assert again.calls == []  # every request (both of each item) came from the cache
+    again_rows = query(results, "SELECT i.target, candidate, score, n_chars, baseline FROM "
+                       "scores JOIN instances i USING (probe, split, instance_id)")
+    assert sorted(again_rows) == sorted(rows)
