@@ -51,12 +51,15 @@ Data types:
   ``op``, ``args`` and ``options`` all go into the cache key: requests that can give different
   results must differ there.
 - ``Rows``: ``scores`` (ScoreRow: split, instance_id, prompt_id, candidate, label, prompt,
-  score, n_tokens) and ``responses`` (ResponseRow: split, instance_id, prompt_id, rank, token,
-  probability). The default ``rows`` sums the log-probabilities and token counts of an item's
-  loglik/pll results into one ScoreRow, or ranks one topk result into ResponseRows.
+  score, n_tokens, n_chars, baseline) and ``responses`` (ResponseRow: split, instance_id,
+  prompt_id, rank, token, probability). The default ``rows`` sums the log-probabilities,
+  token and character counts of an item's loglik/pll results into one ScoreRow, or ranks one
+  topk result into ResponseRows.
 
 Helpers for task modules: ``span_request`` (the request that scores one part of a filled
-template for a model kind), ``score_part`` and ``one_of`` (validators for params models),
+template for a model kind), ``with_pmi`` / ``neutral_request`` / ``calibrated_rows`` (PMI
+calibration: the same text after a neutral context, into ``baseline``), ``score_part``,
+``known_det`` and ``one_of`` (validators for params models),
 ``check_params`` and ``params_problem`` (what ``typed_params`` and probes.spec report).
 
 >>> get_task("choice").name
@@ -337,6 +340,12 @@ def neutral_request(request: Request, context: str) -> Request:
         full = f"{context} {text}" if context else text
         return Request("pll", (full, (len(full) - len(text), len(full))), request.options)
     return Request("loglik", (context, f" {text}" if context else text), request.options)
+
+
+def with_pmi(request: Request, context: str | None) -> tuple[Request, ...]:
+    """An item's requests: ``request``, and its :func:`neutral_request` when the probe sets
+    ``pmi_context`` (``context`` not None)."""
+    return (request,) if context is None else (request, neutral_request(request, context))
 
 
 def calibrated_rows(item: Item, results: Sequence[Any]) -> Rows:

@@ -12,12 +12,13 @@ Two ways to write a binary probe:
    number of templates, and template j of every class makes prompt j. ``prompts`` must then be
    empty. Rows: ``candidate`` = ``label`` = the class.
 
-The instance's gold (its ``gold`` variable) must be one of the classes (compared
-case-insensitively, so an RDF boolean exported as ``True`` matches ``true``); an instance
-without gold (hidden test labels) is scored all the same. Other params: ``score`` (as in
-choice; default ``continuation`` for label words, ``whole`` for statements), ``slot_det``,
-``capitalize``. The metric (eval/metrics/binary_accuracy.sql) averages each candidate over
-prompts and takes the class of the best candidate.
+The instance's gold (its ``gold`` variable) must be one of the classes (compared case-
+insensitively, so an RDF boolean exported as ``True`` matches ``true``); an instance without
+gold (hidden test labels) is scored all the same. Other params: ``score`` (as in choice; default
+``continuation`` for label words, ``whole`` for statements), ``slot_det``, ``capitalize``,
+``pmi_context`` (as in choice; not with a ``whole`` scored part). The metric
+(eval/metrics/binary_accuracy.sql) averages each candidate over prompts and takes the class of
+the best candidate.
 
 >>> from probes.spec import ProbeSpec
 >>> spec = ProbeSpec(name="d/b", task="binary", split="test", prompts=["[W] The answer is [V]."],
@@ -39,7 +40,6 @@ from probes.render import placeholders, render
 from probes.tasks import (
     Instance,
     Item,
-    Request,
     Rows,
     Task,
     TaskContext,
@@ -47,9 +47,9 @@ from probes.tasks import (
     calibrated_rows,
     check_pmi,
     known_det,
-    neutral_request,
     score_part,
     span_request,
+    with_pmi,
 )
 
 if TYPE_CHECKING:
@@ -169,7 +169,7 @@ class BinaryTask(Task):
                                    slot_det=p.slot_det, capitalize=p.capitalize)
                         req = span_request(r, part, template, ctx.kind)
                         out.append(Item(inst.split, inst.instance_id, pid, w, cls, r.text,
-                                        self._with_pmi(req, p.pmi_context)))
+                                        with_pmi(req, p.pmi_context)))
         else:
             n = len(next(iter(mapping.values())))
             for pid in range(n):
@@ -179,12 +179,8 @@ class BinaryTask(Task):
                                slot_det=p.slot_det, capitalize=p.capitalize)
                     req = span_request(r, part, template, ctx.kind)
                     out.append(Item(inst.split, inst.instance_id, pid, cls, cls, r.text,
-                                    self._with_pmi(req, p.pmi_context)))
+                                    with_pmi(req, p.pmi_context)))
         return out
-
-    @staticmethod
-    def _with_pmi(req: Request, context: str | None) -> tuple[Request, ...]:
-        return (req,) if context is None else (req, neutral_request(req, context))
 
     def rows(self, item: Item, results: Sequence[Any]) -> Rows:
         return calibrated_rows(item, results)

@@ -8,10 +8,15 @@ Spec:
 - ``params``:
   ``score`` (which part of the filled template is scored: ``continuation`` = from the slot to
   the end (default), ``slot`` = the candidate only, ``whole`` = the whole text, or a placeholder
-  such as ``[W]``); ``slot_det`` and ``capitalize`` (see probes.render).
+  such as ``[W]``); ``slot_det`` (``a`` or ``an``: a ``[DET]`` before the slot takes the
+  candidate's own article, "an apron"; ``slot_det`` is only the article of a ``[DET]`` that no
+  word follows) and ``capitalize`` (see probes.render); ``pmi_context`` (PMI calibration: each
+  candidate's scored text is also scored after this neutral text, ``""`` = unconditionally).
 
 Each (prompt, candidate) gives one ``scores`` row: the summed log-probability (causal,
-seq2seq) or pseudo-log-likelihood (masked) of the scored part; ``label`` is the candidate.
+seq2seq) or pseudo-log-likelihood (masked) of the scored part, its tokens and characters
+(``n_chars``, for acc_norm) and, with ``pmi_context``, the log-probability of the same text
+after the neutral context (``baseline``); ``label`` is the candidate.
 Which candidate wins is decided by the metrics (eval/metrics/choice_*.sql).
 
 >>> from probes.spec import ProbeSpec
@@ -40,9 +45,9 @@ from probes.tasks import (
     calibrated_rows,
     check_pmi,
     known_det,
-    neutral_request,
     score_part,
     span_request,
+    with_pmi,
 )
 
 if TYPE_CHECKING:
@@ -108,9 +113,8 @@ class ChoiceTask(Task):
                 r = render(template, inst.fields, target=inst.target, slot=cand,
                            slot_det=p.slot_det, capitalize=p.capitalize)
                 req = span_request(r, part, template, ctx.kind)
-                reqs = (req,) if p.pmi_context is None else (
-                    req, neutral_request(req, p.pmi_context))
-                out.append(Item(inst.split, inst.instance_id, pid, cand, cand, r.text, reqs))
+                out.append(Item(inst.split, inst.instance_id, pid, cand, cand, r.text,
+                                with_pmi(req, p.pmi_context)))
         return out
 
     def rows(self, item: Item, results: Sequence[Any]) -> Rows:
