@@ -211,3 +211,24 @@ def test_a_run_records_characters_and_the_pmi_baseline_and_resumes_them(tmp_path
     again_rows = query(results, "SELECT i.target, candidate, score, n_chars, baseline FROM "
                        "scores JOIN instances i USING (probe, split, instance_id)")
     assert sorted(again_rows) == sorted(rows)
+
+
+def test_an_older_results_file_gains_the_columns_and_keeps_its_rows(tmp_path: Path) -> None:
+    import duckdb
+
+    path = tmp_path / "old.duckdb"
+    old = duckdb.connect(str(path))
+    old.execute("""CREATE TABLE scores (run_id VARCHAR NOT NULL, probe VARCHAR NOT NULL,
+                   split VARCHAR NOT NULL, instance_id VARCHAR NOT NULL,
+                   prompt_id INTEGER NOT NULL, candidate VARCHAR NOT NULL, prompt VARCHAR,
+                   score DOUBLE, n_tokens INTEGER, label VARCHAR,
+                   PRIMARY KEY (run_id, probe, split, instance_id, prompt_id, candidate))""")
+    old.execute("INSERT INTO scores VALUES ('r', 'p', 'test', 'i', 0, 'a', 'x a', -1.5, 2, 'a')")
+    old.close()
+    con = connect(path)
+    try:
+        assert con.execute("SELECT score, n_tokens, n_chars, baseline FROM scores").fetchall() \
+            == [(-1.5, 2, None, None)]
+        assert con.execute("SELECT count(*) FROM gold_forms").fetchone() == (0,)
+    finally:
+        con.close()
