@@ -49,6 +49,7 @@ from kg.store import (
 )
 from kg.vocab import graph
 from probes.errors import ProbeError, ProbeFileError
+from probes.inflections import GoldForm, gold_form_rows
 from probes.preview import check_task, preview_prompts
 from probes.render import placeholders
 from probes.results import connect, diagnose, transaction
@@ -281,10 +282,11 @@ class ExportReport:
 
 
 def write_instances(con: Any, name: str, df: pl.DataFrame, query_hash: str | None = None,
-                    before_commit: Any = None) -> None:
+                    before_commit: Any = None, gold_forms: list[GoldForm] | None = None) -> None:
     """Replace a probe's rows in the ``instances`` table in one transaction, with the hash of
-    the probe file that made them. ``before_commit()`` runs inside the transaction: if it
-    fails, nothing is written (the Parquet files are staged there, so both or neither)."""
+    the probe file that made them and its ``gold_forms`` rows (probes.inflections).
+    ``before_commit()`` runs inside the transaction: if it fails, nothing is written (the
+    Parquet files are staged there, so both or neither)."""
     now = datetime.now(UTC).replace(tzinfo=None)
     frame = df.with_columns(pl.lit(now).alias("exported_at"))
     with transaction(con):
@@ -295,6 +297,10 @@ def write_instances(con: Any, name: str, df: pl.DataFrame, query_hash: str | Non
             SELECT probe, split, instance_id, target, gold, candidates, fields::JSON, exported_at
             FROM new_instances""")
         con.unregister("new_instances")
+        con.execute("DELETE FROM gold_forms WHERE probe = ?", [name])
+        if gold_forms:
+            con.executemany("INSERT OR IGNORE INTO gold_forms VALUES (?, ?, ?, ?, ?)",
+                            gold_forms)
         con.execute("DELETE FROM probe_exports WHERE probe = ?", [name])
         if query_hash is not None:
             con.execute("INSERT INTO probe_exports VALUES (?, ?, ?)", [name, query_hash, now])
@@ -380,6 +386,7 @@ def export(probes: list[Probe], store: KnowledgeStore, results: str | Path | Non
             bar.set_postfix_str(probe.spec.name)
             t0 = time.perf_counter()
             df = build_instances(probe, store, limits, builder_dirs)
+            forms = gold_form_rows(probe.spec, df, store)
             staged: list[tuple[Path, Path]] = []
 
             def stage(probe: Probe = probe, df: pl.DataFrame = df,
@@ -387,7 +394,8 @@ def export(probes: list[Probe], store: KnowledgeStore, results: str | Path | Non
                 if out_dir is not None:
                     staged.extend(stage_parquet(out_dir, probe.spec.name, df))
 
-            write_instances(con, probe.spec.name, df, probe.instances_hash, before_commit=stage)
+            write_instances(con, probe.spec.name, df, probe.instances_hash, before_commit=stage,
+                            gold_forms=forms)
             if out_dir is not None:
                 publish_parquet(out_dir, probe.spec.name, staged)
             seconds = time.perf_counter() - t0

@@ -15,9 +15,10 @@ writes, all named with the same UTC timestamp:
   and ``responses`` tables (written when there are rows), readable with
   ``datasets.load_dataset("parquet", data_files=...)``, polars or DuckDB;
 - with ``--log-samples``, ``samples_<probe>_<time>.jsonl``: one line per instance with its
-  gold answers, every scored prompt with its candidate, label, score and token count, the
-  top-k responses per prompt, and ``prediction`` (the label, else candidate, with the highest
-  mean score over prompts; the top-1 response of the first prompt for relatum probes). The SQL
+  gold answers, every scored prompt with its candidate, label, score, token and character
+  counts and PMI baseline, the top-k responses per prompt, and ``prediction`` (the label,
+  else candidate, with the highest mean score over prompts; the top-1 response of the first
+  prompt for relatum probes). The SQL
   metrics stay the reference: ``prediction`` is for reading the samples.
 """
 
@@ -201,7 +202,7 @@ def samples(con: duckdb.DuckDBPyConnection, run_id: str) -> list[dict[str, Any]]
     for s in scores.iter_rows(named=True):
         by_score.setdefault((s["split"], s["instance_id"]), []).append(
             {k: s[k] for k in ("prompt_id", "candidate", "label", "prompt", "score",
-                               "n_tokens")})
+                               "n_tokens", "n_chars", "baseline")})
     by_resp: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}
     for r in responses.iter_rows(named=True):
         per = by_resp.setdefault((r["split"], r["instance_id"]), {})

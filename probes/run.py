@@ -26,7 +26,13 @@ from probes import chat, model_args, outputs, scale_cli
 from probes.errors import ProbeError
 from probes.results import connect, diagnose
 from probes.runner.cached import RecordedScorer, fully_cached, recorded_scorer
-from probes.runner.cli import ScorerFactory, build_parser, check_device, default_factory
+from probes.runner.cli import (
+    ScorerFactory,
+    build_parser,
+    check_device,
+    check_lm_eval_flags,
+    default_factory,
+)
 from probes.runner.plan import (
     DEFAULT_CHUNK,
     Plan,
@@ -63,6 +69,11 @@ def main(argv: list[str] | None = None, scorer_factory: ScorerFactory | None = N
         return merge_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
+    try:
+        check_lm_eval_flags(args)
+    except ProbeError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     if args.list:  # the same list as probes.export --list
         from probes.export import format_probe_list, list_probes
 

@@ -194,6 +194,8 @@ def test_report_table_has_one_row_per_model_probe_split(
         choice_db: duckdb.DuckDBPyConnection) -> None:
     report = build_report(choice_db)
     (names, text), = tables(report)
+    # no token or character counts and no baseline here: the normalised accuracies have no
+    # value, so their columns are left out (a table shows only the metrics that apply)
     assert names == ["chance_accuracy", "choice_accuracy", "choice_mrr"]
     lines = text.splitlines()
     assert lines[0] == ("| model | probe | split | n | chance_accuracy | choice_accuracy | "

@@ -2,7 +2,10 @@
 -- description: >-
 --   Share of (instance, prompt) pairs with at least one gold relatum among the top 10
 --   answers, averaged over prompts and instances; n = instances (pairs: the (instance,
---   prompt) pairs). Answers and gold compared lower-cased.
+--   prompt) pairs).
+--   Answers and gold compared lower-cased; an inflected form of a gold answer in the
+--   gold_forms table (relatum params inflections, WordNet's morphology: "fingers" for
+--   "finger") counts as that answer.
 --   Instances without gold are left out. Only finished runs (status done).
 -- tasks: [relatum]
 -- grain: [run_id, probe, split]
@@ -10,7 +13,10 @@
 WITH hits AS (
     SELECT r.run_id, r.probe, r.split, r.instance_id, r.prompt_id,
            max(CASE WHEN r.rank <= 10
-                     AND list_contains(list_transform(i.gold, lambda g: lower(g)), lower(r.token))
+                     AND (list_contains(list_transform(i.gold, lambda g: lower(g)), lower(r.token))
+                          OR EXISTS (SELECT 1 FROM gold_forms f WHERE f.probe = r.probe
+                                     AND f.split = r.split AND f.instance_id = r.instance_id
+                                     AND f.form = lower(r.token)))
                     THEN 1.0 ELSE 0.0 END) AS hit
     FROM responses r
     JOIN runs USING (run_id)
