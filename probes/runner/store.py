@@ -61,6 +61,17 @@ def unchanged_and_cached(con: duckdb.DuckDBPyConnection, rid: str, probe: str,
     return newer == 0 and len(cache.present(con, list(work.requests))) == len(work.requests)
 
 
+def export_stamp(con: duckdb.DuckDBPyConnection, probe: str) -> dict[str, Any]:
+    """The export a run scores, for its ``runs.config``: the probe file's hash at export
+    (``probe_exports.query_hash``; None for instances written without a probe file) and when
+    its instances were exported."""
+    row = con.execute("""SELECT (SELECT query_hash FROM probe_exports WHERE probe = ?),
+                                max(exported_at) FROM instances WHERE probe = ?""",
+                      [probe, probe]).fetchone()
+    assert row is not None  # an aggregate without GROUP BY returns one row
+    return {"query_hash": row[0], "exported_at": None if row[1] is None else str(row[1])}
+
+
 def begin_run(con: duckdb.DuckDBPyConnection, scorer: Any, probe: Probe, work: Plan,
                opts: RunOptions) -> tuple[str, float, bool]:
     """Insert or restart the run row; returns (run id, seconds spent by earlier unfinished
@@ -69,7 +80,8 @@ def begin_run(con: duckdb.DuckDBPyConnection, scorer: Any, probe: Probe, work: P
     rid, identity = run_identity(scorer, probe, work, opts)
     describe = description(scorer)
     config = {**identity, "probe_file": str(probe.path), "runtime": opts.runtime,
-              "backend": describe, "slot_token": slot_token(scorer)}
+              "backend": describe, "slot_token": slot_token(scorer),
+              "export": export_stamp(con, spec.name)}
     prior = con.execute("SELECT status, wall_s FROM runs WHERE run_id = ?", [rid]).fetchone()
     base_wall = float(prior[1] or 0.0) if prior and prior[0] != "done" else 0.0
     run = Run(run_id=rid, model=scorer.name, revision=scorer.revision, backend=scorer.kind,
