@@ -9,12 +9,17 @@ of a local model folder: tests/test_models.py.
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kg.errors import StoreError
+from kg.reason import clean_dead_reason_dirs
 from kg.store import LocalStore, QueryLimitError, RemoteStore
 from probes.export import export
 from probes.export import main as export_main
@@ -22,6 +27,7 @@ from probes.spec import discover
 from tests.hostile_http import serving
 from tests.test_run import query
 
+ROOT = Path(__file__).parents[1]
 SELECT = "SELECT ?x WHERE { ?x ?p ?o }"
 PROBE = ('# name: t/x\n# task: records\n# split: test\n'
          'SELECT ?x WHERE { VALUES ?x { "a" "b" "c" } }\n')
@@ -76,3 +82,25 @@ def test_export_from_a_bad_endpoint_keeps_the_stored_rows(kind: str, tmp_path: P
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "Traceback" not in err
     assert query(results, "SELECT * FROM instances ORDER BY instance_id") == before
+
+
+# --- temporary folders of dead reasoner runs ----------------------------------------------------
+
+def test_reason_folders_of_killed_builds_are_removed_and_live_ones_kept(tmp_path: Path) -> None:
+    # a process that dies by SIGKILL inside reason_dir, as a build killed while HermiT runs
+    code = ("import os, signal\nfrom kg.reason import reason_dir\n"
+            "with reason_dir() as d:\n"
+            "    open(os.path.join(d, 'pizza.nt'), 'w').write('x')\n"
+            "    os.kill(os.getpid(), signal.SIGKILL)\n")
+    child = subprocess.Popen([sys.executable, "-c", code], env={
+        **os.environ, "TMPDIR": str(tmp_path), "PYTHONPATH": str(ROOT)})
+    assert child.wait() == -signal.SIGKILL
+    dead = list(tmp_path.glob("kgprobe-reason-*"))
+    assert len(dead) == 1 and (dead[0] / "pizza.nt").exists()
+    assert dead[0].name.startswith(f"kgprobe-reason-{child.pid}-")
+    alive = tmp_path / f"kgprobe-reason-{os.getpid()}-live"
+    legacy = tmp_path / "kgprobe-reason-ab12_x"  # an older kgprobe's name: no process id
+    for folder in (alive, legacy):
+        folder.mkdir()
+    assert clean_dead_reason_dirs(tmp_path) == dead
+    assert not dead[0].exists() and alive.is_dir() and legacy.is_dir()
