@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import polars as pl
@@ -23,11 +24,15 @@ import pytest
 from kg.errors import StoreError
 from kg.reason import clean_dead_reason_dirs
 from kg.store import LocalStore, QueryLimitError, RemoteStore
-from probes.export import export
+from probes import cache
+from probes.export import export, instances_for
 from probes.export import main as export_main
-from probes.spec import discover
+from probes.ontolama.splits import balance
+from probes.run import main
+from probes.spec import discover, parse_probe
+from probes.tasks import Instance, TaskContext, get_task
 from tests.hostile_http import serving
-from tests.test_run import FakeScorer, choice_probe, query, run
+from tests.test_run import FakeScorer, choice_probe, query, run, setup, table
 
 ROOT = Path(__file__).parents[1]
 SELECT = "SELECT ?x WHERE { ?x ?p ?o }"
@@ -194,3 +199,99 @@ def test_next_run_sets_parquet_right_and_leaves_other_files_alone(
     assert "rewrote them from the results file (5 rows)" in capsys.readouterr().err
     _in_step(out, results)
     assert (out / "t/z/test.parquet").read_bytes() == z_before
+
+
+# --- guards of the score cache and of the builders (found missing by mutation testing) ----------
+
+RELATUM = ("# name: t/rel\n# task: relatum\n# split: test\n# target: ?w\n# gold: ?g\n"
+           '# prompts: ["[DET] [W] is a kind of [DET] [V]."]\n{params}'
+           'SELECT ?w ?g WHERE { VALUES (?w ?g) { ("owl" "bird") } }\n')
+
+
+def test_one_prompt_under_other_request_options_never_shares_a_cache_entry() -> None:
+    """k, the vocabulary and the a/an mixing weights each change the answer, so each makes its
+    own cache key for the very same prompt text."""
+    variants = {"base": "", "k": "# params: {top_k: 3}\n",
+                "vocab": "# params: {vocab: words}\n",
+                "mix": '# params: {det_weights: {"a": 1, "an": 1}}\n'}
+    inst = Instance("t/rel", "test", "i1", "owl", ["bird"], [], {})
+    requests = {}
+    for name, params in variants.items():
+        spec = parse_probe(RELATUM.replace("{params}", params), "rel.rq").spec
+        (item,) = get_task("relatum").items(inst, spec, TaskContext("causal", None, 10))
+        (requests[name],) = item.requests
+    assert {r.args for r in requests.values()} == {("An owl is a kind of a",
+                                                    "An owl is a kind of an")}
+    assert dict(requests["k"].options)["k"] == 3 and dict(requests["base"].options)["k"] == 10
+    assert dict(requests["mix"].options)["mix"] == (0.5, 0.5)
+    keys = {name: cache.request_key("m", "r", {"dtype": "float32"}, r)
+            for name, r in requests.items()}
+    assert len(set(keys.values())) == len(variants), keys
+
+
+def test_a_smaller_top_k_is_scored_not_cut_from_the_cache(tmp_path: Path) -> None:
+    qdir, results = setup(tmp_path, RELATUM.replace("{params}", ""))
+    assert run(qdir, results, FakeScorer(kind="masked"), "-p", "t/rel", "--top-k", "3") == 0
+    again = FakeScorer(kind="masked")
+    assert run(qdir, results, again, "-p", "t/rel", "--top-k", "2") == 0
+    assert again.calls == [("topk", 2)]  # scored again: the prompt's a and an renderings
+    # two runs, each with its own answers: 3 ranks and 2 ranks
+    assert query(results, "SELECT count(*), max(rank) FROM responses GROUP BY run_id "
+                 "ORDER BY 1") == [(2, 2), (3, 3)]
+
+
+def test_a_finished_run_plus_one_new_instance_loads_the_model(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import probes.models
+
+    monkeypatch.setattr(probes.models, "resolve", lambda name, **kw: SimpleNamespace(
+        revision=FakeScorer.revision))
+    qdir, results = setup(tmp_path, choice_probe())
+    argv = ["--results", str(results), "--queries", str(qdir), "--only-extra", "--quiet",
+            "--model", "fake/model", "-p", "t/choice"]
+    loads: list[FakeScorer] = []
+
+    def loading(*args: Any, **kwargs: Any) -> FakeScorer:
+        loads.append(FakeScorer())
+        return loads[-1]
+
+    assert main(argv, scorer_factory=loading) == 0
+    assert main(argv, scorer_factory=loading) == 0
+    assert len(loads) == 1  # all cached: the recorded stand-in, no model
+    rows = ('("owl" "bird" "tree") ("owl" "bird" "apple") ("cat" "animal" "tree") '
+            '("cat" "animal" "object") ("emu" "bird" "apple") ("emu" "bird" "thing") '
+            '("ant" "insect" "tree") ("ant" "insect" "apple")')
+    (qdir / "p0.rq").write_text(choice_probe(rows=rows))
+    export(discover([qdir], include_default=False), LocalStore.in_memory(), results, None,
+           progress=False)
+    assert main(argv, scorer_factory=loading) == 0
+    assert len(loads) == 2  # one new instance: the model is loaded ...
+    # ... and scores only it: (gold + 2 distractors) x 2 prompts
+    assert sum(n for _, n in loads[1].calls) == 3 * 2
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    fresh_q, fresh_results = setup(fresh, choice_probe(rows=rows))
+    assert run(fresh_q, fresh_results, FakeScorer(), "-p", "t/choice") == 0
+    assert table(results, "scores") == table(fresh_results, "scores")
+
+
+def test_ontolama_balance_when_a_kind_of_negative_runs_out() -> None:
+    """4 positives, negatives [soft, hard]: each kind's quota is 4 // 2 = 2, but only 1 hard
+    negative exists, so soft makes up the difference with its next one by ?o: soft 3 (orders
+    1, 2, 3 of 5 candidates), hard 1, and negatives = positives."""
+    values = " ".join([*(f'({i} "pos" 0)' for i in range(1, 5)),
+                       '(11 "soft" 5) (12 "soft" 1) (13 "soft" 3) (14 "soft" 2) (15 "soft" 4)',
+                       '(21 "hard" 0)'])
+    header = ("# name: d/b\n# task: records\n# split: test\n# id: ?x\n"
+              '# builder_params: {balance: {kind: "?k", order: "?o", positive: pos, '
+              "negatives: [soft, hard]}}\n")
+    probe = parse_probe(header + f"SELECT ?x ?k ?o WHERE {{ VALUES (?x ?k ?o) {{ {values} }} }}\n")
+    out, counts = balance(instances_for(probe, LocalStore.in_memory()), probe)
+    assert counts == {"pos": 4, "soft": 3, "hard": 1}
+    assert sorted(json.loads(f)["x"] for f in out["fields"]) == [1, 2, 3, 4, 12, 13, 14, 21]
+    # both kinds short: all there is, no row twice, and no more than there is
+    values = " ".join([*(f'({i} "pos" 0)' for i in range(1, 5)), '(11 "soft" 1) (21 "hard" 0)'])
+    probe = parse_probe(header + f"SELECT ?x ?k ?o WHERE {{ VALUES (?x ?k ?o) {{ {values} }} }}\n")
+    out, counts = balance(instances_for(probe, LocalStore.in_memory()), probe)
+    assert counts == {"pos": 4, "soft": 1, "hard": 1}
+    assert sorted(json.loads(f)["x"] for f in out["fields"]) == [1, 2, 3, 4, 11, 21]
