@@ -32,7 +32,16 @@ from probes.run import main
 from probes.spec import discover, parse_probe
 from probes.tasks import Instance, TaskContext, get_task
 from tests.hostile_http import serving
-from tests.test_run import FakeScorer, choice_probe, query, run, setup, table
+from tests.test_run import (
+    FakeScorer,
+    choice_probe,
+    query,
+    run,
+    setup,
+    table,
+    tiny_causal_model,
+)
+from tests.tolerance import approx_logprob
 
 ROOT = Path(__file__).parents[1]
 SELECT = "SELECT ?x WHERE { ?x ?p ?o }"
@@ -295,3 +304,42 @@ def test_ontolama_balance_when_a_kind_of_negative_runs_out() -> None:
     out, counts = balance(instances_for(probe, LocalStore.in_memory()), probe)
     assert counts == {"pos": 4, "soft": 1, "hard": 1}
     assert sorted(json.loads(f)["x"] for f in out["fields"]) == [1, 2, 3, 4, 11, 21]
+
+
+@pytest.mark.slow  # a real tiny GPT-2, loaded three times (~5-15 s)
+def test_an_edited_tokenizer_is_scored_anew_not_answered_from_the_cache(tmp_path: Path) -> None:
+    """A local model folder whose tokenizer.json changed (its merges removed: every word is
+    split into bytes) gets the scores a fresh results file gets with the edited folder, not the
+    cached scores of the old tokenizer."""
+    folder = tiny_causal_model(tmp_path / "model")
+    qdir, results = setup(tmp_path, choice_probe())
+    argv = ["--model", str(folder), "--results", str(results), "--queries", str(qdir),
+            "--only-extra", "--quiet", "--device", "cpu", "-p", "t/choice"]
+    assert main(argv) == 0
+    old = table(results, "scores")
+    tok = json.loads((folder / "tokenizer.json").read_text())
+    assert tok["model"]["merges"]
+    tok["model"]["merges"] = []
+    (folder / "tokenizer.json").write_text(json.dumps(tok))
+    assert main(argv) == 0
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    fresh_q, fresh_results = setup(fresh, choice_probe())
+    assert main([*argv[:2], "--results", str(fresh_results), "--queries", str(fresh_q),
+                 *argv[6:]]) == 0
+    cols = "s.instance_id, s.prompt_id, s.candidate, s.n_tokens, s.score"
+    new_rows = query(results, f"SELECT {cols} FROM scores s JOIN runs r USING (run_id) "
+                     "WHERE r.revision = ? ORDER BY ALL", [_revision(folder)])
+    want = query(fresh_results, f"SELECT {cols} FROM scores s ORDER BY ALL")
+    assert [r[:4] for r in new_rows] == [r[:4] for r in want] and len(want) == len(old) == 18
+    assert [r[4] for r in new_rows] == [approx_logprob(r[4]) for r in want]
+    # the byte-split prompts have more tokens: the old cached numbers would have been wrong
+    assert sum(r[3] for r in new_rows) > sum(r[8] for r in old)
+
+
+def _revision(folder: Path) -> str:
+    from probes.models import resolve as resolve_model
+
+    rev = resolve_model(str(folder)).revision
+    assert rev is not None
+    return rev
