@@ -58,6 +58,7 @@ from kg import config
 from probes.errors import ProbeError
 from probes.results import connect, sql_path, transaction
 from probes.results.writers import Run, delete_run, insert_run
+from probes.runner.select import refuse_changed
 from probes.spec import discover
 
 MainFn = Callable[..., int]
@@ -121,8 +122,16 @@ def prepare(results: Path, part: Path, shard: Shard, model: str, patterns: list[
     if not results.exists():
         raise ProbeError(f"no results file at {results}: run `python -m probes.export` first "
                          "(or point --results at the right file)")
-    names = [p.spec.name for p in discover(queries, patterns, include_default=include_default)
-             if p.spec.task != "records" or p.spec.name in patterns]
+    probes = [p for p in discover(queries, patterns, include_default=include_default)
+              if p.spec.task != "records" or p.spec.name in patterns]
+    names = [p.spec.name for p in probes]
+    con = duckdb.connect()
+    try:  # a probe edited since its export: refused before any shard file is cut
+        con.execute(f"ATTACH {sql_path(results)} AS kgp_main (READ_ONLY)")
+        refuse_changed(probes, dict(con.execute(
+            "SELECT probe, query_hash FROM kgp_main.probe_exports").fetchall()), str(results))
+    finally:
+        con.close()
     con = connect(part)
     counts: dict[str, int] = {}
     try:
