@@ -37,14 +37,30 @@ def staged_name(path: Path, pid: int | None = None) -> Path:
     return path.with_name(f"{path.name}.{os.getpid() if pid is None else pid}.tmp")
 
 
+_STAMPS = """SELECT i.probe, e.query_hash, i.exported_at, i.n FROM (
+                  SELECT probe, max(exported_at) AS exported_at, count(*) AS n
+                  FROM instances {where} GROUP BY probe) i
+              LEFT JOIN probe_exports e USING (probe) ORDER BY i.probe"""
+
+
+def _stamps(con: duckdb.DuckDBPyConnection, results: Path,
+            probe: str | None = None) -> dict[str, dict[str, Any]]:
+    """The export of each probe (or of ``probe``) that the results file holds, as a record
+    says it: results file, probe-file hash, export time and row count; one pass over the
+    instances."""
+    sql = _STAMPS.format(where="" if probe is None else "WHERE probe = ?")
+    where = str(results.resolve())
+    return {name: {"results": where, "query_hash": qhash,
+                   "exported_at": None if at is None else str(at), "rows": int(n)}
+            for name, qhash, at, n in con.execute(sql, [] if probe is None else [probe])
+            .fetchall()}
+
+
 def stamp(con: duckdb.DuckDBPyConnection, probe: str, results: Path) -> dict[str, Any]:
-    """The export of ``probe`` that the results file holds now, as its record says it."""
-    row = con.execute("""SELECT (SELECT query_hash FROM probe_exports WHERE probe = ?),
-                                max(exported_at), count(*) FROM instances WHERE probe = ?""",
-                      [probe, probe]).fetchone()
-    assert row is not None  # an aggregate without GROUP BY returns one row
-    return {"results": str(results.resolve()), "query_hash": row[0],
-            "exported_at": None if row[1] is None else str(row[1]), "rows": int(row[2])}
+    """The export of ``probe`` that the results file holds now, as its record says it (a run
+    records its ``query_hash`` and ``exported_at`` in ``runs.config.export`` too)."""
+    return _stamps(con, results, probe).get(probe) or {
+        "results": str(results.resolve()), "query_hash": None, "exported_at": None, "rows": 0}
 
 
 def write_record(folder: Path, record: dict[str, Any]) -> None:
@@ -112,11 +128,11 @@ def sync(con: duckdb.DuckDBPyConnection, results: Path, out_dir: Path) -> list[s
     if leftovers:
         notes.append(f"removed {len(leftovers)} staged file(s) that a stopped export left "
                      f"under {out_dir}")
-    for (probe,) in con.execute("SELECT DISTINCT probe FROM instances ORDER BY 1").fetchall():
+    for probe, now in _stamps(con, results).items():
         folder = out_dir / probe
         if not folder.is_dir() or not folder.resolve().is_relative_to(out_dir.resolve()):
             continue
-        record, now = _read_record(folder), stamp(con, probe, results)
+        record = _read_record(folder)
         if record is None and folder not in interrupted:
             continue  # written by an older kgprobe, nothing says it is stale
         if record is not None and (record.get("results") != now["results"] or record == now):

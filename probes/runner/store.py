@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 
-from probes import cache
+from probes import cache, parquet_sync
 from probes.backends.protocol import description
 from probes.results import transaction
 from probes.results.upgrade import subsumption_prompts
@@ -64,12 +65,9 @@ def unchanged_and_cached(con: duckdb.DuckDBPyConnection, rid: str, probe: str,
 def export_stamp(con: duckdb.DuckDBPyConnection, probe: str) -> dict[str, Any]:
     """The export a run scores, for its ``runs.config``: the probe file's hash at export
     (``probe_exports.query_hash``; None for instances written without a probe file) and when
-    its instances were exported."""
-    row = con.execute("""SELECT (SELECT query_hash FROM probe_exports WHERE probe = ?),
-                                max(exported_at) FROM instances WHERE probe = ?""",
-                      [probe, probe]).fetchone()
-    assert row is not None  # an aggregate without GROUP BY returns one row
-    return {"query_hash": row[0], "exported_at": None if row[1] is None else str(row[1])}
+    its instances were exported (``parquet_sync.stamp``, the record of Parquet files too)."""
+    now = parquet_sync.stamp(con, probe, Path("."))
+    return {"query_hash": now["query_hash"], "exported_at": now["exported_at"]}
 
 
 def begin_run(con: duckdb.DuckDBPyConnection, scorer: Any, probe: Probe, work: Plan,
