@@ -237,7 +237,8 @@ def _resolve_alias(
     if known_sha is not None:
         target = _converted_dir(Path(alias.alias + ".gguf"), known_sha)
         if (target / MARKER).is_file():
-            return ModelSource(text, "alias", str(target), known_sha, None, options)
+            return ModelSource(text, "alias", str(target), _converted_revision(target, known_sha),
+                               None, options)
     with tempfile.TemporaryDirectory(dir=_ensure_cache_root()) as scratch:
         path, sha, temporary = alias.locate(Path(scratch))
         sha = sha or file_sha256(path)
@@ -246,7 +247,8 @@ def _resolve_alias(
             if not convert and not temporary:
                 return ModelSource(text, "alias", str(path.parent), sha, path, options)
             convert_gguf(path, target, sha256=sha, label=alias.alias)
-    return ModelSource(text, "alias", str(target), sha, None if temporary else path, options)
+    return ModelSource(text, "alias", str(target), _converted_revision(target, sha),
+                       None if temporary else path, options)
 
 
 def _resolve_gguf(
@@ -258,7 +260,8 @@ def _resolve_gguf(
         if not convert:
             return ModelSource(text, "gguf", str(path.parent), sha, path.resolve(), options)
         convert_gguf(path, target, sha256=sha, label=text)
-    return ModelSource(text, "gguf", str(target), sha, path.resolve(), options)
+    return ModelSource(text, "gguf", str(target), _converted_revision(target, sha), path.resolve(),
+                       options)
 
 
 def _resolve_dir(path: Path, text: str, options: dict[str, Any]) -> ModelSource:
@@ -273,10 +276,23 @@ def _resolve_dir(path: Path, text: str, options: dict[str, Any]) -> ModelSource:
         )
     marker = path / MARKER
     if marker.is_file():
-        revision = json.loads(marker.read_text())["sha256"]
+        revision = _converted_revision(path, json.loads(marker.read_text())["sha256"])
     else:
         revision = _snapshot_commit(path) or dir_sha256(path)
     return ModelSource(text, "dir", str(path.resolve()), revision, None, options)
+
+
+def _converted_revision(folder: Path, sha: str) -> str:
+    """The revision of a folder kgprobe converted from a GGUF file: the file's sha256 while the
+    folder is as converted; once a file in it is newer than the marker written last (an edited
+    ``tokenizer.json``, an added chat template), the hash of its files (:func:`dir_sha256`)."""
+    try:
+        written = (folder / MARKER).stat().st_mtime_ns
+        edited = any(p.stat().st_mtime_ns > written for p in folder.iterdir()
+                     if p.is_file() and p.name != MARKER)
+    except OSError:
+        return sha
+    return dir_sha256(folder) if edited else sha
 
 
 def _snapshot_commit(path: Path) -> str | None:

@@ -251,6 +251,23 @@ def test_local_folder_revision_hashes_every_file_that_scores(
                                                                   "chat_template.jinja"])
 
 
+def test_edited_converted_gguf_folder_is_hashed_not_named_by_the_gguf(
+    cache: Path, tiny_gguf: tuple[Path, np.ndarray]
+) -> None:
+    gguf = tiny_gguf[0]
+    converted = Path(resolve(str(gguf)).location)
+    assert resolve(str(gguf)).revision == resolve(str(converted)).revision == sha256(gguf)
+    tok = converted / "tokenizer.json"
+    tok.write_text(tok.read_text().replace('"merges"', '"merges" ', 1))
+    later = (converted / MARKER).stat().st_mtime_ns + 1_000_000_000
+    os.utime(tok, ns=(later, later))  # written after the conversion
+    names = [p.name for p in converted.iterdir() if p.name != MARKER]
+    assert "model.safetensors" in names and "tokenizer.json" in names
+    edited = _folder_hash(converted, names)
+    assert resolve(str(gguf)).revision == resolve(str(converted)).revision == edited
+    assert edited != sha256(gguf)
+
+
 def test_edited_hub_snapshot_is_hashed_not_named_by_its_commit(tmp_path: Path) -> None:
     commit = "0123456789abcdef0123456789abcdef01234567"
     blobs, snap = tmp_path / "blobs", tmp_path / "snapshots" / commit
