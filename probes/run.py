@@ -22,7 +22,7 @@ import duckdb
 
 from kg import config
 from kg.errors import KgError
-from probes import chat, model_args, outputs, scale_cli
+from probes import chat, model_args, outputs, parquet_sync, scale_cli
 from probes.errors import ProbeError
 from probes.results import connect, diagnose
 from probes.runner.cached import RecordedScorer, fully_cached, recorded_scorer
@@ -109,6 +109,8 @@ def main(argv: list[str] | None = None, scorer_factory: ScorerFactory | None = N
                 raise ProbeError(f"{flag} must be a positive number (got {value})")
         con = connect(args.results)
         where = results or str(config.results_path())
+        for note in parquet_sync.sync(con, Path(where), config.exports_dir()):
+            print(f"note: {note}", file=sys.stderr)
         probes = select_probes(con, args.probe, args.queries, not args.only_extra, where)
         opts = RunOptions(top_k=args.top_k, splits=args.split, limit=args.limit,
                           sample=args.sample,
