@@ -77,6 +77,7 @@ RANKS = ("zero", "one")
 MODEL_LISTS = ("full", "shared")
 TARGETS = ("answered", "tuples")
 CONFLICTS = ("all", "keep-tuples")
+ENTROPY_POPULATIONS = ("file", "targets")
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,7 @@ class Settings:
     model_lists: str = "full"
     targets: str = "answered"
     conflicts: str = "all"
+    entropy_population: str = "file"
 
     def apply(self, con: duckdb.DuckDBPyConnection) -> None:
         # one thread: DuckDB's parallel sums and averages add in an order that follows its
@@ -104,6 +106,7 @@ class Settings:
         con.execute("SET VARIABLE semrel_model_lists = ?", [self.model_lists])
         con.execute("SET VARIABLE semrel_targets = ?", [self.targets])
         con.execute("SET VARIABLE semrel_conflicts = ?", [self.conflicts])
+        con.execute("SET VARIABLE semrel_entropy_population = ?", [self.entropy_population])
 
 
 def declared_models(path: Path = SHARED_VOCAB) -> tuple[str, tuple[str, ...]]:
@@ -514,6 +517,7 @@ def render(res: Results, images: list[Path] | None = None, stats: bool = True) -
              "Agents: " + ", ".join(res.agents) + f". Shared vocabulary: {st.vocab_label} "
              f"({', '.join(st.vocab_models) or 'none declared'}); model lists: "
              f"{st.model_lists}; W^r: {st.targets}; conflicting relata: {st.conflicts}; "
+             f"human R (Table 3, footnote 15) over: {st.entropy_population}; "
              f"rho of an absent relatum: {st.absent}; rank base: {st.rank} "
              "(eval/semrel/_views.sql). S soundness, C completeness (eqs. 11-14, per word then "
              "per relation), M_k symmetry (ANT, SYN), A_k asymmetry (the others; models "
@@ -591,6 +595,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="relationally ambiguous relata (section 4.3): removed from every "
                         "set, tuple relata included (all, default), or a tuple relatum kept in "
                         "its tuple's relation (keep-tuples)")
+    parser.add_argument("--entropy-population", choices=ENTROPY_POPULATIONS, default="file",
+                        help="the human answers of Table 3 and footnote 15: every loaded answer "
+                        "of the response file (file, default: the population of section 6.1's "
+                        "counts) or only those of W^r (targets)")
     args = parser.parse_args(argv)
     results = Path(args.results or config.results_path())
     if not results.exists():
@@ -600,7 +608,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         label, models = declared_models()
         settings = Settings(models, label, args.absent, args.rank, args.model_lists,
-                            args.targets, args.conflicts)
+                            args.targets, args.conflicts, args.entropy_population)
         report, rendered = run_report(results, [METRIC_DIR],
                                       render_report(results, not args.no_stats, settings),
                                       out, "semrel_report.md", prepare=settings.apply)

@@ -65,6 +65,8 @@ LISTS = {
 }
 HUMAN = {("oak", 0): [["tree"], ["tree", "plant"]], ("oak", 1): [["tree"], ["wood"]],
          ("elm", 0): [["tree"]]}
+# a model list that lacks "elm" (declared only by test_entropy_population_is_a_setting)
+VOCAB_V = ["oak", "ash", "tree", "plant", "sapling", "wood", "bark", "x", "y", "z"]
 
 
 def build(path: Path) -> None:
@@ -96,6 +98,8 @@ def build(path: Path) -> None:
             for pos, answer in enumerate(answers, start=1):
                 con.execute("INSERT INTO human_responses VALUES (?, ?, ?, ?, ?, ?)",
                             [HYP, f"i_{word}", pid, a, pos, answer])
+    con.executemany("INSERT INTO model_vocab VALUES ('mV', 'lowercase', ?)",
+                    [[w] for w in VOCAB_V])
     con.close()
 
 
@@ -110,7 +114,8 @@ def metric(path: Path, name: str, **settings: str) -> dict[tuple, dict[str, Any]
     con = connect(path, read_only=True)
     try:
         for key, value in settings.items():
-            con.execute(f"SET VARIABLE semrel_{key} = ?", [value])
+            con.execute(f"SET VARIABLE semrel_{key} = ?" if key != "vocab_models" else
+                        f"SET VARIABLE semrel_{key} = ?::VARCHAR[]", [value])
         m = METRICS[name]
         cols, rows = run_metric(con, m)
     finally:
@@ -205,3 +210,17 @@ def test_entropy_tests_are_the_same_on_two_reads(path: Path) -> None:
         finally:
             con.close()
     assert run() == run()
+
+
+def test_entropy_population_is_a_setting(path: Path) -> None:
+    # Declared vocabulary without "elm": W^HYP = {oak}. Human R (eq. 19) per probe: oak p0
+    # 0.918, oak p1 1, elm p0 0 (one distinct answer).
+    # 'file' (default): every loaded answer, elm included -> n = 3, one R = 0, one R = 1.
+    r = metric(path, "semrel_response_entropy", vocab_models=["mV"])[("human", HYP)]
+    assert (r["n"], r["r0"], r["r1"]) == (3, 1, 1)
+    # 'targets': only W^r's answers -> oak p0, p1: n = 2, no R = 0.
+    r = metric(path, "semrel_response_entropy", vocab_models=["mV"],
+               entropy_population="targets")[("human", HYP)]
+    assert (r["n"], r["r0"], r["r1"]) == (2, 0, 1)
+    # The prototypicality set stays inside W^r either way: oak p0 only (p1 has R = 1).
+    assert value(path, "semrel_proto_probes", HYP, vocab_models=["mV"]) == 1

@@ -20,6 +20,8 @@
 --   rank / k). docs/semrel.md gives the human AuDC under each reading.
 -- - semrel_conflicts: 'all' (default; relationally ambiguous relata removed from every set, tuple
 --   relata included) or 'keep-tuples'; see semrel_restored below.
+-- - semrel_entropy_population: 'file' (default; R over every loaded human answer) or 'targets'
+--   (R over W^r's answers only); see semrel_entropy_tokens below.
 -- - semrel_targets: 'answered' (default; W^r = the words the annotators answered) or 'tuples'
 --   (W^r = the targets of the reconstructed tuples); see semrel_targets below.
 --
@@ -257,25 +259,46 @@ FROM human_responses h
 JOIN semrel_instances i ON i.probe = h.probe AND i.instance_id = h.instance_id AND NOT i.trick
 WHERE trim(h.response) <> '';
 
+-- The human answers whose R is computed (semrel_entropy_population): 'file' (default) = every
+-- loaded answer of the relation probes, whatever the word (the response file, no vocabulary
+-- limit: the population of section 6.1's 93,120 tokens and, by its counts, of Table 3 and
+-- footnote 15: R = 0 for HOL 17 and SYN 36 as in Table 3 on the file, 16 and 34 on W^r);
+-- 'targets' = the answers of W^r only (semrel_human_tokens). in_targets: the probe's word is
+-- in W^r (the prototypicality set takes only those).
+CREATE OR REPLACE TEMP VIEW semrel_entropy_tokens AS
+SELECT h.probe, p.relation, h.instance_id, h.prompt_id, lower(i.target) AS word,
+       lower(trim(h.response)) AS response,
+       (h.probe, h.instance_id) IN (SELECT (probe, instance_id) FROM semrel_instances
+                                    WHERE NOT trick) AS in_targets
+FROM human_responses h
+JOIN semrel_all_probes p ON p.probe = h.probe AND NOT p.trick
+JOIN instances i ON i.probe = h.probe AND i.instance_id = h.instance_id
+WHERE trim(h.response) <> ''
+  AND (coalesce(getvariable('semrel_entropy_population'), 'file') = 'file'
+       OR (h.probe, h.instance_id) IN (SELECT (probe, instance_id) FROM semrel_instances
+                                       WHERE NOT trick));
+
 -- Human response entropy R per probe (eq. 19): p(v) = the pooled normalised frequency of
 -- answer v over all annotators' answer tokens; R = H(p) / log2 |D|, |D| = distinct answers;
 -- R = 0 when |D| = 1. n_distinct is Table 3's "length".
 CREATE OR REPLACE TEMP VIEW semrel_probe_r AS
 WITH counts AS (
-    SELECT probe, relation, instance_id, prompt_id, word, response, count(*) AS c
-    FROM semrel_human_tokens GROUP BY ALL
+    SELECT probe, relation, instance_id, prompt_id, word, in_targets, response, count(*) AS c
+    FROM semrel_entropy_tokens GROUP BY ALL
 ),
 p AS (
     SELECT *, c / sum(c) OVER (PARTITION BY probe, instance_id, prompt_id) AS p FROM counts
 )
 -- The entropy is summed in a fixed order (list_sum over the terms sorted by count, then
--- answer), not by sum(), whose order follows DuckDB's threads: probes with the same counts then
--- get bit-identical R, and the ties of the Mann-Whitney tests (footnote 15) do not change
--- between two runs.
-SELECT probe, relation, instance_id, prompt_id, word, count(*) AS n_distinct,
+-- answer), not by sum(), whose order follows DuckDB's threads, and R is rounded to 12 decimals:
+-- probes whose R is equal (every uniform answer distribution has R = 1, whatever |D|) get the
+-- same number, so the ties of the Mann-Whitney tests (footnote 15) are the true ones and do not
+-- change between two runs.
+SELECT probe, relation, instance_id, prompt_id, word, in_targets, count(*) AS n_distinct,
        sum(c) AS tokens, -list_sum(list(p * log2(p) ORDER BY c DESC, response)) AS h,
        CASE WHEN count(*) = 1 THEN 0.0
-            ELSE -list_sum(list(p * log2(p) ORDER BY c DESC, response)) / log2(count(*))
+            ELSE round(-list_sum(list(p * log2(p) ORDER BY c DESC, response))
+                       / log2(count(*)), 12)
        END AS r,
        list(response ORDER BY c DESC, response) AS answers
 FROM p GROUP BY ALL;
