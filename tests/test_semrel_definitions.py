@@ -62,6 +62,8 @@ LISTS = {
            ("elm", 0): ["tree"], ("ash", 0): ["z"]},
     "human": {("oak", 0): ["tree", "plant"], ("oak", 1): ["tree", "wood"],
               ("elm", 0): ["tree"]},
+    # a whole-vocabulary list (vocab: all): the top token is a non-word, kept as ⟨token⟩
+    "mN": {("elm", 0): ["⟨ĠTree⟩", "tree"]},
 }
 HUMAN = {("oak", 0): [["tree"], ["tree", "plant"]], ("oak", 1): [["tree"], ["wood"]],
          ("elm", 0): [["tree"]]}
@@ -83,7 +85,7 @@ def build(path: Path) -> None:
         con.execute(add, ["semrel/tuples", f"t{n}", word, [relatum],
                           json.dumps({"relation": rel, "word": word, "relatum": relatum,
                                       "derivation": ["source"]})])
-    for model, backend in (("mX", "causal"), ("human", "human")):
+    for model, backend in (("mX", "causal"), ("human", "human"), ("mN", "causal")):
         rid = f"{model}_hyp"
         insert_run(con, Run(run_id=rid, model=model, backend=backend, probe=HYP,
                             task="relatum", status="done", finished_at=datetime(2024, 1, 2)))
@@ -224,3 +226,11 @@ def test_entropy_population_is_a_setting(path: Path) -> None:
     assert (r["n"], r["r0"], r["r1"]) == (2, 0, 1)
     # The prototypicality set stays inside W^r either way: oak p0 only (p1 has R = 1).
     assert value(path, "semrel_proto_probes", HYP, vocab_models=["mV"]) == 1
+
+
+def test_a_non_word_top_1_is_a_miss(path: Path) -> None:
+    # Section 5: the list is "as long as their vocabulary"; a non-word token at the top is no
+    # relatum: elm p0 [⟨ĠTree⟩, tree] -> Precision@1 = 0 (not lower-cased into "tree"), and
+    # Recall@k with k = min(|Y| = 1, 2) = 1 -> 0.
+    assert metric(path, "semrel_soundness")[("mN", HYP)] == {"value": 0.0, "n": 1}
+    assert value(path, "semrel_completeness", "mN", HYP) == 0.0

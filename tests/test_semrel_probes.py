@@ -133,10 +133,16 @@ def test_tuples_before_and_after_augmentation(probes, mini_store) -> None:
 
 
 def test_relation_probe_targets_and_relatum_sets(probes, mini_store) -> None:
-    # W^r = the targets of r's tuples; the sets: tuple relata + noun-sense WordNet relata
-    # within path length 2 (an instance at the first step: rex), conflicts removed (hound).
+    # Targets: the targets of r's tuples and the words the annotators answered for r (puppy,
+    # HYP: its set is computed too); the sets: tuple relata + noun-sense WordNet relata within
+    # path length 2 (an instance at the first step: rex), conflicts removed (hound; for puppy
+    # hound is a synonym and, in dog(1), a hypernym).
     assert gold_by_target(probes["semrel/hyp"], mini_store) == {
-        "dog": ["animal", "canine", "sausage"]}
+        "dog": ["animal", "canine", "sausage"], "puppy": ["canine", "dog"]}
+    df = instances_for(probes["semrel/hyp"], mini_store)
+    # answered = 1 marks the paper's W^r (section 6.1), 0 a word only a tuple has
+    assert {t: json.loads(f)["answered"] for t, f in df.select("target", "fields").rows()} == {
+        "dog": 0, "puppy": 1}
     assert gold_by_target(probes["semrel/hpo"], mini_store) == {
         "animal": ["canine", "dog", "hound"]}
     assert gold_by_target(probes["semrel/mer"], mini_store) == {"dog": ["tail"]}

@@ -174,10 +174,14 @@ FROM (
 WHERE relation IN (SELECT relation FROM semrel_relations) AND semrel_keep(relatum);
 
 -- Ranked answer lists, one row per (agent, probe, instance, prompt): answers[1] is the top.
+-- A model's non-word token (vocab 'all': '⟨token⟩', probes.wordvocab.nonword) keeps its case,
+-- so two tokens never merge; words are lower-cased.
 CREATE OR REPLACE TEMP VIEW semrel_lists AS
 WITH kept AS (
     SELECT r.model, r.is_human, r.run_id, r.probe, r.relation, r.trick, s.split,
-           s.instance_id, s.prompt_id, lower(s.token) AS token, min(s.rank) AS rank
+           s.instance_id, s.prompt_id,
+           CASE WHEN s.token LIKE '⟨%' THEN s.token ELSE lower(s.token) END AS token,
+           min(s.rank) AS rank
     FROM responses s JOIN semrel_runs r USING (run_id, probe)
     WHERE r.is_human OR coalesce(getvariable('semrel_model_lists'), 'full') = 'full'
        OR semrel_keep(lower(s.token))
