@@ -325,7 +325,7 @@ def tables_1_2(res: Results) -> str:
                      f"{_num(t.get('source_tuples'))} / {_num(t.get('tuples'))}",
                      f"{b} / {_num(t.get('before_mean'), 1)} ± {_num(t.get('before_sd'), 1)}",
                      f"{af} / {_num(t.get('after_mean'), 1)} ± {_num(t.get('after_sd'), 1)}"])
-    return _table(["relation", "prompts (paper / ours)", "words |W^r|", "probes |X^r|",
+    return _table(["relation", "prompts (paper / ours)", "words W^r", "probes X^r",
                    "words with human answers", "tuples before / after augmentation (ours)",
                    "relata before expansion", "relata after expansion"], rows)
 
