@@ -75,6 +75,9 @@ SHARED_VOCAB = Path(__file__).resolve().parent.parent / "queries" / "semrel" / "
 ABSENT = ("present", "one", "skip")
 RANKS = ("zero", "one")
 MODEL_LISTS = ("full", "shared")
+TARGETS = ("answered", "tuples")
+CONFLICTS = ("all", "keep-tuples")
+ENTROPY_POPULATIONS = ("file", "targets")
 
 
 @dataclass(frozen=True)
@@ -86,14 +89,24 @@ class Settings:
     absent: str = "present"
     rank: str = "zero"
     model_lists: str = "full"
+    targets: str = "answered"
+    conflicts: str = "all"
+    entropy_population: str = "file"
 
     def apply(self, con: duckdb.DuckDBPyConnection) -> None:
+        # one thread: DuckDB's parallel sums and averages add in an order that follows its
+        # threads, so the last digits (and the ties of the rank tests) could change between
+        # two reports of the same file
+        con.execute("SET threads = 1")
         if self.vocab_models:
             con.execute("SET VARIABLE semrel_vocab_models = ?::VARCHAR[]",
                         [list(self.vocab_models)])
         con.execute("SET VARIABLE semrel_absent = ?", [self.absent])
         con.execute("SET VARIABLE semrel_rank = ?", [self.rank])
         con.execute("SET VARIABLE semrel_model_lists = ?", [self.model_lists])
+        con.execute("SET VARIABLE semrel_targets = ?", [self.targets])
+        con.execute("SET VARIABLE semrel_conflicts = ?", [self.conflicts])
+        con.execute("SET VARIABLE semrel_entropy_population = ?", [self.entropy_population])
 
 
 def declared_models(path: Path = SHARED_VOCAB) -> tuple[str, tuple[str, ...]]:
@@ -310,6 +323,9 @@ def oor_table(res: Results) -> str:
              "0.200", f"{o['first_rank']:.1f}"]]
     for a in res.agents:
         r = res.row("semrel_oor", a)
+        if r is not None and r.get("file_tokens") is not None:
+            rows.append([f"{a}: every loaded answer (no vocabulary limit)",
+                         _num(r["file_tokens"]), _num(r["file_types"]), "", "", "", ""])
         if r is not None:
             rows.append([a, _num(r["tokens"]), _num(r["types"]), _num(r["value"]),
                          _num(r["oor_type_share"]), _num(r["all_oor"]),
@@ -326,13 +342,13 @@ def tables_1_2(res: Results) -> str:
         pp, pw, px = PAPER_TABLE1[r]
         b, af = PAPER_TABLE2[r]
         rows.append([r, f"{pp} / {_num(t.get('prompts'))}", f"{pw} / {_num(t.get('words'))}",
-                     f"{px:,} / {_num(t.get('value'))}",
+                     f"{px:,} / {_num(t.get('value'))}", _num(t.get("answered")),
                      f"{_num(t.get('source_tuples'))} / {_num(t.get('tuples'))}",
                      f"{b} / {_num(t.get('before_mean'), 1)} ± {_num(t.get('before_sd'), 1)}",
                      f"{af} / {_num(t.get('after_mean'), 1)} ± {_num(t.get('after_sd'), 1)}"])
-    return _table(["relation", "prompts (paper / ours)", "words", "probes",
-                   "tuples before / after augmentation (ours)", "relata before expansion",
-                   "relata after expansion"], rows)
+    return _table(["relation", "prompts (paper / ours)", "words W^r", "probes X^r",
+                   "words with human answers", "tuples before / after augmentation (ours)",
+                   "relata before expansion", "relata after expansion"], rows)
 
 
 def entropy_table(res: Results) -> str:
@@ -521,7 +537,9 @@ def render(res: Results, images: list[Path] | None = None, stats: bool = True) -
     parts = ["# Semantic relations report (Cao et al.)", "",
              "Agents: " + ", ".join(res.agents) + f". Shared vocabulary: {st.vocab_label} "
              f"({', '.join(st.vocab_models) or 'none declared'}); model lists: "
-             f"{st.model_lists}; rho of an absent relatum: {st.absent}; rank base: {st.rank} "
+             f"{st.model_lists}; W^r: {st.targets}; conflicting relata: {st.conflicts}; "
+             f"human R (Table 3, footnote 15) over: {st.entropy_population}; "
+             f"rho of an absent relatum: {st.absent}; rank base: {st.rank} "
              "(eval/semrel/_views.sql). S soundness, C completeness (eqs. 11-14, per word then "
              "per relation), M_k symmetry (ANT, SYN), A_k asymmetry (the others; models "
              "only), P prototypicality (models against humans), words = W^r scored for S; "
@@ -592,6 +610,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model-lists", choices=MODEL_LISTS, default="full",
                         help="full: a model's own ranking (default); shared: filtered to the "
                         "shared vocabulary and re-ranked")
+    parser.add_argument("--targets", choices=TARGETS, default="answered",
+                        help="W^r: the words the annotators answered (default; section 6.1), "
+                        "or the targets of the reconstructed tuples")
+    parser.add_argument("--conflicts", choices=CONFLICTS, default="all",
+                        help="relationally ambiguous relata (section 4.3): removed from every "
+                        "set, tuple relata included (all, default), or a tuple relatum kept in "
+                        "its tuple's relation (keep-tuples)")
+    parser.add_argument("--entropy-population", choices=ENTROPY_POPULATIONS, default="file",
+                        help="the human answers of Table 3 and footnote 15: every loaded answer "
+                        "of the response file (file, default: the population of section 6.1's "
+                        "counts) or only those of W^r (targets)")
     args = parser.parse_args(argv)
     results = Path(args.results or config.results_path())
     if not results.exists():
@@ -600,7 +629,8 @@ def main(argv: list[str] | None = None) -> int:
     out = report_folder(args.out, "semrel", sys.argv[1:] if argv is None else argv)
     try:
         label, models = declared_models()
-        settings = Settings(models, label, args.absent, args.rank, args.model_lists)
+        settings = Settings(models, label, args.absent, args.rank, args.model_lists,
+                            args.targets, args.conflicts, args.entropy_population)
         report, rendered = run_report(results, [METRIC_DIR],
                                       render_report(results, not args.no_stats, settings),
                                       out, "semrel_report.md", prepare=settings.apply)

@@ -182,7 +182,9 @@ def soundness_intervals(con: duckdb.DuckDBPyConnection
     per-word S of eq. 11; the semrel views must have been run), per (agent, probe) and per
     (agent, 'micro') over all the agent's words."""
     words: dict[tuple[str, str], list[float]] = {}
-    for model, probe, s in con.execute("SELECT model, probe, s FROM semrel_word_sc").fetchall():
+    # ORDER BY: the bootstrap draws by position, so the rows come in a fixed order
+    for model, probe, s in con.execute("SELECT model, probe, s FROM semrel_word_sc "
+                                       "ORDER BY model, probe, word").fetchall():
         words.setdefault((model, probe), []).append(float(s))
         words.setdefault((model, "micro"), []).append(float(s))
     return {key: bootstrap_ci(values) for key, values in words.items()}
@@ -276,7 +278,7 @@ def _pairs(df: pl.DataFrame, keys: list[str], value: str, a: str, b: str) -> pl.
     """Rows of model ``a`` joined with those of ``b`` on ``keys``: columns x (a) and y (b)."""
     left = df.filter(pl.col("model") == a).select([*keys, pl.col(value).alias("x")])
     right = df.filter(pl.col("model") == b).select([*keys, pl.col(value).alias("y")])
-    return left.join(right, on=keys, how="inner")
+    return left.join(right, on=keys, how="inner").sort(keys)
 
 
 def mann_whitney(x: Sequence[float], y: Sequence[float]) -> StatResult:
@@ -297,7 +299,10 @@ def entropy_tests(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     """Footnote 15: Mann-Whitney U between the human R distributions of every pair of
     relations (zeros included). Columns: see :data:`COLUMNS` (model 'human', relation = 'r/s')."""
     run_support(con, SUPPORT[:1])
-    df = con.sql("SELECT relation, r FROM semrel_probe_r").pl()
+    # a fixed row order (R itself is summed in a fixed order in the view): the same file gives
+    # the same U and p, whatever DuckDB's threads do
+    df = con.sql("""SELECT relation, r FROM semrel_probe_r
+                     ORDER BY relation, probe, instance_id, prompt_id""").pl()
     rels = sorted(set(df["relation"].to_list()))
     rows = []
     for i, a in enumerate(rels):
@@ -325,14 +330,18 @@ def compare_with_humans(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     the paired items only). Columns: see :data:`COLUMNS`.
     """
     run_support(con, SUPPORT)
+    # every read in a fixed row order, so two reports of one file give the same digits
     sc = con.sql("""SELECT model, is_human, relation, split, instance_id, prompt_id,
-                               s_hit::DOUBLE AS s, c FROM semrel_probe_sc""").pl()
+                               s_hit::DOUBLE AS s, c FROM semrel_probe_sc
+                        ORDER BY model, relation, split, instance_id, prompt_id""").pl()
     trick = con.sql("""SELECT model, relation, kind, word, relatum, prompt_id,
                                   (CASE WHEN kind = 'symmetric' THEN mu ELSE alpha END)::DOUBLE
                                       AS hit
-                           FROM semrel_trick WHERE k = 5""").pl()
+                           FROM semrel_trick WHERE k = 5
+                           ORDER BY model, relation, word, relatum, prompt_id""").pl()
     proto = con.sql("""SELECT model, relation, split, instance_id, prompt_id, p
-                           FROM semrel_probe_p""").pl()
+                           FROM semrel_probe_p
+                           ORDER BY model, relation, split, instance_id, prompt_id""").pl()
     humans = con.execute("SELECT DISTINCT model FROM semrel_runs WHERE is_human").fetchall()
     models = [r[0] for r in con.execute("""SELECT DISTINCT model FROM semrel_runs
                                            WHERE NOT is_human ORDER BY model""").fetchall()]
@@ -368,7 +377,8 @@ def compare_with_humans(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         for rel in relations:
             # Appendix F: the per-word S of each prompt (as if it were the only one) as groups
             sc_rel = sc.filter((pl.col("relation") == rel) & (pl.col("model") == agent))
-            groups = [g["s"].to_list() for _, g in sc_rel.group_by("prompt_id")]
+            groups = [g["s"].to_list()
+                      for _, g in sc_rel.group_by("prompt_id", maintain_order=True)]
             if len(groups) > 1:
                 flat = [v for g in groups for v in g]
                 rows.append(_row(agent, "(prompts)", rel, "S_prompts", "levene",

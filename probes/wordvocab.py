@@ -11,6 +11,11 @@ top-k list is restricted to tokens that stand for a whole word:
 Special tokens never count. ``lowercase=True`` keeps only lower-case words (WordNet lemmas are
 lower-case). Words are plain strings, without any marker.
 
+:meth:`WholeWordVocab.every_token` is the whole vocabulary instead (Cao et al. section 5: a
+model's list "is as long as their vocabulary"): every non-special token, the lower-case whole
+words as plain words and every other token (sub-word pieces, punctuation, capitalised words)
+as its raw vocabulary entry in ``⟨ ⟩`` (:func:`nonword`), which no relatum can equal.
+
 >>> vocab = WholeWordVocab([7, 3, 9], ["dog", "cat", "Paris"])
 >>> vocab.words, vocab.ids
 (('dog', 'cat', 'Paris'), (7, 3, 9))
@@ -89,6 +94,34 @@ class WholeWordVocab:
             [i for i, _ in pairs], [w for _, w in pairs], tokenizer_size=len(tokenizer)
         )
 
+    @classmethod
+    def every_token(cls, tokenizer: Any) -> WholeWordVocab:
+        """Every non-special token of a Hugging Face tokenizer: a lower-case whole word as
+        itself, any other token as :func:`nonword` of its vocabulary entry.
+
+        >>> from tokenizers import Tokenizer, models
+        >>> from transformers import PreTrainedTokenizerFast
+        >>> vocab = {"[UNK]": 0, "dog": 1, "##s": 2, "Cat": 3, ",": 4}
+        >>> raw = Tokenizer(models.WordPiece(vocab, unk_token="[UNK]"))
+        >>> tok = PreTrainedTokenizerFast(tokenizer_object=raw, unk_token="[UNK]")
+        >>> WholeWordVocab.every_token(tok).words
+        ('dog', '⟨##s⟩', '⟨Cat⟩', '⟨,⟩')
+        """
+        vocab = tokenizer.get_vocab()
+        family = tokenizer_family(tokenizer, vocab)
+        special = set(getattr(tokenizer, "all_special_ids", []) or [])
+        pairs = []
+        for token, token_id in vocab.items():
+            if token_id in special:
+                continue
+            word = token_word(token, family)
+            pairs.append((token_id, word if word is not None and word == word.lower()
+                          else nonword(token)))
+        pairs.sort()
+        return cls(
+            [i for i, _ in pairs], [w for _, w in pairs], tokenizer_size=len(tokenizer)
+        )
+
     def restrict(self, words: Iterable[str]) -> WholeWordVocab:
         """Only the items whose word is in ``words`` (order kept).
 
@@ -148,6 +181,16 @@ def shared_words(
         )
         common = words if common is None else common & words
     return sorted(common or ())
+
+
+def nonword(token: str) -> str:
+    """How a token that is not a lower-case whole word appears in a whole-vocabulary list: its
+    raw vocabulary entry in ``⟨ ⟩`` (unique per token; never equal to a word).
+
+    >>> nonword("Ġ,"), nonword("##s")
+    ('⟨Ġ,⟩', '⟨##s⟩')
+    """
+    return f"⟨{token}⟩"
 
 
 def tokenizer_family(tokenizer: Any, vocab: Mapping[str, int] | None = None) -> Family:

@@ -39,7 +39,7 @@ from probes.backends import (
 )
 from probes.backends.base import Batcher
 from probes.models import load_tokenizer
-from probes.wordvocab import WholeWordVocab
+from probes.wordvocab import WholeWordVocab, token_word
 from tests.tolerance import approx_logprob, logprob_close
 
 TOL = 1e-4
@@ -328,6 +328,31 @@ def test_causal_topk_matches_softmax(llama: Any, smol_tokenizer: Any) -> None:
         for (_, p), i in zip(got, order, strict=True):
             assert abs(p - float(probs[i])) <= TOL
         assert all(not w.startswith(("Ġ", " ")) and w.isalpha() for w, _ in got)
+
+
+def test_causal_topk_over_every_token(llama: Any, smol_tokenizer: Any) -> None:
+    # Cao et al. section 5: the list is "as long as their vocabulary". vocab = every
+    # non-special token: the top k of the full softmax, a lower-case whole word as itself and
+    # any other token as its raw entry in angle brackets (probes.wordvocab.nonword).
+    vocab = llama.word_vocab(every_token=True)
+    special = set(smol_tokenizer.all_special_ids)
+    assert len(vocab) == len(smol_tokenizer) - len(special & set(range(len(smol_tokenizer))))
+    text = "A robin is a kind of"
+    got = llama.topk([text], 8, vocab)[0]
+    with torch.no_grad():
+        logits = llama.model(torch.tensor([smol_tokenizer(text).input_ids])).logits[0, -1]
+    probs = torch.softmax(logits.double(), dim=-1)
+    probs[list(special)] = -1.0
+    order = probs.argsort(descending=True)[:8].tolist()
+    inverse = {i: t for t, i in smol_tokenizer.get_vocab().items()}
+
+    def shown(i: int) -> str:  # the whole-word rule itself is tested in probes.wordvocab
+        t = inverse[i]
+        w = token_word(t, "bytelevel")
+        return w if w is not None and w == w.lower() else f"⟨{t}⟩"
+    assert [w for w, _ in got] == [shown(i) for i in order]
+    for (_, p), i in zip(got, order, strict=True):
+        assert abs(p - float(probs[i])) <= TOL
 
 
 def test_causal_topk_mix_is_the_weighted_mixture(llama: Any, smol_tokenizer: Any) -> None:

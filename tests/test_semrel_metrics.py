@@ -94,6 +94,12 @@ def test_completeness_eqs_13_14(con) -> None:
     # -> 0; C(dog) = .5. mA dog p0 [animal, cat] 1/2, p1 [puppy, animal] 1/2 -> .5.
     rows = values(metric(con, "semrel_completeness"), "value")
     assert rows[("human", HYP)] == 0.5 and rows[("mA", HYP)] == 0.5
+    # The denominator (eq. 13, "k to the size of the relatum set or the size of the response
+    # list, whichever is smaller"): mB dog p0 [pet, animal], k = 2 -> 2/2; p1 [animal], k =
+    # min(2, 1) = 1 -> 1/1: C(dog) = 1 (denominator |Y| = 2 would give (1 + 1/2) / 2 = 3/4).
+    # mA dog p0 [animal, cat, pet]: only the top k = 2 count -> 1/2 (the whole list: 2/2).
+    # mB SYN (|Y| = 1): big p0 [small] 0, p1 [large] 1; large p0 [big] 1, p1 [small] 0 -> 1/2.
+    assert rows[("mB", HYP)] == 1.0 and rows[("mB", SYN)] == 0.5
 
 
 def test_symmetry_needs_the_forward_hit(con) -> None:
@@ -196,6 +202,17 @@ def test_out_of_relatum_statistics(con) -> None:
     assert a["first_rank"] == pytest.approx(7 / 6)
     assert (h["tokens"], h["oor_tokens"], h["types"], h["oor_types"]) == (10, 2, 5, 2)
     assert h["all_oor"] == pytest.approx(0.25) and h["first_rank"] == pytest.approx(1.0)
+    # OOR is relative to the probe's own word ("a word that is not in the r-relatum set for
+    # either relation r" of that target word, section 4.3). mB: dog p0 pet animal, p1 animal,
+    # big p0 small large, p1 large big*, large p0 big, p1 small*: 9 tokens; big is no relatum
+    # of big and small none of large (though small is big's antonym and big large's synonym:
+    # OOR against every word's sets would give 0). Types pet, animal, small, large, big: OOR
+    # wherever they occur: none (big and small are related elsewhere; "OOR somewhere" would
+    # give 2). Lists all OOR: large p1 -> 1/6; first non-OOR rank 1 in the other five.
+    b = rows[("mB",)]
+    assert (b["tokens"], b["oor_tokens"], b["types"], b["oor_types"]) == (9, 2, 5, 0)
+    assert b["all_oor"] == pytest.approx(1 / 6) and b["first_rank"] == pytest.approx(1.0)
+    assert h["file_tokens"] == 10 and h["file_types"] == 5 and b["file_tokens"] is None
 
 
 def test_tables_1_and_2(con) -> None:

@@ -134,10 +134,16 @@ def test_tuples_before_and_after_augmentation(probes, mini_store) -> None:
 
 
 def test_relation_probe_targets_and_relatum_sets(probes, mini_store) -> None:
-    # W^r = the targets of r's tuples; the sets: tuple relata + noun-sense WordNet relata
-    # within path length 2 (an instance at the first step: rex), conflicts removed (hound).
+    # Targets: the targets of r's tuples and the words the annotators answered for r (puppy,
+    # HYP: its set is computed too); the sets: tuple relata + noun-sense WordNet relata within
+    # path length 2 (an instance at the first step: rex), conflicts removed (hound; for puppy
+    # hound is a synonym and, in dog(1), a hypernym).
     assert gold_by_target(probes["semrel/hyp"], mini_store) == {
-        "dog": ["animal", "canine", "sausage"]}
+        "dog": ["animal", "canine", "sausage"], "puppy": ["canine", "dog"]}
+    df = instances_for(probes["semrel/hyp"], mini_store)
+    # answered = 1 marks the paper's W^r (section 6.1), 0 a word only a tuple has
+    assert {t: json.loads(f)["answered"] for t, f in df.select("target", "fields").rows()} == {
+        "dog": 0, "puppy": 1}
     assert gold_by_target(probes["semrel/hpo"], mini_store) == {
         "animal": ["canine", "dog", "hound"]}
     assert gold_by_target(probes["semrel/mer"], mini_store) == {"dog": ["tail"]}
@@ -249,3 +255,23 @@ def test_human_agent_ranks_counts_and_keeps_other_rows(probes, mini_store,
     load_humans(con, store, relation_probes())  # again: replaced, not duplicated
     assert con.execute("SELECT count(*) FROM human_responses").fetchall()[0][0] == 6
     assert con.execute("SELECT count(*) FROM runs").fetchall()[0][0] == 7  # 6 human + m1
+
+
+def test_lists_rank_the_whole_vocabulary_and_reach_the_set_size(probes) -> None:
+    # Section 5: "The list returned by models is as long as their vocabulary"; eq. 13 sets
+    # completeness's k to the relatum set size (eq. 24 distinguishability's too), so the stored
+    # list must not be shorter than the set: 100 answers, or the set size rounded up to 2^n.
+    from probes.tasks import Instance, TaskContext
+    from probes.tasks.relatum import TASK
+
+    for stem in RELATION_FILES.values():
+        params = probes[f"semrel/{stem}"].spec.params
+        assert params["vocab"] == "all" and params["top_k_gold"] is True, stem
+        assert probes[f"semrel/{stem}-trick" if stem in ("hyp", "hpo", "hol", "mer")
+                      else f"semrel/{stem}"].spec.params["vocab"] == "all"
+    spec = probes["semrel/hpo"].spec
+    ctx = TaskContext("causal", None, 10)
+    for n, k in ((3, 100), (100, 100), (101, 128), (600, 1024)):
+        inst = Instance("semrel/hpo", "test", "i", "animal", [f"w{i}" for i in range(n)], [], {})
+        assert {dict(r.options)["k"] for item in TASK.items(inst, spec, ctx)
+                for r in item.requests} == {k}, n

@@ -57,7 +57,7 @@ def test_typed_params_fill_defaults_and_keep_what_was_written() -> None:
 @pytest.mark.parametrize(("task", "params", "words"), [
     ("relatum", {"top_k": "5"}, "params top_k: Input should be a valid integer"),
     ("relatum", {"top_k": 0}, "params top_k: Input should be greater than or equal to 1"),
-    ("relatum", {"vocab": "all"}, "params vocab: 'all' is not one of lowercase, words"),
+    ("relatum", {"vocab": "every"}, "params vocab: 'every' is not one of lowercase, words, all"),
     ("relatum", {"det_weights": {"a": 1}}, 'params det_weights must map both "a" and "an"'),
     ("choice", {"score": "all"}, "params score: 'all' must be one of whole, continuation"),
     ("choice", {"capitalise": True}, "unknown params key 'capitalise' for task choice (did you "

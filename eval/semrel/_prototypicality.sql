@@ -14,7 +14,7 @@ WITH outside AS (
 SELECT r.probe, r.relation, r.instance_id, r.prompt_id, r.word
 FROM semrel_probe_r r
 ANTI JOIN outside o USING (probe, instance_id, prompt_id)
-WHERE r.relation IN ('HYP', 'HOL', 'ANT', 'SYN') AND r.r < 1 - 1e-9;
+WHERE r.relation IN ('HYP', 'HOL', 'ANT', 'SYN') AND r.r < 1 - 1e-9 AND r.in_targets;
 
 CREATE OR REPLACE TEMP VIEW semrel_probe_p AS
 WITH humans AS (

@@ -18,6 +18,12 @@
 --   left out; a probe with none in L_k is left out of delta(r, s)).
 -- - semrel_rank: 'zero' (default; rho = (rank - 1) / k, the top word 0) or 'one' (rho =
 --   rank / k). docs/semrel.md gives the human AuDC under each reading.
+-- - semrel_conflicts: 'all' (default; relationally ambiguous relata removed from every set, tuple
+--   relata included) or 'keep-tuples'; see semrel_restored below.
+-- - semrel_entropy_population: 'file' (default; R over every loaded human answer) or 'targets'
+--   (R over W^r's answers only); see semrel_entropy_tokens below.
+-- - semrel_targets: 'answered' (default; W^r = the words the annotators answered) or 'tuples'
+--   (W^r = the targets of the reconstructed tuples); see semrel_targets below.
 --
 -- Conventions
 -- - Relations: HYP, HPO, HOL, MER (asymmetric), ANT, SYN (symmetric); probe semrel/<code in
@@ -82,18 +88,66 @@ SELECT DISTINCT lower(target) AS word,
 FROM instances
 WHERE probe = 'semrel/tuples' AND semrel_keep(lower(target)) AND semrel_keep(lower(gold[1]));
 
--- W^r: the targets of the relation's tuples (section 4.2).
+-- W^r (section 4.2, Table 1). semrel_targets 'answered' (default): the words of the relation
+-- probe that the annotators answered (the instance field `answered`, from the response file;
+-- section 6.1: the probes of Table 1 are what the questionnaires held), limited to the shared
+-- vocabulary; a relation without any answered word (no response file in the store) falls back
+-- to its tuple targets. 'tuples': the targets of the relation's tuples T^r (kgprobe's earlier
+-- reading; our tuples are a reconstruction, so they hold other words than the paper's).
+CREATE OR REPLACE TEMP VIEW semrel_answered AS
+SELECT DISTINCT lower(i.target) AS word, p.relation
+FROM instances i JOIN semrel_all_probes p USING (probe)
+WHERE NOT p.trick AND semrel_keep(lower(i.target))
+  AND coalesce(json_extract_string(i.fields, '$.answered') IN ('true', '1'), false);
+
 CREATE OR REPLACE TEMP VIEW semrel_targets AS
-SELECT DISTINCT word, relation FROM semrel_tuples;
+SELECT word, relation FROM semrel_answered
+WHERE coalesce(getvariable('semrel_targets'), 'answered') = 'answered'
+UNION
+SELECT DISTINCT word, relation FROM semrel_tuples
+WHERE coalesce(getvariable('semrel_targets'), 'answered') = 'tuples'
+   OR relation NOT IN (SELECT relation FROM semrel_answered);
+
+-- Conflict removal (section 4.3, "we therefore solve this problem by removing all relationally
+-- ambiguous relata for each target word"). The exported relatum sets (semrel-relata.rq) hold
+-- the rule 'all' (default): a relatum in two relations' sets of a word is removed from every
+-- set, tuple relata included. semrel_conflicts 'keep-tuples': a tuple relatum (w, r, v) removed
+-- that way goes back into Y^r(w) (it stays out of the other sets), unless w has v as a tuple
+-- relatum of two relations. semrel_restored holds those relata (empty under 'all').
+CREATE OR REPLACE TEMP VIEW semrel_restored AS
+WITH t AS (
+    SELECT DISTINCT lower(target) AS word,
+           upper(json_extract_string(fields, '$.relation')) AS relation,
+           lower(gold[1]) AS relatum
+    FROM instances WHERE probe = 'semrel/tuples'
+),
+in_sets AS (
+    SELECT DISTINCT lower(target) AS word, lower(unnest(gold)) AS relatum
+    FROM instances WHERE probe = 'semrel/relata'
+),
+one_relation AS (
+    SELECT word, relatum FROM t GROUP BY ALL HAVING count(DISTINCT relation) = 1
+)
+SELECT t.word, t.relation, t.relatum
+FROM t SEMI JOIN one_relation USING (word, relatum)
+ANTI JOIN in_sets USING (word, relatum)
+WHERE coalesce(getvariable('semrel_conflicts'), 'all') = 'keep-tuples'
+  AND t.relatum <> t.word;
 
 -- The relation and trick probes' instances of kept words: gold = the set limited to the
--- shared vocabulary (may be empty), raw_gold = before limiting. A relation probe keeps the
--- words of W^r; a trick probe the relata of the relation's tuples.
+-- shared vocabulary (may be empty), raw_gold = before limiting (with semrel_restored's relata
+-- under 'keep-tuples'). A relation probe keeps the words of W^r; a trick probe the relata of
+-- the relation's tuples.
 CREATE OR REPLACE TEMP VIEW semrel_instances AS
-WITH raw AS (
+WITH restored AS (
+    SELECT word, relation, list(relatum) AS relata FROM semrel_restored GROUP BY ALL
+),
+raw AS (
     SELECT i.probe, p.relation, p.trick, i.split, i.instance_id, lower(i.target) AS word,
-           list_distinct(list_transform(coalesce(i.gold, []), lambda g: lower(g))) AS raw_gold
+           list_distinct(list_concat(list_transform(coalesce(i.gold, []), lambda g: lower(g)),
+                                     coalesce(r.relata, []::VARCHAR[]))) AS raw_gold
     FROM instances i JOIN semrel_all_probes p USING (probe)
+    LEFT JOIN restored r ON r.word = lower(i.target) AND r.relation = p.relation
 ),
 kept AS (
     SELECT probe, split, instance_id, list(g ORDER BY g) AS gold
@@ -106,21 +160,28 @@ FROM raw LEFT JOIN kept USING (probe, split, instance_id)
 WHERE (NOT raw.trick AND (raw.word, raw.relation) IN (SELECT (word, relation) FROM semrel_targets))
    OR (raw.trick AND (raw.word, raw.relation) IN (SELECT (relatum, relation) FROM semrel_tuples));
 
--- Every (word, relation, relatum) of the limited relatum sets Y^r(w).
+-- Every (word, relation, relatum) of the limited relatum sets Y^r(w) (semrel_conflicts: the
+-- restored tuple relata too).
 CREATE OR REPLACE TEMP VIEW semrel_sets AS
 SELECT DISTINCT word, relation, relatum
 FROM (
     SELECT lower(i.target) AS word, upper(json_extract_string(i.fields, '$.relation'))
            AS relation, lower(unnest(i.gold)) AS relatum
     FROM instances i WHERE i.probe = 'semrel/relata'
+    UNION ALL
+    SELECT word, relation, relatum FROM semrel_restored
 )
 WHERE relation IN (SELECT relation FROM semrel_relations) AND semrel_keep(relatum);
 
 -- Ranked answer lists, one row per (agent, probe, instance, prompt): answers[1] is the top.
+-- A model's non-word token (vocab 'all': '⟨token⟩', probes.wordvocab.nonword) keeps its case,
+-- so two tokens never merge; words are lower-cased.
 CREATE OR REPLACE TEMP VIEW semrel_lists AS
 WITH kept AS (
     SELECT r.model, r.is_human, r.run_id, r.probe, r.relation, r.trick, s.split,
-           s.instance_id, s.prompt_id, lower(s.token) AS token, min(s.rank) AS rank
+           s.instance_id, s.prompt_id,
+           CASE WHEN s.token LIKE '⟨%' THEN s.token ELSE lower(s.token) END AS token,
+           min(s.rank) AS rank
     FROM responses s JOIN semrel_runs r USING (run_id, probe)
     WHERE r.is_human OR coalesce(getvariable('semrel_model_lists'), 'full') = 'full'
        OR semrel_keep(lower(s.token))
@@ -202,21 +263,48 @@ FROM human_responses h
 JOIN semrel_instances i ON i.probe = h.probe AND i.instance_id = h.instance_id AND NOT i.trick
 WHERE trim(h.response) <> '';
 
+-- The human answers whose R is computed (semrel_entropy_population): 'file' (default) = every
+-- loaded answer of the relation probes, whatever the word (the response file, no vocabulary
+-- limit: the population of section 6.1's 93,120 tokens and, by its counts, of Table 3 and
+-- footnote 15: R = 0 for HOL 17 and SYN 36 as in Table 3 on the file, 16 and 34 on W^r);
+-- 'targets' = the answers of W^r only (semrel_human_tokens). in_targets: the probe's word is
+-- in W^r (the prototypicality set takes only those).
+CREATE OR REPLACE TEMP VIEW semrel_entropy_tokens AS
+SELECT h.probe, p.relation, h.instance_id, h.prompt_id, lower(i.target) AS word,
+       lower(trim(h.response)) AS response,
+       (h.probe, h.instance_id) IN (SELECT (probe, instance_id) FROM semrel_instances
+                                    WHERE NOT trick) AS in_targets
+FROM human_responses h
+JOIN semrel_all_probes p ON p.probe = h.probe AND NOT p.trick
+JOIN instances i ON i.probe = h.probe AND i.instance_id = h.instance_id
+WHERE trim(h.response) <> ''
+  AND (coalesce(getvariable('semrel_entropy_population'), 'file') = 'file'
+       OR (h.probe, h.instance_id) IN (SELECT (probe, instance_id) FROM semrel_instances
+                                       WHERE NOT trick));
+
 -- Human response entropy R per probe (eq. 19): p(v) = the pooled normalised frequency of
 -- answer v over all annotators' answer tokens; R = H(p) / log2 |D|, |D| = distinct answers;
 -- R = 0 when |D| = 1. n_distinct is Table 3's "length".
 CREATE OR REPLACE TEMP VIEW semrel_probe_r AS
 WITH counts AS (
-    SELECT probe, relation, instance_id, prompt_id, word, response, count(*) AS c
-    FROM semrel_human_tokens GROUP BY ALL
+    SELECT probe, relation, instance_id, prompt_id, word, in_targets, response, count(*) AS c
+    FROM semrel_entropy_tokens GROUP BY ALL
 ),
 p AS (
     SELECT *, c / sum(c) OVER (PARTITION BY probe, instance_id, prompt_id) AS p FROM counts
 )
-SELECT probe, relation, instance_id, prompt_id, word, count(*) AS n_distinct,
-       sum(c) AS tokens, -sum(p * log2(p)) AS h,
-       CASE WHEN count(*) = 1 THEN 0.0 ELSE -sum(p * log2(p)) / log2(count(*)) END AS r,
-       list(response) AS answers
+-- The entropy is summed in a fixed order (list_sum over the terms sorted by count, then
+-- answer), not by sum(), whose order follows DuckDB's threads, and R is rounded to 12 decimals:
+-- probes whose R is equal (every uniform answer distribution has R = 1, whatever |D|) get the
+-- same number, so the ties of the Mann-Whitney tests (footnote 15) are the true ones and do not
+-- change between two runs.
+SELECT probe, relation, instance_id, prompt_id, word, in_targets, count(*) AS n_distinct,
+       sum(c) AS tokens, -list_sum(list(p * log2(p) ORDER BY c DESC, response)) AS h,
+       CASE WHEN count(*) = 1 THEN 0.0
+            ELSE round(-list_sum(list(p * log2(p) ORDER BY c DESC, response))
+                       / log2(count(*)), 12)
+       END AS r,
+       list(response ORDER BY c DESC, response) AS answers
 FROM p GROUP BY ALL;
 
 -- semrel_rank_base: 1 when rho = (rank - 1) / k (default: the top word has rho 0), 0 when

@@ -7,7 +7,10 @@
 --   instances whose limited relatum set is empty (model '(all)', as semrel_empty_sets);
 --   multi_word_answer: human answers (human_responses rows) with more than one word;
 --   not_in_any_vocab: human answers in no model's vocabulary (possible typos; only when
---   model_vocab has rows). Shared views: eval/semrel/_views.sql.
+--   model_vocab has rows); list_shorter_than_set: a model's lists (relation probes) shorter
+--   than the probe's limited relatum set, so completeness's and distinguishability's k =
+--   |Y^r(w)| (eqs. 13, 24) is cut to the list length (run the probes with top_k_gold: true).
+--   Shared views: eval/semrel/_views.sql.
 -- tasks: [relatum]
 -- grain: [model, probe, kind]
 -- plot: false
@@ -35,6 +38,10 @@ FROM models WHERE model NOT IN (SELECT model FROM semrel_vocab_models)
 UNION ALL
 SELECT '(all)', probe, 'empty_set', count(*) FILTER (WHERE len(gold) = 0), count(*)
 FROM semrel_instances GROUP BY ALL
+UNION ALL
+SELECT model, probe, 'list_shorter_than_set', count(*) FILTER (WHERE len(answers) < len(gold)),
+       count(*)
+FROM semrel_probes WHERE NOT is_human AND len(gold) > 0 GROUP BY ALL
 UNION ALL
 SELECT 'human', probe, 'multi_word_answer', count(*) FILTER (WHERE response LIKE '% %'),
        count(*)

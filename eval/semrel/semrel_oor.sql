@@ -6,12 +6,19 @@
 --   words), oor_tokens, oor_types (types OOR wherever they occur), value = the OOR token
 --   share, oor_type_share, all_oor = the share of lists (probes) made only of OOR words (top
 --   10 for models), first_rank = the mean rank of the first non-OOR word in the ranked list
---   (lists with one).
+--   (lists with one). Humans also: file_tokens, file_types = every loaded answer of the
+--   response file (all answered words and Appendix A prompts, no vocabulary limit: section
+--   6.1's 93,120 tokens, 7,216 types).
 -- tasks: [relatum]
 -- grain: [model]
 -- plot: false
 -- requires: [_views.sql]
 WITH related AS (SELECT DISTINCT word, relatum FROM semrel_sets),
+file_answers AS (
+    SELECT lower(trim(h.response)) AS response
+    FROM human_responses h JOIN semrel_relations USING (probe)
+    WHERE trim(h.response) <> ''
+),
 human_tok AS (
     SELECT 'human' AS model, t.probe, t.instance_id, t.prompt_id, t.response AS token,
            r.relatum IS NULL AS oor
@@ -44,5 +51,8 @@ SELECT t.model, avg(t.oor::INTEGER) AS value, count(*) AS tokens,
            AS all_oor_lists,
        (SELECT count(*) FROM per_list p WHERE p.model = t.model) AS lists,
        (SELECT avg(f.rank) FROM first_rank f WHERE f.model = t.model AND f.rank IS NOT NULL)
-           AS first_rank
+           AS first_rank,
+       CASE WHEN t.model = 'human' THEN (SELECT count(*) FROM file_answers) END AS file_tokens,
+       CASE WHEN t.model = 'human' THEN (SELECT count(DISTINCT response) FROM file_answers)
+       END AS file_types
 FROM tok t GROUP BY t.model ORDER BY ALL

@@ -4,7 +4,8 @@
 --   probes with human answers (pooled normalised frequency of the answer tokens; R = 0 when one
 --   distinct answer); r0 = probes with R = 0 (Table 3), r1 = probes with R = 1 (removed from
 --   prototypicality), mean_r_nonzero = the mean R without the zeros (Fig. 2), length = the
---   mean number of distinct answers (Table 3), tokens = answer tokens.
+--   mean number of distinct answers (Table 3), tokens = answer tokens. Over the answers of
+--   semrel_entropy_population (default 'file': every loaded answer, no vocabulary limit).
 -- tasks: [relatum]
 -- grain: [model, probe]
 -- plot: false

@@ -1,7 +1,8 @@
 -- name: semrel_tables
 -- description: >-
---   Tables 1 and 2 of Cao et al. per relation (probe): prompts |P^r|, words |W^r| (targets of
---   the tuples, shared vocabulary), value = probes |X^r| = |P^r| x |W^r|; tuples (after
+--   Tables 1 and 2 of Cao et al. per relation (probe): prompts |P^r|, words |W^r| (semrel_targets:
+--   by default the words the annotators answered, shared vocabulary; answered = of them, those
+--   with a human answer loaded), value = probes |X^r| = |P^r| x |W^r|; tuples (after
 --   augmentation), source_tuples (before); before_mean / before_sd = tuple relata per target
 --   (Table 2 "before expansion"), after_mean / after_sd = the limited relatum set size.
 -- tasks: [relatum]
@@ -18,8 +19,14 @@ before AS (
 after AS (
     SELECT i.relation, i.word, len(i.gold) AS n FROM semrel_instances i WHERE NOT i.trick
 )
-SELECT rel.probe, p.prompts, count(DISTINCT b.word) AS words,
-       p.prompts * count(DISTINCT b.word) AS value,
+SELECT rel.probe, p.prompts,
+       (SELECT count(*) FROM semrel_instances i WHERE i.relation = rel.relation AND NOT i.trick)
+           AS words,
+       p.prompts * (SELECT count(*) FROM semrel_instances i
+                    WHERE i.relation = rel.relation AND NOT i.trick) AS value,
+       (SELECT count(DISTINCT i.word) FROM semrel_instances i
+        JOIN human_responses h ON h.probe = i.probe AND h.instance_id = i.instance_id
+        WHERE i.relation = rel.relation AND NOT i.trick) AS answered,
        (SELECT count(*) FROM semrel_tuples t WHERE t.relation = rel.relation) AS tuples,
        (SELECT count(*) FROM semrel_tuples t WHERE t.relation = rel.relation AND t.source)
            AS source_tuples,
@@ -30,5 +37,5 @@ FROM semrel_relations rel
 LEFT JOIN prompts p USING (probe)
 LEFT JOIN before b ON b.relation = rel.relation
 GROUP BY rel.probe, rel.relation, p.prompts
-HAVING count(b.word) > 0
+HAVING words > 0
 ORDER BY ALL

@@ -103,7 +103,7 @@ class Scorer:
         self.source = source
         self.progress: Callable[[int], None] | None = None
         self._logit_budget = (1 << 27) if device.type != "cpu" else (1 << 23)  # CPU: fits L3
-        self._vocabs: dict[tuple[bool, int], WholeWordVocab] = {}
+        self._vocabs: dict[tuple[bool, int, bool], WholeWordVocab] = {}
         self.set_batch_size(batch_size, max_batch_tokens)
 
     def set_batch_size(self, batch_size: int | None, max_batch_tokens: int | None = None) -> None:
@@ -238,13 +238,16 @@ class Scorer:
             "tokenizer": type(self.tokenizer).__name__,
         }
 
-    def word_vocab(self, *, lowercase: bool = False, min_length: int = 1) -> WholeWordVocab:
-        """The whole-word items of this model's tokenizer (cached)."""
-        key = (lowercase, min_length)
+    def word_vocab(self, *, lowercase: bool = False, min_length: int = 1,
+                   every_token: bool = False) -> WholeWordVocab:
+        """The whole-word items of this model's tokenizer (cached); ``every_token``: the whole
+        vocabulary (WholeWordVocab.every_token; the other arguments are then ignored)."""
+        key = (lowercase, min_length, every_token)
         if key not in self._vocabs:
-            self._vocabs[key] = WholeWordVocab.from_tokenizer(
-                self.tokenizer, lowercase=lowercase, min_length=min_length
-            )
+            self._vocabs[key] = (
+                WholeWordVocab.every_token(self.tokenizer) if every_token
+                else WholeWordVocab.from_tokenizer(
+                    self.tokenizer, lowercase=lowercase, min_length=min_length))
         return self._vocabs[key]
 
     def describe(self) -> dict[str, Any]:

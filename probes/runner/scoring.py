@@ -15,13 +15,16 @@ from probes.tasks import Request, Rows, Task
 
 
 def vocab_for(scorer: Any, name: str) -> Any:
-    """The whole-word vocabulary a topk request names: ``words`` (the backend's default,
-    None) or ``lowercase`` (lower-case whole words only)."""
+    """The vocabulary a topk request names: ``words`` (the backend's default, None),
+    ``lowercase`` (lower-case whole words only) or ``all`` (every token; the non-words marked,
+    probes.wordvocab.nonword)."""
     if name == "words":
         return None
     if name == "lowercase":
         return scorer.word_vocab(lowercase=True)
-    raise ProbeError(f"unknown vocab {name!r}: use words or lowercase")
+    if name == "all":
+        return scorer.word_vocab(every_token=True)
+    raise ProbeError(f"unknown vocab {name!r}: use words, lowercase or all")
 
 
 def score_requests(scorer: Any, reqs: Sequence[Request]) -> list[Any]:

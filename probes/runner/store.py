@@ -16,6 +16,7 @@ from probes.results import transaction
 from probes.results.upgrade import subsumption_prompts
 from probes.results.writers import PromptRow, Run, start_run, write_prompts
 from probes.runner.plan import Plan, RunOptions, run_identity, slot_token
+from probes.runner.scoring import vocab_for
 from probes.spec import Probe
 from probes.tasks import Item, Request
 
@@ -106,7 +107,8 @@ def record_vocab(con: duckdb.DuckDBPyConnection, scorer: Any,
         if con.execute("SELECT count(*) FROM model_vocab WHERE model = ? AND vocab = ?",
                        [scorer.name, name]).fetchall()[0][0]:
             continue
-        vocab = scorer.word_vocab(lowercase=name == "lowercase")
+        vocab = vocab_for(scorer, name)
+        vocab = scorer.word_vocab() if vocab is None else vocab
         table = pa.table({"model": [scorer.name] * len(vocab.words), "vocab": [name] * len(
             vocab.words), "word": list(vocab.words)})
         con.register("kgp_vocab", table)

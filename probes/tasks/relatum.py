@@ -23,8 +23,13 @@ Params:
   sentence is otherwise capitalised); Cao et al.'s probes are all lower case ("a wall is a part
   of [DET] [V]", eq. 10). Wins over ``capitalize``.
 - ``vocab``: which answers count: ``lowercase`` (default; lower-case whole words of the
-  model's vocabulary, like WordNet lemmas) or ``words`` (every whole word). Sub-word pieces
-  never count (probes.wordvocab).
+  model's vocabulary, like WordNet lemmas), ``words`` (every whole word) or ``all`` (the whole
+  vocabulary ranked, as Cao et al. section 5: sub-word pieces, punctuation and capitalised words
+  keep their place in the list as ``⟨token⟩``, probes.wordvocab.nonword, and never equal a
+  word, so a non-word top-1 scores as a miss).
+- ``top_k_gold``: keep at least as many answers as the instance's gold set has, rounded up to
+  a power of two (Cao et al. eq. 13 sets completeness's k to the relatum set's size, and
+  distinguishability's L_k has k = that size: a list cut at ``top_k`` below it would cut k).
 - ``inflections``: off by default (a response must equal a gold answer). ``noun``, ``verb``,
   ``adjective``, ``adverb`` or ``any``: a response that is an inflected form of a gold answer
   of that part of speech by WordNet's morphology counts as that answer ("fingers" for
@@ -62,7 +67,7 @@ from probes.tasks import Instance, Item, Request, Task, TaskContext, TaskParams,
 if TYPE_CHECKING:
     from probes.spec import ProbeSpec
 
-VOCABS = ("lowercase", "words")
+VOCABS = ("lowercase", "words", "all")
 INFLECTIONS = ("noun", "verb", "adjective", "adverb", "any")
 DET_WEIGHTS = {"a": 21626, "an": 3430}
 """Per-million frequencies of "a" and "an" in the BNC (Leech, Rayson and Wilson 2001)."""
@@ -107,7 +112,10 @@ class RelatumParams(TaskParams):
     lower_case: bool = Field(False, description=(
         "lower-case the prompt's first character (wins over `capitalize`)"))
     vocab: str = Field("lowercase", description=(
-        "which answers count: `lowercase` (lower-case whole words) or `words` (every whole word)"))
+        "which answers count: `lowercase` (lower-case whole words), `words` (every whole word) "
+        "or `all` (the whole vocabulary, non-words marked `⟨token⟩`)"))
+    top_k_gold: bool = Field(False, description=(
+        "keep at least as many answers as the instance's gold set, rounded up to a power of 2"))
     inflections: str | None = Field(None, description=(
         "also count an inflected form of a gold answer as that answer, by WordNet's morphology "
         "(\"fingers\" for \"finger\"): `noun`, `verb`, `adjective`, `adverb` or `any` (the forms "
@@ -172,6 +180,8 @@ class RelatumTask(Task):
     def items(self, inst: Instance, spec: ProbeSpec, ctx: TaskContext) -> list[Item]:
         p: RelatumParams = self.typed_params(spec)
         k = p.top_k if p.top_k is not None else int(ctx.top_k)
+        if p.top_k_gold and len(inst.gold) > k:
+            k = 1 << (len(inst.gold) - 1).bit_length()
         slot_det, capitalize, lower_case = p.slot_det, p.capitalize, p.lower_case
         options = (("k", k), ("vocab", p.vocab))
         mix = det_mix(p.det_weights if p.det_weights is not None else DET_WEIGHTS)
