@@ -79,7 +79,9 @@ def compute_metrics(con: duckdb.DuckDBPyConnection, names: Sequence[str] | None 
     """Every metric of ``dirs`` (default: eval/metrics) named in ``names`` (default: all), as
     one long table: ``metric``, the model of the run when the metric has ``run_id`` in its
     grain, the grain columns, ``value`` and ``n``; only ``run_ids``' rows when given. An unknown
-    metric name is a ProbeError listing the known ones."""
+    metric name is a ProbeError listing the known ones. The metrics run as in every report
+    (:func:`eval.sqlfile.run_metric`): ``con`` becomes a metric sandbox (no external access,
+    configuration locked), so give it a read-only connection of its own."""
     from eval.sqlfile import MetricError, discover_metrics, run_metric
 
     try:
@@ -218,7 +220,8 @@ def write_outputs(con: duckdb.DuckDBPyConnection, output_path: Path, run_ids: Se
                   config: dict[str, Any], log_samples: bool = False,
                   metric_dirs: Sequence[Path] | None = None) -> list[Path]:
     """Write the results JSON, the Parquet files and (``log_samples``) the samples JSONL of
-    ``run_ids`` under ``output_path/<model>/``; returns the paths written."""
+    ``run_ids`` under ``output_path/<model>/``; returns the paths written. ``con``: a read-only
+    connection (the metrics make it a sandbox, see :func:`compute_metrics`)."""
     if output_path.exists() and not output_path.is_dir():
         raise ProbeError(f"--output-path {output_path} is a file; give a folder")
     runs = frame(con, f"""SELECT run_id, model, revision, backend, task, probe, status,

@@ -125,7 +125,10 @@ def main(argv: list[str] | None = None, scorer_factory: ScorerFactory | None = N
         t0 = time.perf_counter()
         reports = [run_probe(con, scorer, p, opts, where, (plans or {}).get(p.spec.name))
                    for p in probes]
-        if args.output_path is not None:
+        if args.output_path is not None:  # metrics read a read-only copy of the file,
+            con.close()                      # sandboxed (eval.sqlfile.sandbox)
+            con = None
+            con = connect(args.results, read_only=True)
             written = outputs.write_outputs(
                 con, args.output_path, [r.run_id for r in reports],
                 {"model": args.model, **opts.runtime, "probes": [r.probe for r in reports],
