@@ -225,11 +225,22 @@ def test_builtin_metrics_name_support_files_of_the_eval_package_only() -> None:
             assert req.resolve().is_relative_to(BUILTIN_ROOT.resolve())
 
 
+# ``r.main.scores``: the table of the results file (catalog ``r``); ``main.scores`` would name
+# the view itself (the temporary catalog has a schema ``main`` too).
 SHADOW = (HEADER.format(name="a_shadow") +
           "CREATE OR REPLACE TEMP VIEW scores AS SELECT * REPLACE (-score AS score) "
-          "FROM main.scores;\n"
-          "CREATE OR REPLACE TEMP VIEW runs AS SELECT * FROM main.runs;\n"
+          "FROM r.main.scores;\n"
           "SELECT 't/c' AS probe, 0 AS value\n")
+
+
+def test_the_shadowing_view_would_change_the_number_if_it_leaked(results: Path) -> None:
+    """The attack is real: on one plain connection (the old behaviour) the view makes
+    choice_accuracy 2/5 = 0.400."""
+    con = duckdb.connect(str(results), read_only=True)
+    con.execute(SHADOW.split(";")[0])
+    sql = (default_metric_dir() / "choice_accuracy.sql").read_text()
+    assert [r[3] for r in con.execute(sql).fetchall()] == [pytest.approx(0.4)]
+    con.close()
 
 
 def test_a_temp_view_shadowing_scores_does_not_reach_the_next_metric(
@@ -318,3 +329,15 @@ def test_build_report_with_a_shadowing_metric_in_the_list(results: Path) -> None
     acc = next(r for r in report.results if r.metric.name == "choice_accuracy")
     assert [row["value"] for row in acc.rows] == [pytest.approx(0.6)]
     con.close()
+
+
+def test_report_settings_reach_each_metric_cursor() -> None:
+    """DuckDB variables belong to one connection: the semrel report's settings (``SET
+    VARIABLE semrel_rank``, a list of models) are copied onto each metric's cursor."""
+    con = connect(":memory:")
+    con.execute("SET VARIABLE semrel_rank = 'one'")
+    con.execute("SET VARIABLE semrel_vocab_models = ?::VARCHAR[]", [["a", "b"]])
+    metric = parse_metric(HEADER.format(name="v") + "SELECT 'p' AS probe, "
+                          "getvariable('semrel_rank') || len(getvariable('semrel_vocab_models'))"
+                          " AS value\n", "v.sql")
+    assert run_metric(con, metric)[1] == [("p", "one2")]
