@@ -441,8 +441,11 @@ def run_metric(con: duckdb.DuckDBPyConnection, metric: MetricFile
             cols = [d[0] for d in result.description or []]
             rows = result.fetchall()
         except duckdb.Error as e:
+            hint = ("; a metric file reads the tables of the results file only (no other file, "
+                    "URL or extension): load other data into the results file first"
+                    if isinstance(e, duckdb.PermissionException) else "")
             raise MetricFileError(metric.path, _error_line(str(e), metric.sql),
-                                  f"the query fails: {_error_text(str(e))}") from e
+                                  f"the query fails: {_error_text(str(e))}{hint}") from e
     missing = [c for c in [*metric.grain, "value"] if c not in cols]
     if missing:
         raise MetricFileError(metric.path, metric.header_lines.get("grain"),

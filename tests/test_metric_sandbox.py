@@ -150,6 +150,7 @@ def test_read_text_of_etc_passwd_is_refused(results: Path, tmp_path: Path,
     captured = capsys.readouterr()
     assert f"{mine / 'leak.sql'}:6: the query fails" in captured.err
     assert "disabled by configuration" in captured.err
+    assert "reads the tables of the results file only" in captured.err
     assert "root:" not in captured.out + captured.err
     assert not (tmp_path / "rep" / "report.md").exists() and counts(results) == (5, 10, 1)
 
