@@ -9,7 +9,11 @@ Runs the metric files of ``eval/copen/`` over the results file and prints markdo
    **Human** row quoted from the paper. Each column header names its split. The zero-shot cell
    of a model uses the text part of the paper's Table 8 for that model
    (:func:`probes.copen.forms.table8_part`; ``--zs-part dev`` picks the part that is best on
-   dev instead) and names it in brackets.
+   dev instead) and names it in brackets; the chain-level cell uses ``answer`` (BART ``all``),
+   the part of the authors' ``merge_result`` (:func:`probes.results.copen.chain_part`).
+   Only seeds are pooled: runs of one model that differ in any setting that changes a score
+   (``--span``, ``--tokenisation``, the 120-token cut, revision, dtype, a training setting)
+   are separate rows, named by the settings that differ (:func:`settings_of`).
 2. zero-shot accuracy of every text part (Table 11);
 3. the analyses: CSJ MRR and the MRR of hard vs easy distractors (Table 3), CPJ false
    positives among errors (Table 4), CiC out-of-context predictions among errors (Table 5) and
@@ -45,9 +49,9 @@ from eval.report import (
     metric_rows,
     report_command,
 )
-from eval.stats import proportion_ci
+from eval.stats import paired_comparison, proportion_ci
 from probes.results import ProbeError
-from probes.results.copen import PARTS, seed_summary, table8_part
+from probes.results.copen import PARTS, chain_part, seed_summary, table8_part
 
 METRIC_DIR = Path(__file__).with_name("copen")
 TASKS = ("csj", "cpj", "cic")
@@ -56,9 +60,20 @@ METHODS = (("zero-shot", "ZP"), ("linear", "LP"), ("finetune", "FT"))
 HUMAN = {"CSJ": 79.5, "CPJ": 91.4, "CPJ chain": 91.2, "CiC": 85.6}
 """The paper's human row of Table 2 (quoted, not measured here)."""
 PAPER_RANDOM = {"CSJ": 4.8, "CPJ": 50.0, "CPJ chain": 7.2, "CiC": 27.7}
-"""The paper's random row of Table 2 (on the test set), for comparison with the computed one."""
+"""The paper's random row of Table 2 (on the test set), for comparison with the computed one.
+The chain-level 7.2 is not what the computed rule (mean of 0.5^L over the chains) gives on the
+authors' 102 test chains: their stored probing results (``code/probing/task2/output/results``)
+count 15, 20, 21, 17, 13, 14, 2 chains of 2..8 statements, which give 8.25."""
+CHAIN_RANDOM_AUTHORS = 8.25
+"""mean(0.5^L) over the authors' 102 test chains, in %."""
 COLUMNS = (("CSJ", "csj", "copen_accuracy"), ("CPJ", "cpj", "copen_accuracy"),
            ("CPJ chain", "cpj", "copen_cpj_chain_accuracy"), ("CiC", "cic", "copen_accuracy"))
+"""Table 2's columns: (header, task, metric)."""
+
+
+def _column(task: str, metric: str) -> str:
+    """The key of a column's zero-shot part: the task, or ``cpj chain``."""
+    return "cpj chain" if metric == "copen_cpj_chain_accuracy" else task
 
 
 @dataclass
@@ -72,6 +87,57 @@ class RunInfo:
     seed: int | None
     kind: str = ""
     model_type: str | None = None
+    setting: dict[str, Any] = field(default_factory=dict)
+
+
+NOT_SETTINGS = frozenset({"method", "task", "part", "context", "seed", "epochs", "best_epoch",
+                          "dev_accuracy", "model_type", "kind"})
+"""``config.runtime.copen`` keys that are not scoring settings: the run's place in the tables
+(method, task, part, context), the seed (the only thing pooled), and training outcomes."""
+
+
+def settings_of(copen: dict[str, Any], kind: str, revision: str | None, dtype: str | None
+                ) -> dict[str, Any]:
+    """The settings of a run that change its scores: every ``config.runtime.copen`` key but
+    :data:`NOT_SETTINGS`, with the revision and dtype. A zero-shot ``span`` is normalised:
+    ``pll`` is the former name of ``token``; a causal LM has no span (it scores left to right
+    either way); a seq2seq run written before seq2seq had a span option (``span`` null)
+    infilled each part as one span, ``progressive``.
+
+    >>> settings_of({"method": "zero-shot", "part": "query", "span": "pll",
+    ...              "tokenisation": "words"}, "masked", None, "float32")
+    {'span': 'token', 'tokenisation': 'words', 'revision': None, 'dtype': 'float32'}
+    >>> settings_of({"method": "zero-shot", "span": None}, "seq2seq", None, None)["span"]
+    'progressive'
+    """
+    out = {k: v for k, v in copen.items() if k not in NOT_SETTINGS}
+    if copen.get("method", "zero-shot") == "zero-shot":
+        span = out.get("span")
+        if kind == "causal":
+            span = None
+        elif span == "pll":
+            span = "token"
+        elif span is None and kind == "seq2seq":
+            span = "progressive"
+        out["span"] = span
+    return {**out, "revision": revision, "dtype": dtype}
+
+
+def _variants(runs: Sequence[RunInfo]) -> dict[str, str]:
+    """run id -> the settings that set its run apart from the same model's other runs of the
+    same method (empty when the model has one setting for that method)."""
+    groups: dict[tuple[str, str], list[RunInfo]] = {}
+    for info in runs:
+        groups.setdefault((info.model, info.method), []).append(info)
+    out = {}
+    for group in groups.values():
+        distinct = {json.dumps(i.setting, sort_keys=True, default=str) for i in group}
+        keys = sorted({k for i in group for k in i.setting
+                       if len({json.dumps(j.setting.get(k), default=str) for j in group}) > 1})
+        for info in group:
+            out[info.run_id] = ("" if len(distinct) == 1 else
+                                ", ".join(f"{k}={info.setting.get(k)}" for k in keys))
+    return out
 
 
 @dataclass
@@ -97,39 +163,55 @@ def _short(model: str) -> str:
 
 
 def _runs(con: duckdb.DuckDBPyConnection) -> dict[str, RunInfo]:
+    """The finished COPEN runs; ``model`` is the row name: the model, then in square brackets
+    the settings that set the run apart from the model's other runs of its method."""
     out = {}
-    rows = con.execute("""SELECT run_id, model, probe, config::VARCHAR, backend FROM runs
+    rows = con.execute("""SELECT run_id, model, probe, config::VARCHAR, backend, revision, dtype
+                          FROM runs
                           WHERE probe IN ('copen/csj', 'copen/cpj', 'copen/cic')
                             AND status = 'done'""").fetchall()
-    for rid, model, probe, cfg, backend in rows:
+    for rid, model, probe, cfg, backend, revision, dtype in rows:
         c = (json.loads(cfg or "{}").get("runtime") or {}).get("copen") or {}
+        kind = c.get("kind") or backend or ""
         out[rid] = RunInfo(rid, _short(model), probe.split("/")[1],
                            c.get("method", "zero-shot"), c.get("part"),
                            bool(c.get("context", True)), c.get("seed"),
-                           c.get("kind") or backend or "", c.get("model_type"))
+                           kind, c.get("model_type"), settings_of(c, kind, revision, dtype))
+    for rid, variant in _variants(list(out.values())).items():
+        if variant:
+            out[rid].model += f" [{variant}]"
     return out
 
 
+CHAIN = "cpj chain"
+"""The key of the chain-level CPJ cells in :attr:`Results.zs_part` (beside csj, cpj, cic)."""
+
+
 def choose_parts(res: Results, rule: str = "table8") -> dict[tuple[str, str], str]:
-    """(model, task) -> the zero-shot part its Table 2 cell uses: Table 8's (``table8``) or the
-    part with the best accuracy on dev (``dev``; Table 8's when no part has a dev score)."""
+    """(model, task or ``cpj chain``) -> the zero-shot part its Table 2 cell uses: Table 8's,
+    and for chain-level CPJ the authors' ``merge_result`` part (``table8``), or the part with
+    the best accuracy on dev (``dev``; the table's part when no part has a dev score)."""
     out: dict[tuple[str, str], str] = {}
     dev: dict[tuple[str, str], list[tuple[float, str]]] = {}
-    for row in res.metrics.get("copen_accuracy", []):
-        info = res.runs.get(row.get("run_id", ""))
-        if (info and info.method == "zero-shot" and info.context and row["split"] == "dev"
-                and row["value"] is not None and info.part):
-            dev.setdefault((info.model, info.task), []).append((float(row["value"]), info.part))
+    for metric, column in (("copen_accuracy", None), ("copen_cpj_chain_accuracy", CHAIN)):
+        for row in res.metrics.get(metric, []):
+            info = res.runs.get(row.get("run_id", ""))
+            if (info and info.method == "zero-shot" and info.context and row["split"] == "dev"
+                    and row["value"] is not None and info.part):
+                dev.setdefault((info.model, column or info.task), []).append(
+                    (float(row["value"]), info.part))
     for info in res.runs.values():
         if info.method != "zero-shot" or not info.context:
             continue
-        key = (info.model, info.task)
-        if rule == "dev" and dev.get(key):
-            best = max(v for v, _ in dev[key])
-            out[key] = next(p for p in PARTS[info.task] if (best, p) in dev[key])
-        else:
+        for column in (info.task, CHAIN) if info.task == "cpj" else (info.task,):
+            key = (info.model, column)
+            if rule == "dev" and dev.get(key):
+                best = max(v for v, _ in dev[key])
+                out[key] = next(p for p in PARTS[info.task] if (best, p) in dev[key])
+                continue
             try:
-                out[key] = table8_part(info.model_type, info.kind, info.task)
+                out[key] = (chain_part(info.model_type, info.kind) if column == CHAIN
+                            else table8_part(info.model_type, info.kind, info.task))
             except ProbeError:  # a run without its model kind: no Table 8 row to follow
                 continue
     return out
@@ -187,14 +269,16 @@ def _cell(values: Sequence[float]) -> str:
 def _method_cells(res: Results, metric: str, task: str, method: str, part: str | None = None,
                   context: bool = True, extra: dict[str, Any] | None = None
                   ) -> dict[str, list[float]]:
-    """model -> metric values (one per seed, or one zero-shot run) for one setting; zero-shot
-    runs of ``part``, or (``part=None``) of the part chosen for the model."""
+    """row -> metric values (one per seed, or one zero-shot run) for one setting; zero-shot
+    runs of ``part``, or (``part=None``) of the part chosen for the model and column. A row is
+    a model and one setting (:func:`_runs`), so only seeds are pooled."""
     out: dict[str, list[float]] = {}
     for info, row in _rows(res, metric, task):
         if info.method != method or info.context != context:
             continue
         if method == "zero-shot":
-            want = part if part is not None else res.zs_part.get((info.model, task))
+            want = (part if part is not None
+                    else res.zs_part.get((info.model, _column(task, metric))))
             if info.part != want:
                 continue
         if extra and any(row.get(k) != v for k, v in extra.items()):
@@ -205,11 +289,12 @@ def _method_cells(res: Results, metric: str, task: str, method: str, part: str |
 
 
 def _zs_interval(res: Results, metric: str, task: str, model: str) -> str:
-    """`` [low–high]`` (%): the 95 % bootstrap interval of a zero-shot cell's accuracy over its
+    """`` [low–high]`` (%): the 95 % Wilson interval of a zero-shot cell's accuracy over its
     ``n`` instances (chains, for CPJ chain accuracy); empty without a row."""
     for info, row in _rows(res, metric, task):
         if (info.model == model and info.method == "zero-shot" and info.context
-                and info.part == res.zs_part.get((model, task)) and row.get("n")
+                and info.part == res.zs_part.get((model, _column(task, metric)))
+                and row.get("n")
                 and row["value"] is not None):
             low, high = proportion_ci(round(float(row["value"]) * row["n"]), row["n"]) or (0, 0)
             return f" [{100 * low:.1f}–{100 * high:.1f}]"
@@ -242,7 +327,7 @@ def table2(res: Results) -> str:
                 text = _cell(values)
                 if method == "zero-shot":
                     text += (_zs_interval(res, metric, task, model)
-                             + f" ({res.zs_part.get((model, task))})")
+                             + f" ({res.zs_part.get((model, _column(task, metric)))})")
                 cells.setdefault(model, {})[(col, short)] = text
     random = _random_row(res)
     lines.append("| Random | " + " | ".join(random.get(c, "–") for c, _ in keys) + " |")
@@ -252,14 +337,55 @@ def table2(res: Results) -> str:
     lines.append("| Human (paper, quoted) | " + " | ".join(f"{HUMAN[c]:.1f}" for c, _ in keys)
                  + " |")
     rule = ("the part of the paper's Table 8 for the model (a model not in Table 8 follows its "
-            "kind's first model: BERT, GPT-2, T5)" if res.zs_rule == "table8"
+            "kind's first model: BERT, GPT-2, T5); chain-level CPJ uses answer (BART: all), "
+            "the part of the authors' merge_result" if res.zs_rule == "table8"
             else "the part with the best dev accuracy")
-    lines += ["", "ZP cells give the 95 % bootstrap interval over the instances in square "
-              "brackets (1,000 seeded resamples); the Random row is chance on the same "
+    lines += ["", "ZP cells give the 95 % Wilson interval over the instances in square "
+              "brackets; the Random row is chance on the same "
               f"instances. ZP cells name the scored text part in brackets: {rule}. The "
               "paper's random row on the test set: "
-              + ", ".join(f"{c} {v:.1f}" for c, v in PAPER_RANDOM.items()) + "."]
+              + ", ".join(f"{c} {v:.1f}" for c, v in PAPER_RANDOM.items())
+              + f" (the chain-level rule above gives {CHAIN_RANDOM_AUTHORS} on the authors' 102 "
+              "test chains of 2-8 statements). A model's runs that differ in a setting that "
+              "changes scores are separate rows, the differing settings in square brackets; "
+              "only seeds are pooled."]
     return "\n".join(lines)
+
+
+def paired_zero_shot(res: Results) -> str:
+    """Every two models' zero-shot runs of a task (the Table 2 part of each, in context)
+    compared on their shared labelled instances (``copen_instance_right``): accuracies, the
+    difference with its paired bootstrap 95 % interval and McNemar's exact test
+    (eval.stats.paired_comparison). Empty when no task has two models."""
+    right: dict[str, dict[str, float]] = {}
+    for row in res.metrics.get("copen_instance_right", []):
+        if row["split"] == res.splits.get(row["probe"].split("/")[-1]):
+            right.setdefault(row["run_id"], {})[row["instance_id"]] = float(row["value"])
+    lines = []
+    for task in TASKS:
+        chosen: dict[str, dict[str, float]] = {}
+        for info, _ in _rows(res, "copen_accuracy", task):
+            if (info.method == "zero-shot" and info.context
+                    and info.part == res.zs_part.get((info.model, task))
+                    and len(right.get(info.run_id, {})) > len(chosen.get(info.model, {}))):
+                chosen[info.model] = right[info.run_id]
+        models = sorted(chosen)
+        for i, a in enumerate(models):
+            for b in models[i + 1:]:
+                shared = sorted(set(chosen[a]) & set(chosen[b]))
+                c = paired_comparison([chosen[a][k] for k in shared],
+                                      [chosen[b][k] for k in shared])
+                if c is None:
+                    continue
+                ci = "–" if c.ci is None else f"{_pct(c.ci[0])} to {_pct(c.ci[1])}"
+                diff = round(100 * c.diff, 9) + 0.0  # no "-0.0"
+                lines.append(f"| {LABEL[task]} ({res.splits[task]}) | {a} | {b} | {c.n:,} | "
+                             f"{_pct(c.mean_a)} | {_pct(c.mean_b)} | {diff:+.1f} | {ci} | "
+                             f"{c.test} | {c.pvalue:.3g}{'*' if c.pvalue < 0.05 else ''} |")
+    if not lines:
+        return ""
+    return "\n".join(["| task | a | b | n | a | b | a − b | 95% CI of a − b | test | p |",
+                      "|---|---|---|---:|---:|---:|---:|---:|---|---:|", *lines])
 
 
 def zero_shot_parts(res: Results) -> str:
@@ -345,8 +471,15 @@ def render(res: Results) -> str:
                else "Table 2 layout, on the splits named in each column (not the test set)")
     parts += [f"Accuracy (%) per task: {where}. ZP = zero-shot probing, LP = linear probing, "
               "FT = fine-tuning; LP/FT are mean ± population std over seeds.", "",
-              f"## {heading}", "", table2(res), "",
-              "## Zero-shot by text part (Table 11)", "", zero_shot_parts(res), "",
+              f"## {heading}", "", table2(res), ""]
+    paired = paired_zero_shot(res)
+    if paired:
+        parts += ["### Zero-shot: two models on the same instances", "",
+                  "Accuracy (%) on the instances both scored; a − b with its paired bootstrap "
+                  "95 % interval (1,000 seeded resamples of the instances); McNemar's exact "
+                  "test on the instances only one of them gets right; * p < 0.05.", "",
+                  paired, ""]
+    parts += ["## Zero-shot by text part (Table 11)", "", zero_shot_parts(res), "",
               "## Analyses", ""]
     for block in analyses(res):
         parts += [block, ""]

@@ -47,6 +47,7 @@ from eval.report import (
     metric_rows,
     report_command,
 )
+from eval.stats import paired_comparison
 
 METRIC_DIR = Path(__file__).with_name("ontolama")
 KIND_ORDER = {"atomic": 0, "complex": 1}
@@ -192,6 +193,41 @@ def zero_shot_table(res: Results) -> str:
                   _pct(b.get("value")), _pct(b.get("positive_share"))]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def paired_table(res: Results) -> str:
+    """Every two models' zero-shot runs of one dataset (per model its run over the most
+    instances) compared on their shared instances: each instance's value is the share of its
+    prompts right (``ontolama_instance_accuracy``); the mean difference with its paired
+    bootstrap interval and Wilcoxon's signed-rank test (McNemar's when every value is 0 or 1,
+    eval.stats.paired_comparison). Empty when no dataset has two models."""
+    values: dict[str, dict[str, float]] = {}
+    for r in res.rows("ontolama_instance_accuracy"):
+        values.setdefault(r["run_id"], {})[r["instance_id"]] = float(r["value"])
+    best: dict[tuple[str, str], str] = {}
+    for info in _zero_shot_runs(res):
+        key = (info.probe, info.model)
+        if len(values.get(info.run_id, {})) > len(values.get(best.get(key, ""), {})):
+            best[key] = info.run_id
+    rows = []
+    for probe in sorted({p for p, _ in best}, key=_order):
+        models = sorted(m for p, m in best if p == probe)
+        for i, a in enumerate(models):
+            for b in models[i + 1:]:
+                va, vb = values[best[(probe, a)]], values[best[(probe, b)]]
+                shared = sorted(set(va) & set(vb))
+                c = paired_comparison([va[k] for k in shared], [vb[k] for k in shared])
+                if c is None:
+                    continue
+                ci = "–" if c.ci is None else f"{_pct(c.ci[0])} to {_pct(c.ci[1])}"
+                diff = round(100 * c.diff, 9) + 0.0  # no "-0.0"
+                rows.append(f"| {dataset(probe)} | {a} | {b} | {c.n:,} | {_pct(c.mean_a)} | "
+                            f"{_pct(c.mean_b)} | {diff:+.1f} | {ci} | {c.test} | "
+                            f"{c.pvalue:.3g}{'*' if c.pvalue < 0.05 else ''} |")
+    if not rows:
+        return ""
+    return "\n".join(["| dataset | a | b | n | a | b | a − b | 95% CI of a − b | test | p |",
+                      "|---|---|---|---:|---:|---:|---:|---:|---|---:|", *rows])
 
 
 def _zero_shot_at(res: Results, model: str, probe: str, template: str, label_set: str
@@ -405,7 +441,15 @@ def render(res: Results, plot: Path | None = None) -> str:
               "class-balanced sample of the split (--sample), with the 95 % Wilson interval "
               "of the mean accuracy. majority: always answering the more frequent class on "
               "them; positives: their share of label 1.", "", "## Zero-shot", "",
-              zero_shot_table(res), "", "### L3 under both class scorings", "",
+              zero_shot_table(res), ""]
+    paired = paired_table(res)
+    if paired:
+        parts += ["### Two models on the same instances", "",
+                  "Per instance the share of its prompts right; a − b: the mean difference "
+                  "(points) with its paired bootstrap 95 % interval over the shared instances "
+                  "(1,000 seeded resamples); test: Wilcoxon's signed-rank test (McNemar's for "
+                  "right/wrong values); * p < 0.05.", "", paired, ""]
+    parts += ["### L3 under both class scorings", "",
               "sum: the paper's sum of the label words' probabilities (default); mean: "
               "OpenPrompt's mean of their log-probabilities. L1 and L2 have one word per "
               "class, so they do not change.", "", scoring_table(res), "",

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import textwrap
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -211,15 +211,28 @@ Interval = tuple[float, float] | None
 
 def profile_chart(lines: Sequence[tuple[str, float | None, Interval, float | None,
                                       float | None, Interval]],
-                  title: str, path: Path, model: str = "model") -> Path:
+                  title: str, path: Path, model: str = "model", few: Collection[int] = (),
+                  few_label: str = "too few items: not drawn", caption: str = "") -> Path:
     """One horizontal bar per measure, top to bottom in the given order: ``(label, value,
     interval, chance, human, human interval)``; the bar is the model's value (named ``model``
     in the legend, its value written beside it) with its interval as an error bar, chance a
-    black dashed tick and the human value a red diamond with its own interval. The x axis runs
-    from 0 to 1 (shares); long labels are wrapped; the legend sits above the axes."""
+    black dashed tick and the human value a red diamond with its own interval. The lines at
+    the indices ``few`` (too few items for a figure) get no bar, tick or marker: a grey
+    hatched band across the axis with ``few_label`` written on it. The x axis runs from 0 to 1
+    (shares); long labels are wrapped; the legend sits above the axes and ``caption`` (wrapped)
+    under them."""
     n = len(lines)
-    with _figure(path, figsize=(9.0, 1.6 + 0.42 * n)) as (_fig, ax):
+    rows = 1 + caption.count("\n") + len(caption) // 80 if caption else 0
+    with _figure(path, figsize=(9.0, 1.6 + 0.42 * n + 0.16 * rows)) as (_fig, ax):
         ys = list(range(n))[::-1]
+        skip = {ys[i] for i in few}
+        for i, y in enumerate(sorted(skip)):
+            ax.barh(y, 1.0, height=0.6, color="none", edgecolor="0.6", hatch="///",
+                    linewidth=0.0, label="n below the minimum" if i == 0 else None)
+            ax.text(0.02, y, few_label, fontsize=7, va="center", color="0.3",
+                    bbox={"facecolor": "white", "edgecolor": "none", "pad": 1.0})
+        lines = [(lab, *(None,) * 5) if y in skip else line
+                 for y, line in zip(ys, lines, strict=True) for lab in [line[0]]]
         shown = [(y, v, ci) for y, (_, v, ci, *_) in zip(ys, lines, strict=True)
                  if v is not None]
         ax.barh([y for y, _, _ in shown], [v for _, v, _ in shown], height=0.6,
@@ -247,9 +260,11 @@ def profile_chart(lines: Sequence[tuple[str, float | None, Interval, float | Non
         ax.set_yticklabels([textwrap.fill(lab, 60) for lab, *_ in lines], fontsize=8)
         ax.set_xlim(0, 1)
         ax.set_ylim(-0.7, n - 0.3)
-        ax.set_xlabel("score (share of items right; 0 to 1)")
+        ax.set_xlabel("score (share of items right; 0 to 1)" + (
+            "\n\n" + "\n".join(textwrap.fill(part, 80) for part in caption.split("\n"))
+            if caption else ""), fontsize=8 if caption else None)
         ax.set_title(title, fontsize=10, pad=20)
         ax.grid(axis="x", alpha=0.3)
-        ax.legend(fontsize=8, frameon=False, loc="lower center", ncol=3,
+        ax.legend(fontsize=8, frameon=False, loc="lower center", ncol=4,
                   bbox_to_anchor=(0.5, 1.0), borderaxespad=0.2)
     return path

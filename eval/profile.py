@@ -3,9 +3,12 @@
 
 SQL over the results file only (the metric files of ``eval/profile_sql``, run by the report
 runner of :mod:`eval.report`): per sampled item (a semrel word, an OntoLAMA instance, a COPEN
-instance) its score, then per key measure the mean with a 95 % bootstrap interval over the items
-(:func:`eval.stats.bootstrap_ci`), beside chance and, for the semantic relations, the human
-ceiling on the same words. Writes ``profile.md`` and ``profile.png`` into a folder of their own
+instance) its score, then per key measure the mean with a 95 % interval over the items (the
+Wilson interval when every item is right or wrong, :func:`eval.stats.proportion_ci`; else the
+bootstrap over the items, :func:`eval.stats.bootstrap_ci`), beside chance and, for the semantic
+relations, the human ceiling on the same words. A measure over fewer than :data:`MIN_ITEMS`
+items is no figure: the chart draws it as a hatched band, not a bar, and says why under the
+axes; the table marks it. Writes ``profile.md`` and ``profile.png`` into a folder of their own
 (see :func:`eval.report.report_folder`) and prints the table.
 
 >>> rows = {"profile_ontolama": [
@@ -27,7 +30,8 @@ import duckdb
 
 from eval.plots import profile_chart
 from eval.report import Render, Rendered, Rows, report_command
-from eval.stats import bootstrap_ci
+from eval.sqlfile import MetricError
+from eval.stats import bootstrap_ci, proportion_ci
 from kg import config
 
 PROFILE_DIR = Path(__file__).with_name("profile_sql")
@@ -41,7 +45,8 @@ COPEN_TASKS = (("copen/csj", "CSJ: most similar entity"), ("copen/cpj", "CPJ: pr
 class ProfileLine:
     """One key measure of the profile: the model's mean over ``n`` items with its 95 %
     interval, chance on the same items, and the human value (with its interval) where there
-    is one."""
+    is one. ``shortcut``: the best model-free baseline on the same items (the shortcut
+    ceiling), where one is computed; a column of the table when any line has one."""
 
     benchmark: str
     measure: str
@@ -51,6 +56,25 @@ class ProfileLine:
     chance: float | None
     human: float | None = None
     human_ci: tuple[float, float] | None = None
+    shortcut: float | None = None
+
+    @property
+    def too_few(self) -> bool:
+        """Fewer than :data:`MIN_ITEMS` items: not drawn as a bar."""
+        return self.n < MIN_ITEMS
+
+
+def _interval(values: Sequence[float]) -> tuple[float, float] | None:
+    """Wilson for items that are each right or wrong (never zero-width), else the bootstrap.
+
+    >>> [round(v, 3) for v in _interval([1.0, 1.0, 1.0, 1.0])]
+    [0.51, 1.0]
+    >>> _interval([0.5, 0.5])
+    (0.5, 0.5)
+    """
+    if values and all(v in (0.0, 1.0) for v in values):
+        return proportion_ci(int(sum(values)), len(values))
+    return bootstrap_ci(values)
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -59,9 +83,9 @@ def _mean(values: Sequence[float]) -> float | None:
 
 def _line(benchmark: str, measure: str, values: Sequence[float], chance: float | None,
           human: Sequence[float] | None = None) -> ProfileLine:
-    return ProfileLine(benchmark, measure, len(values), _mean(values), bootstrap_ci(values),
+    return ProfileLine(benchmark, measure, len(values), _mean(values), _interval(values),
                        chance, _mean(human) if human else None,
-                       bootstrap_ci(human) if human else None)
+                       _interval(human) if human else None)
 
 
 def _semrel(rows: list[dict[str, Any]], model: str) -> list[ProfileLine]:
@@ -116,31 +140,68 @@ def _ci(ci: tuple[float, float] | None) -> str:
     return "–" if ci is None else f"{ci[0]:.3f}–{ci[1]:.3f}"
 
 
-#: Fewer items than this: the interval is marked (a bootstrap over a handful of items
-#: understates the uncertainty; four right answers out of four give 1.000-1.000).
-FEW_ITEMS = 10
+#: The fewest items a measure is drawn with: below it the chart draws a hatched band, not a
+#: bar (four right answers out of four are no evidence of "CPJ 1.00"), and the table marks it.
+MIN_ITEMS = 10
+UNITS = {"semrel": "words", "OntoLAMA": "instances", "COPEN": "instances"}
+
+
+def per_benchmark(lines: Sequence[ProfileLine]) -> str:
+    """The items per benchmark (the semrel ``all six`` line counts every word once).
+
+    >>> per_benchmark([ProfileLine("COPEN", "a", 4, 1.0, None, 0.5),
+    ...                ProfileLine("COPEN", "b", 5, 0.2, None, 0.5)])
+    'n per benchmark: COPEN 9 instances'
+    """
+    counts: dict[str, int] = {}
+    for p in lines:
+        if p.benchmark == "semrel":
+            if p.measure.startswith("all six"):
+                counts["semrel"] = p.n
+        else:
+            counts[p.benchmark] = counts.get(p.benchmark, 0) + p.n
+    return "n per benchmark: " + ", ".join(f"{b} {n:,} {UNITS.get(b, 'items')}"
+                                          for b, n in counts.items())
 
 
 def profile_table(lines: Sequence[ProfileLine], model: str) -> str:
-    """The profile as one markdown table; intervals over fewer than :data:`FEW_ITEMS` items
-    are marked with a dagger."""
-    out = [f"| benchmark | measure | n | {model} | 95% CI | chance | human (95% CI) |",
-           "|---|---|---:|---:|---:|---:|---:|"]
+    """The profile as one markdown table; measures over fewer than :data:`MIN_ITEMS` items
+    are marked with a dagger (no bar in the chart). A ``shortcut ceiling`` column when a line
+    has one."""
+    shortcut = any(p.shortcut is not None for p in lines)
+    head = (f"| benchmark | measure | n | {model} | 95% CI | chance | "
+            + ("shortcut ceiling | " if shortcut else "") + "human (95% CI) |")
+    out = [head, "|---|---|---:|---:|---:|---:|" + ("---:|" if shortcut else "") + "---:|"]
     for p in lines:
         human = "–" if p.human is None else f"{p.human:.3f} ({_ci(p.human_ci)})"
-        few = " †" if p.n < FEW_ITEMS else ""
-        out.append(f"| {p.benchmark} | {p.measure} | {p.n:,} | {_num(p.value)} | {_ci(p.ci)}{few} "
-                   f"| {_num(p.chance)} | {human} |")
+        few = " †" if p.too_few else ""
+        out.append(f"| {p.benchmark} | {p.measure} | {p.n:,} | {_num(p.value)}{few} | "
+                   f"{_ci(p.ci)} | {_num(p.chance)} | "
+                   + (f"{_num(p.shortcut)} | " if shortcut else "") + f"{human} |")
     return "\n".join(out)
 
 
-NOTES = ("n: items (semrel: sampled words; OntoLAMA, COPEN: instances). 95% CI: percentile "
-         "bootstrap over those items, 1,000 seeded resamples. chance: semrel ≈ 0 (a top-1 "
+NOTES = ("n: items (semrel: sampled words; OntoLAMA, COPEN: instances). 95% CI: the Wilson "
+         "interval where every item is right or wrong (COPEN), else the percentile bootstrap "
+         "over the items, 1,000 seeded resamples (semrel: per-word soundness; OntoLAMA: the "
+         "share of prompts right per instance). chance: semrel ≈ 0 (a top-1 "
          "word drawn from the whole vocabulary), OntoLAMA the majority class of the sampled "
          "instances, COPEN a uniform pick among each instance's candidates. human: Cao et al.'s "
          "annotators on the same words (pooled answers ranked by frequency). †: fewer than "
-         f"{FEW_ITEMS} items, so the interval understates the uncertainty (COPEN here: the "
-         "labelled train and dev instances of the released-format sample in the repository).")
+         f"{MIN_ITEMS} items: no figure, drawn as a hatched band instead of a bar in "
+         "profile.png (COPEN from `scripts/profile.sh`: the labelled train and dev instances "
+         "of the released-format sample in the repository, 4 to 5 per task; load the released "
+         "COPEN files for a real COPEN row).")
+
+
+def caption(lines: Sequence[ProfileLine]) -> str:
+    """The text under the chart: the minimum, the measures it hides, the items per benchmark."""
+    few = [f"{p.benchmark} {p.measure.split(':')[0]} (n = {p.n})" for p in lines if p.too_few]
+    parts = [per_benchmark(lines) + "."]
+    if few:
+        parts.append(f"Hatched, no bar: fewer than {MIN_ITEMS} items, too few for a figure: "
+                     + ", ".join(few) + ".")
+    return "\n".join(parts)
 
 
 def render_profile(model: str, results: str) -> Render:
@@ -150,14 +211,22 @@ def render_profile(model: str, results: str) -> Render:
         lines = profile_lines(rows, model)
         parts = [f"# Knowledge profile: {model}", "", f"Results file: `{results}`.", ""]
         if not lines:
-            parts.append(f"No profile rows for {model}: run the benchmarks' samples first "
-                         "(scripts/main.sh shows how).")
-            return Rendered("\n".join(parts))
+            others = sorted({str(r["model"]) for rs in rows.values() for r in rs
+                             if r.get("model") and not r.get("is_human")})
+            raise MetricError(
+                f"no profile rows for {model} in {results}"
+                + (f" (models with rows: {', '.join(others)}; choose one with --model)"
+                   if others else "")
+                + f": score the benchmarks' samples first with `scripts/profile.sh {model}` "
+                "(it needs a built store, `python -m kg.build`, and the model's weights)")
         chart = profile_chart(
             [(f"{p.benchmark}: {p.measure}, n = {p.n}", p.value, p.ci, p.chance, p.human,
               p.human_ci) for p in lines],
-            f"What {model} knows (95% intervals)", out / "profile.png", model=model)
-        parts += [profile_table(lines, model), "", NOTES, "", f"![profile]({chart.name})"]
+            f"What {model} knows (95% intervals)", out / "profile.png", model=model,
+            few=[i for i, p in enumerate(lines) if p.too_few],
+            few_label=f"n < {MIN_ITEMS}: too few items, not drawn", caption=caption(lines))
+        parts += [profile_table(lines, model), "", per_benchmark(lines) + ".", "", NOTES, "",
+                  f"![profile]({chart.name})"]
         return Rendered("\n".join(parts), [chart])
 
     return render

@@ -9,10 +9,13 @@ their own per call (``<reports>/<name>-<time>-<arguments hash>/``; a folder give
 call did not are removed).
 
 The generic report runs every metric file (eval/metrics/*.sql, see eval.sqlfile, plus the
-folders of ``--metrics``) over the results DuckDB file, prints markdown tables (one per grain:
-model x probe x split for the first metrics, one column per metric, a 95 % bootstrap interval
-beside every accuracy-like metric and the chance baseline ``chance_accuracy`` beside choice and
-binary accuracy), and writes ``report.md`` and one PNG bar chart per metric.
+folders of ``--metrics``) over the results DuckDB file, prints markdown tables (one per grain
+and task: model x probe x split for the first metrics, one column per metric that applies,
+its 95 % interval over instances and its spread across prompts beside it (eval.items), and
+the chance baseline ``chance_accuracy`` beside choice and binary accuracy), the per-prompt
+values (:func:`prompt_tables`) and the paired comparisons of runs on the same instances
+(:func:`comparisons`), and writes ``report.md`` and one PNG bar chart per metric. A report
+without rows is an error (exit 2) that says what is missing (:func:`empty_reason`).
 
 >>> from probes.results import connect
 >>> con = connect(":memory:")
@@ -36,6 +39,7 @@ from typing import Any
 
 import duckdb
 
+from eval.items import Summary, paired, with_items
 from eval.plots import bar_chart
 from eval.sqlfile import (
     MetricError,
@@ -56,12 +60,16 @@ class MetricResult:
 
     metric: MetricFile
     rows: list[dict[str, Any]]
+    #: the metric's items summarised per row (eval.items; empty without an items file)
+    items: dict[tuple[Any, ...], Summary] = field(default_factory=dict)
 
 
 @dataclass
 class Report:
     results: list[MetricResult] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    #: the prompt templates of each run (runs.config), by run id
+    prompts: dict[str, list[str]] = field(default_factory=dict)
 
 
 def _matches(value: Any, patterns: Sequence[str] | None) -> bool:
@@ -178,14 +186,14 @@ def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | Non
     try:
         runs = {r[0]: r[1:] for r in con.execute(
             "SELECT run_id, model, task FROM runs").fetchall()}
-        labels = {r[0]: run_label(r[0], r[1], r[2]) for r in con.execute(
-            "SELECT run_id, config::VARCHAR, finished_at FROM runs").fetchall()}
+        configs = con.execute("SELECT run_id, config::VARCHAR, finished_at FROM runs").fetchall()
+        labels = {r[0]: run_label(r[0], r[1], r[2]) for r in configs}
     except duckdb.Error as e:
         raise MetricError(f"the results file has no usable runs table ({e}); it may predate "
                           "this kgprobe version: run `python -m probes.run` once (it upgrades "
                           "the file) or export again into a new file") from e
     tasks_run = {t for _, t in runs.values()}
-    report = Report()
+    report = Report(prompts={r[0]: _templates(r[1]) for r in configs})
     for metric in metrics:
         if not tasks_run & set(metric.tasks):
             report.skipped.append(f"{metric.name} (no {'/'.join(metric.tasks)} runs)")
@@ -195,7 +203,7 @@ def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | Non
         for row in rows:
             d = dict(zip(cols, row, strict=True))
             if "run_id" in d:
-                d["model"] = runs.get(d["run_id"], (None,))[0]
+                d["model"], d["task"] = runs.get(d["run_id"], (None, None))
                 d["run"] = labels.get(d["run_id"], str(d["run_id"])[:8])
             if "model" in d:
                 if not _matches(d["model"], models):
@@ -205,8 +213,25 @@ def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | Non
             if "probe" in d and not _matches(d["probe"], probes):
                 continue
             out.append(d)
-        report.results.append(MetricResult(metric, out))
+        summaries = with_items(con, metric, out) if out else {}
+        kept = {tuple(d.get(g) for g in metric.grain) for d in out}
+        report.results.append(MetricResult(metric, out, {k: v for k, v in summaries.items()
+                                                         if k in kept}))
     return report
+
+
+def _templates(config: str | None) -> list[str]:
+    """The prompt templates a run's config names (``prompts``), else none.
+
+    >>> _templates('{"prompts": ["A [W] is a [V]."]}'), _templates(None)
+    (['A [W] is a [V].'], [])
+    """
+    try:
+        cfg = json.loads(config) if config else {}
+    except ValueError:
+        return []
+    prompts = cfg.get("prompts") if isinstance(cfg, dict) else None
+    return [str(p) for p in prompts] if isinstance(prompts, list) else []
 
 
 def run_label(run_id: str, config: str | None, finished_at: Any) -> str:
@@ -255,21 +280,21 @@ def _fmt(v: Any) -> str:
     return str(v).replace("|", "\\|")
 
 
-#: Built-in metrics whose value is a share of their ``n`` items (1 right, 0 wrong each): their
-#: rows get a 95 % bootstrap interval (eval.stats.proportion_ci). A metric of another folder
-#: gets one by returning ``ci_low`` and ``ci_high`` columns itself.
-SHARE_METRICS = frozenset({"binary_accuracy", "choice_accuracy", "relatum_precision_at_1",
-                           "relatum_hits_at_10"})
+#: Built-in metrics whose value is a share of their ``n`` instances (1 right, 0 wrong each): a
+#: row without items (eval.items) or its own ``ci_low`` / ``ci_high`` gets the 95 % Wilson
+#: interval of ``value * n`` out of ``n`` (eval.stats.proportion_ci).
+SHARE_METRICS = frozenset({"binary_accuracy", "choice_accuracy"})
 #: The baseline metric of a metric, drawn beside it (same grain, same rows).
 BASELINE_OF = {"choice_accuracy": "chance_accuracy", "binary_accuracy": "chance_accuracy"}
 
 
 def interval(metric: str, row: dict[str, Any]) -> tuple[float, float] | None:
-    """A row's 95 % interval: its own ``ci_low`` / ``ci_high`` columns, or for a share metric
-    the seeded percentile bootstrap over its ``n`` items; None when neither applies.
+    """A row's 95 % interval: its ``ci_low`` / ``ci_high`` columns (its own, or from its items:
+    the Wilson interval or the cluster bootstrap over instances, see eval.items), or for a
+    share metric the Wilson interval of its ``n`` instances; None when neither applies.
 
-    >>> interval("choice_accuracy", {"value": 1.0, "n": 4})
-    (1.0, 1.0)
+    >>> tuple(round(v, 3) for v in interval("choice_accuracy", {"value": 1.0, "n": 4}))
+    (0.51, 1.0)
     >>> interval("choice_mrr", {"value": 0.5, "n": 4}) is None
     True
     """
@@ -281,49 +306,152 @@ def interval(metric: str, row: dict[str, Any]) -> tuple[float, float] | None:
     return proportion_ci(round(float(value) * int(n)), int(n))
 
 
-def _has_interval(result: MetricResult) -> bool:
-    return any(interval(result.metric.name, row) is not None for row in result.rows)
-
-
 def _fmt_ci(ci: tuple[float, float] | None) -> str:
     return "–" if ci is None else f"{ci[0]:.3f}–{ci[1]:.3f}"
 
 
-def tables(report: Report) -> list[tuple[list[str], str]]:
-    """One markdown table per grain: (metric names, table text). A metric with intervals gets
-    a ``95% CI`` column right after its own."""
-    groups: dict[tuple[str, ...], list[MetricResult]] = {}
+def _fmt_spread(row: dict[str, Any]) -> str:
+    """A row's spread across prompts: ``min–max (sd)``; – with fewer than two prompts.
+
+    >>> _fmt_spread({"n_prompts": 2, "prompt_min": 0.0, "prompt_max": 0.2, "prompt_sd": 0.1})
+    '0.000–0.200 (sd 0.100)'
+    """
+    if (row.get("n_prompts") or 0) < 2:
+        return "–"
+    return f"{row['prompt_min']:.3f}–{row['prompt_max']:.3f} (sd {row['prompt_sd']:.3f})"
+
+
+def _groups(report: Report) -> dict[tuple[tuple[str, ...], str | None],
+                                    list[tuple[MetricResult, list[dict[str, Any]]]]]:
+    """The report's rows by (grain, task of the row's run): one table each, so a table shows
+    only the metrics that apply to its probes (relatum, choice and binary probes apart)."""
+    groups: dict[tuple[tuple[str, ...], str | None],
+                 list[tuple[MetricResult, list[dict[str, Any]]]]] = {}
     for r in report.results:
-        groups.setdefault(tuple(r.metric.grain), []).append(r)
+        by_task: dict[str | None, list[dict[str, Any]]] = {}
+        for row in r.rows:
+            by_task.setdefault(row.get("task"), []).append(row)
+        for task, rows in by_task.items():
+            groups.setdefault((tuple(r.metric.grain), task), []).append((r, rows))
+    return groups
+
+
+def _row_key(row: dict[str, Any], keys: list[str]) -> tuple[Any, ...]:
+    row = {**row, "run": row.get("run", str(row.get("run_id", ""))[:8])}
+    return tuple(row.get(c) for c in keys)
+
+
+def _sort(keys: Any) -> list[Any]:
+    return sorted(keys, key=lambda k: tuple("" if v is None else str(v) for v in k))
+
+
+def tables(report: Report) -> list[tuple[list[str], str]]:
+    """One markdown table per grain and task: (metric names, table text). Only metrics with
+    rows in the table are columns; a metric with intervals gets a ``95% CI`` column right
+    after its own, and one with several prompts a ``prompts`` column (the spread across
+    prompts: min–max and sd; the values are in :func:`prompt_tables`)."""
     out = []
-    for grain, results in groups.items():
+    for (grain, _), results in _groups(report).items():
         keys = _key_columns(list(grain))
-        ambiguous = _ambiguous(results, keys)
-        if ambiguous:
+        if _ambiguous([r for r, _ in results], keys):
             keys = [*keys, "run"]
         cells: dict[tuple, dict[str, Any]] = {}
-        for r in results:
-            for row in r.rows:
-                row = {**row, "run": row.get("run", str(row.get("run_id", ""))[:8])}
-                k = tuple(row.get(c) for c in keys)
-                cell = cells.setdefault(k, {})
-                cell[r.metric.name] = _fmt(row["value"])
-                cell[r.metric.name + " 95% CI"] = _fmt_ci(interval(r.metric.name, row))
+        columns: list[str] = []
+        for r, rows in results:
+            name = r.metric.name
+            with_ci = any(interval(name, row) is not None for row in rows)
+            with_spread = any((row.get("n_prompts") or 0) > 1 for row in rows)
+            columns += [name, *([f"{name} 95% CI"] if with_ci else []),
+                        *([f"{name} prompts"] if with_spread else [])]
+            for row in rows:
+                cell = cells.setdefault(_row_key(row, keys), {})
+                cell[name] = _fmt(row["value"])
+                cell[f"{name} 95% CI"] = _fmt_ci(interval(name, row))
+                cell[f"{name} prompts"] = _fmt_spread(row)
                 if row.get("n") is not None:
                     cell["n"] = max(cell.get("n", 0), row["n"])
-        names = [r.metric.name for r in results]
-        columns = [c for r in results for c in
-                   ([r.metric.name, r.metric.name + " 95% CI"] if _has_interval(r)
-                    else [r.metric.name])]
         head = [*keys, "n", *columns]
         lines = ["| " + " | ".join(head) + " |",
                  "|" + "|".join("---" if c in keys else "---:" for c in head) + "|"]
-        for k in sorted(cells, key=lambda k: tuple("" if v is None else str(v) for v in k)):
+        for k in _sort(cells):
             cell = cells[k]
             lines.append("| " + " | ".join([*(_fmt(v) for v in k), _fmt(cell.get("n")),
                                             *(cell.get(c, "–") for c in columns)]) + " |")
-        out.append((names, "\n".join(lines)))
+        out.append(([r.metric.name for r, _ in results], "\n".join(lines)))
     return out
+
+
+def _template(report: Report, row: dict[str, Any], prompt_id: int) -> str:
+    templates = report.prompts.get(str(row.get("run_id")), [])
+    return templates[prompt_id] if 0 <= prompt_id < len(templates) else "–"
+
+
+def prompt_tables(report: Report) -> list[str]:
+    """Per grain and task, the metrics with items per prompt: a row per (model, probe, split,
+    prompt) with the prompt's template (from the run's config), its n (instances) and each
+    metric's value under that prompt alone; the mean over prompts is the main table's."""
+    out = []
+    for (grain, _), results in _groups(report).items():
+        results = [(r, rows) for r, rows in results if any(row.get("per_prompt")
+                                                          for row in rows)]
+        if not results:
+            continue
+        keys = _key_columns(list(grain))
+        if _ambiguous([r for r, _ in results], keys):
+            keys = [*keys, "run"]
+        cells: dict[tuple, dict[str, Any]] = {}
+        for r, rows in results:
+            for row in rows:
+                for p in row.get("per_prompt") or []:
+                    k = (*_row_key(row, keys), p["prompt_id"])
+                    cell = cells.setdefault(k, {"template": _template(report, row,
+                                                                      p["prompt_id"])})
+                    cell[r.metric.name] = _fmt(p["value"])
+                    cell["n"] = max(cell.get("n", 0), p["n"])
+        names = [r.metric.name for r, _ in results]
+        head = [*keys, "prompt", "template", "n", *names]
+        lines = ["| " + " | ".join(head) + " |",
+                 "|" + "|".join("---" if c in (*keys, "template") else "---:"
+                                for c in head) + "|"]
+        for k in _sort(cells):
+            cell = cells[k]
+            lines.append("| " + " | ".join([*(_fmt(v) for v in k), _fmt(cell["template"]),
+                                            _fmt(cell.get("n")),
+                                            *(cell.get(c, "–") for c in names)]) + " |")
+        out.append("\n".join(lines))
+    return out
+
+
+def comparisons(report: Report) -> list[dict[str, Any]]:
+    """Paired comparisons (eval.items.paired) of every two runs of a probe and split, per
+    metric with items: the runs are labelled by model (and run, where a model has several)."""
+    out = []
+    for r in report.results:
+        keys = _key_columns(r.metric.grain)
+        by_run = _ambiguous([r], keys)
+        label = {tuple(row.get(g) for g in r.metric.grain):
+                 str(row.get("model")) + (f" [{row.get('run')}]" if by_run else "")
+                 for row in r.rows}
+        out += paired(r.metric, r.items, label)
+    return out
+
+
+def comparison_table(rows: list[dict[str, Any]]) -> str:
+    """:func:`comparisons` as a markdown table (a - b, its paired-bootstrap 95 % interval,
+    the paired test; p below 0.05 starred)."""
+    head = ["metric", "probe", "split", "a", "b", "n", "mean a", "mean b", "a − b",
+            "95% CI of a − b", "test", "p"]
+    lines = ["| " + " | ".join(head) + " |",
+             "|" + "|".join("---" if i < 5 or i == 10 else "---:"
+                            for i in range(len(head))) + "|"]
+    for c in rows:
+        p = c["pvalue"]
+        lines.append("| " + " | ".join([
+            c["metric"], _fmt(c.get("probe")), _fmt(c.get("split")), _fmt(c["a"]),
+            _fmt(c["b"]), _fmt(c["n"]), _fmt(c["mean_a"]), _fmt(c["mean_b"]),
+            f"{round(c['diff'], 12) + 0.0:+.3f}", _fmt_ci(c["ci"]), c["test"],
+            f"{p:.3g}" + ("*" if p < 0.05 else "")]) + " |")
+    return "\n".join(lines)
 
 
 def _ambiguous(results: list[MetricResult], keys: list[str]) -> bool:
@@ -375,6 +503,22 @@ def plots(report: Report, out: Path) -> list[Path]:
     return paths
 
 
+NOTES = ("n: instances (the units every interval resamples; relatum metrics average "
+         "(instance, prompt) pairs, but the pairs of one instance are not independent). 95% CI: "
+         "for a share with one right/wrong outcome per instance the Wilson score interval "
+         "(never zero-width: 10/10 gives 0.722–1.000); otherwise the percentile cluster "
+         "bootstrap over instances, each resampled with all its prompts (1,000 seeded "
+         "resamples). prompts: the spread of the metric across the probe's prompts, each "
+         "scored alone: min–max (population sd); the values are under Per prompt. chance_accuracy: "
+         "the chance baseline over the same instances (multiple choice: a uniformly random "
+         "pick; binary: the majority class); for the relatum metrics chance is about 0 (a "
+         "word drawn from the vocabulary).")
+PAIRED_NOTE = ("Every two runs of one probe and split on the instances both scored: a − b is "
+               "the mean difference of their per-instance values, its 95% CI the paired "
+               "bootstrap over those instances (1,000 seeded resamples); test: McNemar's exact "
+               "test for right/wrong outcomes, else Wilcoxon's signed-rank test; * p < 0.05.")
+
+
 def render_markdown(report: Report, images: list[Path], results_path: str) -> str:
     """The report.md text: tables, metric definitions, plots."""
     parts = ["# kgprobe report", "",
@@ -384,14 +528,18 @@ def render_markdown(report: Report, images: list[Path], results_path: str) -> st
         parts += ["No metric has results yet: score probes with `python -m probes.run` first.",
                   ""]
     if report.results:
-        parts += ["n: the items a value is over (instances; for relatum metrics (instance, "
-                  "prompt) pairs). 95% CI: the percentile bootstrap interval over those items "
-                  "(1,000 seeded resamples). chance_accuracy: the chance baseline over the "
-                  "same instances (multiple choice: a uniformly random pick; binary: the "
-                  "majority class); for the relatum metrics chance is about 0 (a word drawn "
-                  "from the vocabulary).", ""]
+        parts += [NOTES, ""]
     for _, text in tables(report):
         parts += [text, ""]
+    prompts = prompt_tables(report)
+    if prompts:
+        parts += ["## Per prompt", "", "Each metric under each prompt alone (n: instances); "
+                  "the tables above give their mean and spread.", ""]
+        for text in prompts:
+            parts += [text, ""]
+    pairs = comparisons(report)
+    if pairs:
+        parts += ["## Paired comparisons", "", PAIRED_NOTE, "", comparison_table(pairs), ""]
     if report.results:
         parts += ["## Metrics", ""]
         parts += [f"- **{r.metric.name}** ({', '.join(r.metric.tasks)}; per "
@@ -403,6 +551,25 @@ def render_markdown(report: Report, images: list[Path], results_path: str) -> st
     for p in images:
         parts += [f"![{p.stem}]({p.name})", ""]
     return "\n".join(parts)
+
+
+def empty_reason(report: Report, probes: Sequence[str] | None, models: Sequence[str] | None,
+                 results_path: str) -> str:
+    """Why a report has no rows, and what to run: the filters matched nothing, or no run of a
+    task some metric applies to has finished.
+
+    >>> empty_reason(Report(), ["x/*"], None, "r.duckdb")[:40]
+    'no metric rows for --probe x/* in r.duck'
+    """
+    chosen = " ".join([*(f"--probe {p}" for p in probes or []),
+                       *(f"--model {m}" for m in models or [])])
+    if chosen:
+        return (f"no metric rows for {chosen} in {results_path}: check the names with "
+                "`python -m probes.run --list probes` and `SELECT DISTINCT model, probe, "
+                "status FROM runs`, or score them with `python -m probes.run`")
+    return (f"no metric rows in {results_path}: no finished run of a task the metrics apply "
+            "to (" + (", ".join(report.skipped) or "no metrics") + "); score probes with "
+            "`python -m probes.run -m MODEL -p PROBE` first")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -439,14 +606,21 @@ def main(argv: list[str] | None = None) -> int:
     except (MetricError, ProbeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if not any(r.rows for r in report.results):
+        print(f"error: {empty_reason(report, args.probe, args.model, results_path)}",
+              file=sys.stderr)
+        return 2
     out.mkdir(parents=True, exist_ok=True)
     images = [] if args.no_plots else plots(report, out)
     path = write_report(out, "report.md", Rendered(
         render_markdown(report, images, results_path), images))
     for _, table in tables(report):
         print(table + "\n")
-    if not report.results:
-        print("no metric has results yet: score probes with `python -m probes.run` first")
+    for table in prompt_tables(report):
+        print(table + "\n")
+    pairs = comparisons(report)
+    if pairs:
+        print(comparison_table(pairs) + "\n")
     if report.skipped:
         print(f"skipped: {', '.join(report.skipped)}")
     print(f"wrote {path}" + (f" and {len(images)} plot(s)" if images else ""))

@@ -113,6 +113,27 @@ NO_RUNS = ("no semrel runs in {path}. Export the probes, load the human answers 
            "  python -m probes.run -m MODEL -p 'semrel/*'")
 
 
+NO_VOCAB = ("the shared vocabulary of {label} ({declared}) limits every word and relatum, but "
+            "the results file has no vocabulary (model_vocab) for {missing}, so every word "
+            "would be left out and every figure, the humans' included, would print as –. "
+            "Write it (tokenizers only, no weights) and run the report again:\n"
+            "  python -m probes.semrel vocab")
+
+
+def check_vocab(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
+    """A :class:`MetricError` naming the declared models whose vocabulary is missing from
+    ``model_vocab`` (the shared vocabulary would be empty) and the command that writes it."""
+    if not settings.vocab_models:
+        return
+    have = {r[0] for r in con.execute(
+        "SELECT DISTINCT model FROM model_vocab WHERE vocab = 'lowercase'").fetchall()}
+    missing = [m for m in settings.vocab_models if m not in have]
+    if missing:
+        raise MetricError(NO_VOCAB.format(label=settings.vocab_label or "the declared models",
+                                          declared=", ".join(settings.vocab_models),
+                                          missing=", ".join(missing)))
+
+
 def probe_of(relation: str) -> str:
     """The probe of a relation code.
 
@@ -543,6 +564,7 @@ def render_report(results: Path, stats: bool, settings: Settings) -> Render:
         res = build(con, stats=stats, settings=settings, rows=rows)
         if not res.agents:
             raise MetricError(NO_RUNS.format(path=results))
+        check_vocab(con, settings)
         images = plots(res, out)
         return Rendered(render(res, images, stats=stats), images)
 

@@ -20,6 +20,13 @@ Header fields:
   split]``. With ``run_id`` the report shows the run's model next to it. :func:`run_metric`
   checks that no two rows share a grain key (an error names the file and the key).
 - ``plot`` (optional, default true): draw a bar chart of the metric in the report.
+- ``items`` (optional): the metric's items file, named relative to its folder (start the name
+  with ``_``), e.g. ``_choice_accuracy_items.sql``: a metric file of its own whose grain is
+  the metric's grain plus ``instance_id`` and ``prompt_id``, one row per instance and prompt,
+  ``value`` the item's value under that prompt alone and, where the metric does not simply
+  average the prompts' values (e.g. it scores the mean over prompts), ``instance_value``: the
+  instance's value in the metric. The reports derive from it the per-prompt values, their
+  spread and the interval over instances (:mod:`eval.items`).
 - ``requires`` (optional): support files, named relative to the metric file's folder, that
   :func:`run_metric` executes (in order) before the query, e.g. ``[_views.sql]`` holding
   ``CREATE OR REPLACE TEMP VIEW`` statements that several metrics share. Temporary views work
@@ -28,7 +35,7 @@ Header fields:
   ``.read`` the required files first. A support file must lie inside the metric file's own
   folder (``../x.sql``, an absolute path or a link out of the folder is refused); kgprobe's
   own metric files (the ``eval`` package) may name the support files of its other folders
-  (the profile reuses ``eval/ontolama/_class_scores.sql``).
+  (the profile reuses ``eval/ontolama/_class_scores.sql``). The same holds for ``items``.
 
 A metric file is data, like a probe file: it reads the results and nothing else.
 
@@ -91,7 +98,7 @@ from eval import udf
 from kg.header import HeaderError, comment_block, field_lines, parse_yaml, unknown_fields
 from probes.results import TASKS
 
-FIELDS = ("name", "description", "tasks", "grain", "plot", "requires")
+FIELDS = ("name", "description", "tasks", "grain", "plot", "requires", "items")
 REQUIRED = ("name", "description", "tasks", "grain")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -124,6 +131,7 @@ class MetricFile:
     sql: str
     header_lines: dict[str, int]
     requires: tuple[Path, ...] = ()
+    items: Path | None = None
 
 
 def _header(text: str) -> list[tuple[int, str]]:
@@ -186,22 +194,37 @@ def parse_metric(text: str, path: str | Path = "<string>") -> MetricFile:
     if raw.get("requires") is not None:
         line = lines.get("requires", first)
         for name_ in _str_list(path, line, "requires", raw["requires"]):
-            req = path.parent / name_
-            root = _support_root(path)
-            if Path(name_).is_absolute() or not req.resolve().is_relative_to(root):
-                raise MetricFileError(path, line, f"required file {name_!r} lies outside the "
-                                      f"metric file's folder {path.parent}; a support file must "
-                                      "be in the metric's own folder (move or copy it there)")
+            req = _in_folder(path, line, name_, "required file")
             if not req.is_file():
                 raise MetricFileError(path, line, f"required file {req} does not exist")
             requires.append(req)
+    items: Path | None = None
+    if raw.get("items") is not None:
+        line = lines.get("items", first)
+        if not isinstance(raw["items"], str):
+            raise MetricFileError(path, line, "items must name one file, e.g. _x_items.sql")
+        items = _in_folder(path, line, raw["items"], "items file")
+        if not items.is_file():
+            raise MetricFileError(path, line, f"items file {items} does not exist")
     sql = "\n".join(text.splitlines()[header[-1][0]:]).strip()
     if not sql:
         raise MetricFileError(path, header[-1][0] + 1, "no query after the header")
     check_statements(text, path)
     return MetricFile(path=path, name=name, description=str(raw["description"]).strip(),
                       tasks=tasks, grain=grain, plot=plot, sql=text, header_lines=lines,
-                      requires=tuple(requires))
+                      requires=tuple(requires), items=items)
+
+
+def _in_folder(path: Path, line: int, name: str, what: str) -> Path:
+    """``name`` (a ``requires`` or ``items`` entry) as a path next to the metric file ``path``;
+    a name outside its folder (``../x.sql``, an absolute path, a link out of it) is an error
+    on ``line``."""
+    found = path.parent / name
+    if Path(name).is_absolute() or not found.resolve().is_relative_to(_support_root(path)):
+        raise MetricFileError(path, line, f"{what} {name!r} lies outside the metric file's "
+                              f"folder {path.parent}; a support file must be in the metric's "
+                              "own folder (move or copy it there)")
+    return found
 
 
 def _support_root(path: Path) -> Path:

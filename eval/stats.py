@@ -11,8 +11,11 @@ per-probe values of the semrel views (``eval/semrel/_views.sql``, ``_prototypica
   median).
 
 And intervals for every report table: :func:`bootstrap_ci` (a seeded percentile bootstrap over
-instances) and :func:`proportion_ci` (the same for a share of k right out of n). COPEN's mean
-and population deviation over seeds is ``probes.results.copen.seed_summary``.
+instances), :func:`cluster_bootstrap_ci` (the same over instances that each hold several
+values, one per prompt), :func:`proportion_ci` (the Wilson interval of a share of k right out
+of n), :func:`spread` (min, max, population sd over prompts) and :func:`paired_comparison`
+(two agents on the same instances). COPEN's mean and population deviation over seeds is
+``probes.results.copen.seed_summary``.
 
 >>> r = mcnemar_exact([True] * 6 + [False], [False] * 6 + [False])
 >>> r.statistic, r.n, math.isclose(r.pvalue, 2 * 0.5 ** 6)
@@ -66,20 +69,111 @@ def bootstrap_ci(values: Sequence[float], level: float = 0.95,
     return float(low), float(high)
 
 
-def proportion_ci(right: int, n: int, level: float = 0.95,
-                  resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED
-                  ) -> tuple[float, float] | None:
-    """:func:`bootstrap_ci` of ``right`` ones and ``n - right`` zeros: the interval of an
-    accuracy over ``n`` instances (the resampled means depend only on how many ones are
-    drawn, so the order of the instances does not matter).
+def proportion_ci(right: int, n: int, level: float = 0.95) -> tuple[float, float] | None:
+    """The Wilson score interval of a share of ``right`` out of ``n`` (scipy's
+    ``binomtest(...).proportion_ci(method="wilson")``, no continuity correction): the interval
+    of an accuracy over ``n`` instances. Unlike a bootstrap it is never zero-width: 10/10 gives
+    [n / (n + z^2), 1] = [0.722, 1]. None for n = 0.
 
-    >>> proportion_ci(0, 10), proportion_ci(10, 10)
-    ((0.0, 0.0), (1.0, 1.0))
+    >>> [tuple(round(v, 3) for v in proportion_ci(k, 10)) for k in (0, 10)]
+    [(0.0, 0.278), (0.722, 1.0)]
     """
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie between 0 and 1 (got {level})")
     if not 0 <= right <= n:
         raise ValueError(f"right must lie between 0 and n (got {right} of {n})")
-    return bootstrap_ci([1.0] * right + [0.0] * (n - right), level, resamples, seed)
+    if n == 0:
+        return None
+    ci = stats.binomtest(int(right), int(n)).proportion_ci(confidence_level=level,
+                                                            method="wilson")
+    return float(ci.low), float(ci.high)
 
+
+def cluster_bootstrap_ci(clusters: Sequence[Sequence[float]], level: float = 0.95,
+                         resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED
+                         ) -> tuple[float, float] | None:
+    """The percentile cluster bootstrap interval of the mean over all values, resampling whole
+    clusters (one cluster per instance, its values one per prompt): each of ``resamples``
+    samples draws ``len(clusters)`` clusters with replacement and takes the mean of every
+    value they hold (sum / count). The values of one instance are not independent (the same
+    word under two prompts), so the instances are the units: n = instances, not (instance,
+    prompt) pairs. Clusters of one value each give :func:`bootstrap_ci`'s interval. None for
+    no values.
+
+    >>> cluster_bootstrap_ci([[1.0, 1.0], [1.0]])
+    (1.0, 1.0)
+    >>> cluster_bootstrap_ci([[], []]) is None
+    True
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie between 0 and 1 (got {level})")
+    kept = [[float(v) for v in c] for c in clusters if len(c)]
+    if not kept:
+        return None
+    sums = np.asarray([sum(c) for c in kept])
+    counts = np.asarray([len(c) for c in kept], dtype=float)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(kept), size=(resamples, len(kept)))
+    means = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
+    low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
+    return float(low), float(high)
+
+
+def spread(values: Sequence[float]) -> tuple[float, float, float] | None:
+    """(min, max, population standard deviation (n in the denominator, as the OntoLAMA
+    report's mean ± std over prompts and COPEN's over seeds)) of per-prompt values; None for
+    none.
+
+    >>> spread([0.0, 0.5, 1.0])[:2], round(spread([0.0, 0.5, 1.0])[2], 4)
+    ((0.0, 1.0), 0.4082)
+    >>> spread([0.5])
+    (0.5, 0.5, 0.0)
+    """
+    data = [float(v) for v in values]
+    if not data:
+        return None
+    return min(data), max(data), float(np.std(data))
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Two agents on the same instances: their means over the ``n`` shared instances, the
+    mean difference a - b with its paired-bootstrap interval, and a paired test (McNemar's
+    exact test for 0/1 values, else Wilcoxon's signed-rank test) with its p-value."""
+
+    n: int
+    mean_a: float
+    mean_b: float
+    diff: float
+    ci: tuple[float, float] | None
+    test: str
+    pvalue: float
+
+
+def paired_comparison(a: Sequence[float], b: Sequence[float], level: float = 0.95,
+                      resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED
+                      ) -> Paired | None:
+    """Compare paired per-instance values ``a`` and ``b`` (the same instances, in the same
+    order): the paired bootstrap of the mean difference (the instances resampled, each
+    keeping both its values) and a paired test (:func:`mcnemar_exact` when every value is 0
+    or 1, else :func:`wilcoxon_signed_rank`). None for no pairs.
+
+    >>> r = paired_comparison([1, 1, 1, 1], [0, 0, 0, 0])
+    >>> r.diff, r.ci, r.test, round(r.pvalue, 3)
+    (1.0, (1.0, 1.0), 'mcnemar', 0.125)
+    """
+    _paired(a, b)
+    if not len(a):
+        return None
+    x = [float(v) for v in a]
+    y = [float(v) for v in b]
+    d = [p - q for p, q in zip(x, y, strict=True)]
+    if all(v in (0.0, 1.0) for v in x + y):
+        test, res = "mcnemar", mcnemar_exact([v == 1.0 for v in x], [v == 1.0 for v in y])
+    else:
+        test, res = "wilcoxon", wilcoxon_signed_rank(x, y)
+    return Paired(len(x), sum(x) / len(x), sum(y) / len(y), sum(d) / len(d),
+                  bootstrap_ci(d, level, resamples, seed), test, res.pvalue)
 
 
 def soundness_intervals(con: duckdb.DuckDBPyConnection

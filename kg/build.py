@@ -28,6 +28,7 @@ from tqdm import tqdm
 from kg import config, derived
 from kg.errors import KgError, SourceError, StoreError
 from kg.manifest import Source, pick
+from kg.pids import pid_alive
 from kg.vocab import DCTERMS, GRAPH_BASE, KGP, PROV, graph, inferred_graph
 
 Triple = tuple[Any, Any, Any]
@@ -142,16 +143,6 @@ def load_source(store: ox.Store, source: Source, files: list[Path], data_dir: Pa
     )
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def clean_stale(store_path: Path) -> list[Path]:
     """Remove the staging and old folders that builds killed before their end left beside the
     store (their process is gone); if such a build died between moving the old store aside and
@@ -160,7 +151,7 @@ def clean_stale(store_path: Path) -> list[Path]:
     for kind in ("old", "staging"):
         for folder in sorted(store_path.parent.glob(f"{store_path.name}.{kind}-*")):
             pid = folder.name.rsplit("-", 1)[-1]
-            if not pid.isdigit() or _pid_alive(int(pid)):
+            if not pid.isdigit() or pid_alive(int(pid)):
                 continue
             if kind == "old" and not store_path.exists():
                 folder.rename(store_path)

@@ -45,6 +45,7 @@ import contextlib
 import ctypes
 import os
 import re
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -56,6 +57,7 @@ from typing import TYPE_CHECKING
 
 import pyoxigraph as ox
 
+from kg.pids import pid_alive, pid_from
 from kg.vocab import KGP, OWL, RDFS, XSD
 
 if TYPE_CHECKING:
@@ -150,10 +152,36 @@ def java_memory_mb(option: object = None) -> int:
     return int(owlready2.reasoning.JAVA_MEMORY)
 
 
+REASON_PREFIX = "kgprobe-reason-"
+
+
+def clean_dead_reason_dirs(root: Path | None = None) -> list[Path]:
+    """Remove the temporary folders ``kgprobe-reason-<pid>-*`` (under ``root``, default the
+    system's temporary folder) of processes that are gone: a build killed while HermiT ran
+    (``kill -9`` gives no chance to clean up). A folder of a running process is kept."""
+    removed = []
+    for folder in sorted(Path(root or tempfile.gettempdir()).glob(REASON_PREFIX + "*")):
+        pid = pid_from(REASON_PREFIX, folder.name)
+        if pid is None or pid_alive(pid) or not folder.is_dir() or folder.is_symlink():
+            continue
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
+
+
+@contextlib.contextmanager
+def reason_dir() -> Iterator[str]:
+    """A temporary folder for HermiT's input, named with this process's id so that the next
+    run can remove it if this one is killed; folders of dead runs are removed first."""
+    clean_dead_reason_dirs()
+    with tempfile.TemporaryDirectory(prefix=f"{REASON_PREFIX}{os.getpid()}-") as tmp:
+        yield tmp
+
+
 def classify_with_hermit(ctx: LoadContext) -> Hierarchy:
     """Run HermiT on the logical triples of ``ctx.graph``; raises ReasonerFailed."""
     timeout = float(ctx.options.get("reasoner_timeout_s", DEFAULT_TIMEOUT_S))
-    with tempfile.TemporaryDirectory(prefix="kgprobe-reason-") as tmp:
+    with reason_dir() as tmp:
         path = Path(tmp) / f"{ctx.source.name}.nt"
         write_logical_triples(ctx.store, ctx.graph, path)
         output = run_java(hermit_command(path, java_memory_mb(ctx.options.get("java_memory_mb"))),
@@ -172,7 +200,7 @@ def classify_with_extra_triples(store: ox.Store, graph: ox.NamedNode, extra: Ite
     """HermiT's hierarchy of the logical triples of ``graph`` plus the N-Triples lines
     ``extra`` (e.g. fresh classes defined by class expressions), written to ``<name>.nt``;
     raises ReasonerFailed."""
-    with tempfile.TemporaryDirectory(prefix="kgprobe-reason-") as tmp:
+    with reason_dir() as tmp:
         path = Path(tmp) / f"{name}.nt"
         write_logical_triples(store, graph, path)
         with path.open("a", encoding="utf-8") as fh:

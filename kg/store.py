@@ -20,7 +20,6 @@ as ``None``) and ``graphs()`` lists the named graphs.
 
 from __future__ import annotations
 
-import ast
 import copy
 import http
 import http.client
@@ -29,13 +28,13 @@ import re
 import threading
 import urllib.error
 import urllib.parse
+import urllib.request
 import warnings
 from pathlib import Path
 from typing import Any, Protocol
 
 import pyoxigraph as ox
 from SPARQLWrapper import ASK, JSON, POST, SELECT, URLENCODED, SPARQLWrapper
-from SPARQLWrapper import SPARQLExceptions as sw_errors
 
 from kg import config
 from kg.errors import StoreError
@@ -246,9 +245,19 @@ def _solution_rows(result: Any, max_rows: int | None,
 
 
 _FORM = re.compile(r"<[^<>\s]*>|#[^\n]*|\b(?P<form>SELECT|ASK|CONSTRUCT|DESCRIBE)\b", re.I)
-_HTTP_CODES: dict[type[Exception], int] = {
-    sw_errors.QueryBadFormed: 400, sw_errors.Unauthorized: 401, sw_errors.EndPointNotFound: 404,
-    sw_errors.URITooLong: 414, sw_errors.EndPointInternalError: 500}
+DEFAULT_MAX_BYTES = 1 << 30  # the most bytes one endpoint answer may have (1 GiB)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Never follow a redirect: urllib would send a redirected POST again as a GET without its
+    body, so another address's answer would be read as this query's. The 3xx status reaches
+    the caller as an HTTPError and is refused with its Location."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
 
 
 def query_form(sparql: str) -> str:
@@ -271,11 +280,15 @@ class RemoteStore:
     guessed to be an update from its words: SPARQLWrapper's own guess reads the raw text, so the
     query form is set again from the text with its comments left out. ``timeout`` bounds the
     whole request, reading included, so a server that trickles its answer cannot hold a run for
-    longer. ``_client`` is the configured SPARQLWrapper (its ``agent`` is the User-Agent header);
-    each query runs on a copy of it.
+    longer. A redirect is refused (never followed: the query would be lost on the way), an
+    answer is read up to ``max_bytes`` (default 1 GiB), and JSON that is not SPARQL results
+    (no ``head``, ``bindings`` not a list, a binding without ``type``) is one clear error.
+    ``_client`` is the configured SPARQLWrapper (its ``agent`` is the User-Agent header), each
+    query builds its request from a copy of it.
     """
 
-    def __init__(self, endpoint: str, timeout: float = 120.0) -> None:
+    def __init__(self, endpoint: str, timeout: float = 120.0,
+                 max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         url = urllib.parse.urlsplit(endpoint)
         if url.scheme not in ("http", "https") or not url.hostname:
             raise StoreError(f"--endpoint {endpoint!r} is not an http(s) URL; give the SPARQL "
@@ -285,6 +298,7 @@ class RemoteStore:
                              f"(got {timeout})")
         self.endpoint = endpoint
         self.timeout = float(timeout)
+        self.max_bytes = max_bytes
         self._client = SPARQLWrapper(endpoint, returnFormat=JSON, agent="kgprobe")
         self._client.setMethod(POST)
         self._client.setRequestMethod(URLENCODED)
@@ -305,7 +319,12 @@ class RemoteStore:
                 isinstance(data.get("results"), dict) and "bindings" in data["results"])):
             raise StoreError(f"SPARQL endpoint {self.endpoint} answered JSON without "
                              "'results' bindings; check that the URL is a SPARQL 1.1 endpoint")
-        rows = json_rows(data)
+        try:
+            rows = json_rows(data)
+        except ValueError as e:
+            raise StoreError(f"SPARQL endpoint {self.endpoint} answered JSON that is not SPARQL "
+                             f"1.1 results: {e}; check that the URL is a SPARQL 1.1 endpoint"
+                             ) from e
         if max_rows is not None and len(rows) > max_rows:
             raise QueryLimitError(f"the query returned more than {max_rows:,} rows")
         return rows
@@ -333,12 +352,13 @@ class RemoteStore:
 
         def work() -> None:
             try:
-                response = client.query().response
-                box["status"] = response.status
-                box["body"] = response.read()
-            except urllib.error.HTTPError as e:  # a status SPARQLWrapper does not name
+                with _OPENER.open(client._createRequest(), timeout=limit) as response:
+                    box["status"] = response.status
+                    box["body"] = self._read(response)
+            except urllib.error.HTTPError as e:  # an error status, or a redirect not followed
                 box["status"], box["reason"] = e.code, e.reason
-                box["body"] = e.read()  # here, so the deadline covers reading it too
+                box["location"] = e.headers.get("Location") if e.headers else None
+                box["body"] = e.read(4096)  # here, so the deadline covers reading it too
             except BaseException as e:  # handed to the caller's thread
                 box["error"] = e
 
@@ -350,10 +370,6 @@ class RemoteStore:
         error = box.get("error")
         if worker.is_alive() or isinstance(error, TimeoutError):
             raise late from error
-        if isinstance(error, sw_errors.SPARQLWrapperException):
-            code = _HTTP_CODES.get(type(error), 0)
-            raise StoreError(f"SPARQL endpoint {self.endpoint} failed: HTTP {code} "
-                             f"{_phrase(code)}: {_detail(_response_of(error))}") from error
         if isinstance(error, OSError | http.client.HTTPException):
             reason = getattr(error, "reason", error)  # URLError wraps the socket's error
             if isinstance(reason, TimeoutError):
@@ -363,11 +379,29 @@ class RemoteStore:
                              "store.") from error
         if error is not None:
             raise error
+        if 300 <= box["status"] < 400:
+            raise StoreError(f"SPARQL endpoint {self.endpoint} answered with a redirect (HTTP "
+                             f"{box['status']} {_phrase(box['status'])}) to "
+                             f"{box.get('location') or 'no address'}; a query is not sent on "
+                             "to another address (it would arrive without its text): give "
+                             "the address it names with --endpoint if you trust it")
         if box["status"] != 200:
             reason = box.get("reason") or _phrase(box["status"])
             raise StoreError(f"SPARQL endpoint {self.endpoint} failed: HTTP {box['status']} "
                              f"{reason}: {_detail(box['body'])}")
         return box["body"]
+
+    def _read(self, response: Any) -> bytes:
+        """The response body, at most ``max_bytes`` (QueryLimitError past that)."""
+        parts, size = [], 0
+        while block := response.read(1 << 20):
+            size += len(block)
+            if size > self.max_bytes:
+                raise QueryLimitError(
+                    f"SPARQL endpoint {self.endpoint} answered more than "
+                    f"{self.max_bytes:,} bytes; add a LIMIT or a narrower pattern to the query")
+            parts.append(block)
+        return b"".join(parts)
 
     def graphs(self) -> list[str]:
         rows = self.query("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }")
@@ -381,32 +415,50 @@ def _phrase(code: int) -> str:
         return ""
 
 
-def _response_of(error: Exception) -> bytes:
-    """The response body SPARQLWrapper put into its error's message (as a bytes repr)."""
-    _, _, tail = str(error).partition("Response:\n")
-    try:
-        body = ast.literal_eval(tail) if tail else b""
-    except (ValueError, SyntaxError):
-        return tail.encode()
-    return body if isinstance(body, bytes) else str(body).encode()
-
-
 def _detail(body: bytes) -> str:
     return re.sub(r"\s+", " ", body[:200].decode("utf-8", "replace")).strip()
 
 
 def json_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """Rows of plain values from a parsed SPARQL 1.1 JSON result."""
+    """Rows of plain values from a parsed SPARQL 1.1 JSON result; ValueError names what is
+    missing or of the wrong kind.
+
+    >>> json_rows({"results": {"bindings": []}})
+    Traceback (most recent call last):
+    ValueError: no 'head' object with a 'vars' list
+    >>> json_rows({"head": {"vars": ["x"]}, "results": {"bindings": [{"x": {"value": "1"}}]}})
+    Traceback (most recent call last):
+    ValueError: binding 1 of ?x has no 'type'
+    """
     if "boolean" in data:
         return [{"ask": data["boolean"]}]
-    names = data["head"].get("vars", [])
-    return [{n: _json_value(b.get(n)) for n in names} for b in data["results"]["bindings"]]
+    head = data.get("head")
+    names = head.get("vars") if isinstance(head, dict) else None
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise ValueError("no 'head' object with a 'vars' list")
+    bindings = data["results"]["bindings"]
+    if not isinstance(bindings, list):
+        raise ValueError(f"'bindings' is a {type(bindings).__name__}, not a list")
+    rows = []
+    for i, b in enumerate(bindings, 1):
+        if not isinstance(b, dict):
+            raise ValueError(f"binding {i} is a {type(b).__name__}, not an object")
+        rows.append({n: _json_value(b.get(n), i, n) for n in names})
+    return rows
 
 
-def _json_value(b: dict[str, str] | None) -> Any:
+def _json_value(b: Any, row: int = 0, name: str = "") -> Any:
     if b is None:
         return None
-    kind, value = b["type"], b["value"]
+    if not isinstance(b, dict):
+        raise ValueError(f"binding {row} of ?{name} is not an object")
+    kind, value = b.get("type"), b.get("value")
+    if kind not in ("uri", "literal", "bnode", "typed-literal"):
+        raise ValueError(f"binding {row} of ?{name} has no 'type'" if kind is None else
+                         f"binding {row} of ?{name} has type {kind!r}, not uri, literal or "
+                         "bnode")
+    if not isinstance(value, str):
+        raise ValueError(f"binding {row} of ?{name} has no string 'value'")
     if kind == "bnode":
         return "_:" + value
     if kind == "uri":

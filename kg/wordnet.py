@@ -22,7 +22,11 @@ RDF schema):
 - irregular verb forms (``verb.exc``, when the manifest lists it) ``wnd:verbform-had``:
   ``kgp:VerbForm``, ``kgp:inflectedForm "had"``, ``kgp:baseForm "have"`` (one per base form
   given, spaces for underscores; not ``wn:lexicalForm``, which only lemmas have).
-  :mod:`kg.lexicon` reads them.
+  :mod:`kg.lexicon` reads them;
+- the other exception lists of morphy(7WN) likewise, when the manifest lists them:
+  ``noun.exc`` (``wnd:nounform-feet``, ``kgp:NounForm``: "feet" -> "foot"), ``adj.exc``
+  (``wnd:adjectiveform-better``, ``kgp:AdjectiveForm``) and ``adv.exc``
+  (``wnd:adverbform-best``, ``kgp:AdverbForm``). :mod:`kg.morphology` reads them.
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ NS = data_ns("wordnet")
 DATA_FILES = {"n": "data.noun", "v": "data.verb", "a": "data.adj", "r": "data.adv"}
 SENSE_INDEX = "index.sense"
 VERB_EXCEPTIONS = "verb.exc"
+OTHER_EXCEPTIONS = {"noun.exc": "noun", "adj.exc": "adjective", "adv.exc": "adverb"}
+"""The exception lists besides ``verb.exc`` and the ``kgp:<Pos>Form`` class each one fills."""
 
 LEXNAMES = (
     "adj.all", "adj.pert", "adv.all", "noun.Tops", "noun.act", "noun.animal", "noun.artifact",
@@ -236,25 +242,29 @@ def read_sense_index(path: Path) -> dict[tuple[str, str, str], tuple[int, int]]:
 
 
 def read_verb_exceptions(path: Path) -> list[tuple[str, tuple[str, ...]]]:
-    """``verb.exc`` as (irregular form, base forms) in file order: the line
-    ``appalled appal appall`` gives ``("appalled", ("appal", "appall"))``."""
+    """An exception list (``verb.exc``, ``noun.exc``, ...; excfile(5WN)) as (irregular form,
+    base forms) in file order: the line ``appalled appal appall`` gives ``("appalled",
+    ("appal", "appall"))``."""
     out = []
     for lineno, line in _read_lines(path):
         parts = line.split()
         if not parts:
             continue
         if len(parts) < 2:
-            raise SourceError(f"{path}:{lineno}: not a verb.exc line (a form and its base "
+            raise SourceError(f"{path}:{lineno}: not a {path.name} line (a form and its base "
                               "forms). Reinstall wordnet-base or set KGPROBE_WORDNET_DIR.")
         out.append((parts[0], tuple(parts[1:])))
     return out
 
 
-def _write_verb_forms(exceptions: list[tuple[str, tuple[str, ...]]], out: _Writer) -> None:
+def _write_forms(exceptions: list[tuple[str, tuple[str, ...]]], out: _Writer,
+                      pos: str = "verb") -> None:
+    """Irregular forms of ``pos`` as ``wnd:<pos>form-<form>``, a ``kgp:<Pos>Form``."""
     lines = []
+    cls = KGP[f"{pos.capitalize()}Form"].value
     for form, bases in exceptions:
-        v = f"<{_BASE}verbform-{lemma_iri_part(form)}>"
-        lines.append(f"{v} {_A} <{KGP.VerbForm.value}> .\n")
+        v = f"<{_BASE}{pos}form-{lemma_iri_part(form)}>"
+        lines.append(f"{v} {_A} <{cls}> .\n")
         lines.append(f"{v} <{KGP.inflectedForm.value}> {_literal(form.replace('_', ' '))} .\n")
         lines.extend(f"{v} <{KGP.baseForm.value}> {_literal(b.replace('_', ' '))} .\n"
                      for b in bases)
@@ -455,7 +465,13 @@ def load(ctx: LoadContext) -> None:
         lines.append(f"{subj} <{predicate}> {obj} .\n")
     out.write("".join(lines))
     exceptions = read_verb_exceptions(paths[VERB_EXCEPTIONS]) if VERB_EXCEPTIONS in paths else []
-    _write_verb_forms(exceptions, out)
+    _write_forms(exceptions, out)
+    other_forms = {}
+    for name, pos in OTHER_EXCEPTIONS.items():
+        if name in paths:
+            forms = read_verb_exceptions(paths[name])
+            _write_forms(forms, out, pos)
+            other_forms[f"{pos}_forms"] = len(forms)
     out.flush()
 
     if missing:
@@ -473,6 +489,7 @@ def load(ctx: LoadContext) -> None:
         "pointers": len(pointers),
         "pointers_by_predicate": dict(sorted(per_predicate.items())),
         "verb_forms": len(exceptions),
+        **other_forms,
         "senses_missing_from_index": missing,
         "triples_written": out.triples,
         "parse_s": round(parse_s, 2),

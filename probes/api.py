@@ -236,9 +236,11 @@ def metrics(results: Results = None, metric: str | Sequence[str] | None = None, 
             probe: str | None = None, model: str | None = None,
             metrics_dirs: Sequence[Path] | None = None) -> pl.DataFrame:
     """Metric values as one long table: metric, model, run_id, probe, split (the metric's grain
-    columns), value, n. ``metric``: one name or several (default: every metric that applies to
-    a run); ``probe`` / ``model``: glob patterns on those columns; ``metrics_dirs``: folders of
-    metric files (default: ``eval/metrics``)."""
+    columns), value, n; for a metric with items also its 95 % interval over instances, the
+    per-prompt values and their spread (see :func:`probes.outputs.compute_metrics`).
+    ``metric``: one name or several (default: every metric that applies to a run); ``probe``
+    / ``model``: glob patterns on those columns; ``metrics_dirs``: folders of metric files
+    (default: ``eval/metrics``)."""
     names = [metric] if isinstance(metric, str) else (list(metric) if metric else None)
     con = connect(results, read_only=True)
     try:

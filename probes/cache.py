@@ -141,8 +141,8 @@ def commit(con: duckdb.DuckDBPyConnection, *, run_id: str = "", probe: str = "",
                             model, op) SELECT key, score, n_tokens, payload::JSON, model, op
                             FROM kgp_cache_rows""")
             con.unregister("kgp_cache_rows")
-        write_scores(con, [(run_id, probe, *r[:4], r.label, r.prompt, r.score, r.n_tokens)
-                           for r in scores], upsert=True)
+        write_scores(con, [(run_id, probe, *r[:4], r.label, r.prompt, r.score, r.n_tokens,
+                            r.n_chars, r.baseline) for r in scores], upsert=True)
         write_responses(con, [(run_id, probe, *r) for r in responses], upsert=True)
         if run_update is not None:
             con.execute(run_update[0], list(run_update[1]))

@@ -48,7 +48,9 @@ from kg.store import (
     open_store,
 )
 from kg.vocab import graph
+from probes import parquet_sync
 from probes.errors import ProbeError, ProbeFileError
+from probes.inflections import GoldForm, gold_form_rows
 from probes.preview import check_task, preview_prompts
 from probes.render import placeholders
 from probes.results import connect, diagnose, disk_error, transaction
@@ -281,10 +283,11 @@ class ExportReport:
 
 
 def write_instances(con: Any, name: str, df: pl.DataFrame, query_hash: str | None = None,
-                    before_commit: Any = None) -> None:
+                    before_commit: Any = None, gold_forms: list[GoldForm] | None = None) -> None:
     """Replace a probe's rows in the ``instances`` table in one transaction, with the hash of
-    the probe file that made them. ``before_commit()`` runs inside the transaction: if it
-    fails, nothing is written (the Parquet files are staged there, so both or neither)."""
+    the probe file that made them and its ``gold_forms`` rows (probes.inflections).
+    ``before_commit()`` runs inside the transaction: if it fails, nothing is written (the
+    Parquet files are staged there, so both or neither)."""
     now = datetime.now(UTC).replace(tzinfo=None)
     frame = df.with_columns(pl.lit(now).alias("exported_at"))
     with transaction(con):
@@ -295,6 +298,10 @@ def write_instances(con: Any, name: str, df: pl.DataFrame, query_hash: str | Non
             SELECT probe, split, instance_id, target, gold, candidates, fields::JSON, exported_at
             FROM new_instances""")
         con.unregister("new_instances")
+        con.execute("DELETE FROM gold_forms WHERE probe = ?", [name])
+        if gold_forms:
+            con.executemany("INSERT OR IGNORE INTO gold_forms VALUES (?, ?, ?, ?, ?)",
+                            gold_forms)
         con.execute("DELETE FROM probe_exports WHERE probe = ?", [name])
         if query_hash is not None:
             con.execute("INSERT INTO probe_exports VALUES (?, ?, ?)", [name, query_hash, now])
@@ -303,7 +310,7 @@ def write_instances(con: Any, name: str, df: pl.DataFrame, query_hash: str | Non
 
 
 def stage_parquet(out_dir: Path, name: str, df: pl.DataFrame) -> list[tuple[Path, Path]]:
-    """Write one ``<split>.parquet.tmp`` per split under ``<out>/<probe name>/``; returns
+    """Write one ``<split>.parquet.<pid>.tmp`` per split under ``<out>/<probe name>/``; returns
     (temporary, final) paths for :func:`publish_parquet`. Raises ProbeError (temporary files
     removed) when the folder cannot hold them."""
     staged: list[tuple[Path, Path]] = []
@@ -315,7 +322,7 @@ def stage_parquet(out_dir: Path, name: str, df: pl.DataFrame) -> list[tuple[Path
                 raise ProbeError(f"split {split!r} of probe {name!r} would write outside "
                                  f"{out_dir}; use plain split names")
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".parquet.tmp")
+            tmp = parquet_sync.staged_name(path)
             part.write_parquet(tmp)
             staged.append((tmp, path))
     except OSError as e:
@@ -331,8 +338,10 @@ def stage_parquet(out_dir: Path, name: str, df: pl.DataFrame) -> list[tuple[Path
     return staged
 
 
-def publish_parquet(out_dir: Path, name: str, staged: list[tuple[Path, Path]]) -> list[Path]:
-    """Move staged files into place; Parquet files of splits the probe no longer has go."""
+def publish_parquet(out_dir: Path, name: str, staged: list[tuple[Path, Path]],
+                    record: dict[str, Any] | None = None) -> list[Path]:
+    """Move staged files into place; Parquet files of splits the probe no longer has go; then
+    the folder's export record (``parquet_sync.stamp``), which says which export they hold."""
     paths = []
     for tmp, path in staged:
         tmp.replace(path)
@@ -342,15 +351,19 @@ def publish_parquet(out_dir: Path, name: str, staged: list[tuple[Path, Path]]) -
         for old in folder.glob("*.parquet"):
             if old not in paths:
                 old.unlink()
+        if record is not None:
+            parquet_sync.write_record(folder, record)
     return paths
 
 
-def write_parquet(out_dir: Path, name: str, df: pl.DataFrame) -> list[Path]:
+def write_parquet(out_dir: Path, name: str, df: pl.DataFrame,
+                  record: dict[str, Any] | None = None) -> list[Path]:
     """One Parquet file per split: ``<out>/<probe name>/<split>.parquet`` (written atomically).
 
-    Parquet files of splits the probe no longer has are removed.
+    Parquet files of splits the probe no longer has are removed; ``record`` (the export they
+    hold, ``parquet_sync.stamp``) is written last.
     """
-    return publish_parquet(out_dir, name, stage_parquet(out_dir, name, df))
+    return publish_parquet(out_dir, name, stage_parquet(out_dir, name, df), record)
 
 
 def check_out_dir(out_dir: Path) -> None:
@@ -367,19 +380,24 @@ def export(probes: list[Probe], store: KnowledgeStore, results: str | Path | Non
     """Export each probe's instances; returns one report row per probe and split.
 
     Every probe's ``graphs:`` is checked before anything is written. A probe's rows go to
-    DuckDB and Parquet together or not at all.
+    DuckDB and Parquet together or not at all; Parquet files that an export stopped between
+    the two left behind are set right first (``parquet_sync.sync``, a line each on stderr).
     """
     check_graphs(probes, store)
     if out_dir is not None:
         check_out_dir(out_dir)
     con = connect(results)
+    where = Path(results or config.results_path())
     reports: list[ExportReport] = []
     try:
+        for note in parquet_sync.sync(con, where, out_dir) if out_dir is not None else []:
+            print(f"note: {note}", file=sys.stderr)
         bar = tqdm(probes, desc="exporting", unit="probe", disable=not progress)
         for probe in bar:
             bar.set_postfix_str(probe.spec.name)
             t0 = time.perf_counter()
             df = build_instances(probe, store, limits, builder_dirs)
+            forms = gold_form_rows(probe.spec, df, store)
             staged: list[tuple[Path, Path]] = []
 
             def stage(probe: Probe = probe, df: pl.DataFrame = df,
@@ -387,9 +405,11 @@ def export(probes: list[Probe], store: KnowledgeStore, results: str | Path | Non
                 if out_dir is not None:
                     staged.extend(stage_parquet(out_dir, probe.spec.name, df))
 
-            write_instances(con, probe.spec.name, df, probe.instances_hash, before_commit=stage)
+            write_instances(con, probe.spec.name, df, probe.instances_hash, before_commit=stage,
+                            gold_forms=forms)
             if out_dir is not None:
-                publish_parquet(out_dir, probe.spec.name, staged)
+                publish_parquet(out_dir, probe.spec.name, staged,
+                                parquet_sync.stamp(con, probe.spec.name, where))
             seconds = time.perf_counter() - t0
             counts = df.group_by("split", maintain_order=True).len().rows() or [("-", 0)]
             reports += [ExportReport(probe.spec.name, s, n, seconds) for s, n in counts]

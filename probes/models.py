@@ -13,7 +13,8 @@ Name resolution, in this order:
 A GGUF model is dequantised once and cached as safetensors + config + tokenizer under
 ``kg.config.model_cache()`` (``~/.cache/kgprobe/models`` unless ``KGPROBE_MODEL_CACHE`` is set),
 in a folder named after the file and its sha256; later loads read that folder. The revision of
-a model is the hub commit hash, or the sha256 of its weights file(s).
+a model is the hub commit hash, the sha256 of a GGUF file, or for a local folder one sha256
+over every file in it that can change a score (weights, config, tokenizer and template files).
 
 >>> sorted(ALIASES)
 ['gemma3-270m', 'smollm2-135m']
@@ -237,7 +238,8 @@ def _resolve_alias(
     if known_sha is not None:
         target = _converted_dir(Path(alias.alias + ".gguf"), known_sha)
         if (target / MARKER).is_file():
-            return ModelSource(text, "alias", str(target), known_sha, None, options)
+            return ModelSource(text, "alias", str(target), _converted_revision(target, known_sha),
+                               None, options)
     with tempfile.TemporaryDirectory(dir=_ensure_cache_root()) as scratch:
         path, sha, temporary = alias.locate(Path(scratch))
         sha = sha or file_sha256(path)
@@ -246,7 +248,8 @@ def _resolve_alias(
             if not convert and not temporary:
                 return ModelSource(text, "alias", str(path.parent), sha, path, options)
             convert_gguf(path, target, sha256=sha, label=alias.alias)
-    return ModelSource(text, "alias", str(target), sha, None if temporary else path, options)
+    return ModelSource(text, "alias", str(target), _converted_revision(target, sha),
+                       None if temporary else path, options)
 
 
 def check_gguf(path: Path) -> None:
@@ -288,7 +291,8 @@ def _resolve_gguf(
         if not convert:
             return ModelSource(text, "gguf", str(path.parent), sha, path.resolve(), options)
         convert_gguf(path, target, sha256=sha, label=text)
-    return ModelSource(text, "gguf", str(target), sha, path.resolve(), options)
+    return ModelSource(text, "gguf", str(target), _converted_revision(target, sha), path.resolve(),
+                       options)
 
 
 def _resolve_dir(path: Path, text: str, options: dict[str, Any]) -> ModelSource:
@@ -303,16 +307,32 @@ def _resolve_dir(path: Path, text: str, options: dict[str, Any]) -> ModelSource:
         )
     marker = path / MARKER
     if marker.is_file():
-        revision = json.loads(marker.read_text())["sha256"]
+        revision = _converted_revision(path, json.loads(marker.read_text())["sha256"])
     else:
-        revision = _snapshot_commit(path) or dir_weights_sha256(path)
+        revision = _snapshot_commit(path) or dir_sha256(path)
     return ModelSource(text, "dir", str(path.resolve()), revision, None, options)
 
 
+def _converted_revision(folder: Path, sha: str) -> str:
+    """The revision of a folder kgprobe converted from a GGUF file: the file's sha256 while the
+    folder is as converted; once a file in it is newer than the marker written last (an edited
+    ``tokenizer.json``, an added chat template), the hash of its files (:func:`dir_sha256`)."""
+    try:
+        written = (folder / MARKER).stat().st_mtime_ns
+        edited = any(p.stat().st_mtime_ns > written for p in folder.iterdir()
+                     if p.is_file() and p.name != MARKER)
+    except OSError:
+        return sha
+    return dir_sha256(folder) if edited else sha
+
+
 def _snapshot_commit(path: Path) -> str | None:
-    """The commit hash when ``path`` is a snapshot folder of the Hugging Face cache."""
+    """The commit hash when ``path`` is an unedited snapshot folder of the Hugging Face cache:
+    every file in it is still the cache's link to a blob. A file put there by hand (a replaced
+    ``tokenizer.json``) makes it a plain folder, whose revision is the hash of its files."""
     resolved = path.resolve()
-    if resolved.parent.name == "snapshots" and re.fullmatch(r"[0-9a-f]{40}", resolved.name):
+    if (resolved.parent.name == "snapshots" and re.fullmatch(r"[0-9a-f]{40}", resolved.name)
+            and all(p.is_symlink() for p in path.iterdir() if not p.is_dir())):
         return resolved.name
     return None
 
@@ -384,18 +404,32 @@ def file_sha256(path: Path) -> str:
     return digest
 
 
-def dir_weights_sha256(path: Path) -> str:
-    """One sha256 over the weight files of a model folder (names and contents)."""
-    files = sorted(p for p in path.iterdir() if p.is_file() and p.suffix in WEIGHT_SUFFIXES)
-    if not files:
+def _never_scores(name: str) -> bool:
+    """Files of a model folder that cannot change a score: documentation, licences, hidden
+    files (``.gitattributes``) and kgprobe's own marker."""
+    upper = name.upper()
+    return (name.startswith(".") or name == MARKER or upper.endswith((".MD", ".RST"))
+            or upper.startswith(("README", "LICENSE", "LICENCE", "NOTICE", "USE_POLICY")))
+
+
+def dir_sha256(path: Path) -> str:
+    """One sha256 over the files of a model folder that can change a score (names and
+    contents): the weights, ``config.json``, ``generation_config.json``, every tokenizer file
+    (``tokenizer.json``, ``tokenizer_config.json``, ``vocab.txt``, ``merges.txt``,
+    ``*.model``, ``special_tokens_map.json``, ...) and chat template files; every top-level
+    file but documentation and licences, so a file kgprobe does not know of counts too. This
+    is the revision of a local folder, part of every cache key: an edited tokenizer is never
+    answered from the cache. Big files are hashed once (``file_sha256`` remembers them)."""
+    files = sorted(p for p in path.iterdir() if p.is_file() and not _never_scores(p.name))
+    if not any(p.suffix in WEIGHT_SUFFIXES for p in files):
         raise ModelError(
             f"model folder {str(path)!r} has no weights file (model.safetensors); "
             "save the model with save_pretrained"
         )
     hasher = hashlib.sha256()
     for file in files:
-        hasher.update(file.name.encode() + b"\0" + file_sha256(file).encode())
-    return hasher.hexdigest() if len(files) > 1 else file_sha256(files[0])
+        hasher.update(file.name.encode() + b"\0" + file_sha256(file).encode() + b"\n")
+    return hasher.hexdigest()
 
 
 def _read_json(path: Path) -> dict[str, Any]:

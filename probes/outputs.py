@@ -5,7 +5,9 @@ Under ``<output path>/<model>/`` (the model name with ``/`` turned into ``__``),
 writes, all named with the same UTC timestamp:
 
 - ``results_<time>.json``: ``results`` (per probe, the rows of every metric in ``eval/metrics``
-  that applies to the run: metric, split, value, n and any other grain column), ``config`` (the
+  that applies to the run: metric, split, value, n and any other grain column, and for a
+  metric with items the 95 % interval over instances, the per-prompt values and their spread:
+  see :func:`compute_metrics`), ``config`` (the
   command's options: model, model args, chat template, splits, sample, ...), ``runs`` (per
   probe: run id, model, revision, backend, status, wall seconds and the stored run config),
   ``versions`` (kgprobe, Python and the libraries that make the numbers);
@@ -13,9 +15,10 @@ writes, all named with the same UTC timestamp:
   and ``responses`` tables (written when there are rows), readable with
   ``datasets.load_dataset("parquet", data_files=...)``, polars or DuckDB;
 - with ``--log-samples``, ``samples_<probe>_<time>.jsonl``: one line per instance with its
-  gold answers, every scored prompt with its candidate, label, score and token count, the
-  top-k responses per prompt, and ``prediction`` (the label, else candidate, with the highest
-  mean score over prompts; the top-1 response of the first prompt for relatum probes). The SQL
+  gold answers, every scored prompt with its candidate, label, score, token and character
+  counts and PMI baseline, the top-k responses per prompt, and ``prediction`` (the label,
+  else candidate, with the highest mean score over prompts; the top-1 response of the first
+  prompt for relatum probes). The SQL
   metrics stay the reference: ``prediction`` is for reading the samples.
 """
 
@@ -78,21 +81,32 @@ def compute_metrics(con: duckdb.DuckDBPyConnection, names: Sequence[str] | None 
                     run_ids: Sequence[str] | None = None) -> pl.DataFrame:
     """Every metric of ``dirs`` (default: eval/metrics) named in ``names`` (default: all), as
     one long table: ``metric``, the model of the run when the metric has ``run_id`` in its
-    grain, the grain columns, ``value`` and ``n``; only ``run_ids``' rows when given. An unknown
-    metric name is a ProbeError listing the known ones. The metrics run as in every report
+    grain, the grain columns, ``value`` and ``n``, and for a metric with items (see
+    :mod:`eval.items`) its 95 % interval over instances (``ci_low``, ``ci_high``,
+    ``ci_method``), ``instances``, and the per-prompt values (``per_prompt``: a list of
+    {prompt_id, value, n}) with their spread (``n_prompts``, ``prompt_min``, ``prompt_max``,
+    ``prompt_sd``); only ``run_ids``' rows when given. An unknown metric name is a ProbeError
+    listing the known ones. The metrics run as in every report
     (:func:`eval.sqlfile.run_metric`): ``con`` becomes a metric sandbox (no external access,
     configuration locked), so give it a read-only connection of its own."""
+    from eval.items import with_items
     from eval.sqlfile import MetricError, discover_metrics, run_metric
 
     try:
         return _compute(con, discover_metrics(list(dirs) if dirs else None), names, run_ids,
-                        run_metric)
+                        run_metric, with_items)
     except MetricError as e:
         raise ProbeError(str(e)) from e
 
 
+#: The columns a metric with items adds (eval.items.Summary.columns), in this order.
+ITEM_COLUMNS = ("ci_low", "ci_high", "ci_method", "instances", "n_prompts", "prompt_min",
+                "prompt_max", "prompt_sd", "per_prompt")
+PER_PROMPT = pl.List(pl.Struct({"prompt_id": pl.Int64, "value": pl.Float64, "n": pl.Int64}))
+
+
 def _compute(con: duckdb.DuckDBPyConnection, found: list[Any], names: Sequence[str] | None,
-             run_ids: Sequence[str] | None, run_metric: Any) -> pl.DataFrame:
+             run_ids: Sequence[str] | None, run_metric: Any, with_items: Any) -> pl.DataFrame:
     if names:
         known = {m.name for m in found}
         unknown = [n for n in names if n not in known]
@@ -108,15 +122,17 @@ def _compute(con: duckdb.DuckDBPyConnection, found: list[Any], names: Sequence[s
         if not tasks & set(metric.tasks):
             continue  # no run of the tasks it applies to
         cols, rows = run_metric(con, metric)
-        keep = [*metric.grain, "value", *(["n"] if "n" in cols else [])]
-        index = [cols.index(c) for c in keep]
-        data = [[r[i] for i in index] for r in rows]
+        keep = [*metric.grain, "value", *(c for c in ("n", "ci_low", "ci_high") if c in cols)]
+        data = [{c: r[cols.index(c)] for c in keep} for r in rows]
         if run_ids is not None and "run_id" in metric.grain:
-            at = keep.index("run_id")
-            data = [d for d in data if d[at] in set(run_ids)]
+            data = [d for d in data if d["run_id"] in set(run_ids)]
         if not data:
             continue
-        frame = pl.DataFrame(data, schema=keep, orient="row", infer_schema_length=None)
+        if with_items(con, metric, data):
+            keep = [*dict.fromkeys([*keep, *ITEM_COLUMNS])]
+            data = [{c: d.get(c) for c in keep} for d in data]
+        frame = pl.DataFrame(data, schema_overrides={"per_prompt": PER_PROMPT}
+                             if "per_prompt" in keep else None, infer_schema_length=None)
         extra = [pl.lit(metric.name).alias("metric")]
         if "run_id" in metric.grain:
             extra.append(pl.col("run_id").replace_strict(models, default=None,
@@ -188,7 +204,7 @@ def samples(con: duckdb.DuckDBPyConnection, run_id: str) -> list[dict[str, Any]]
     for s in scores.iter_rows(named=True):
         by_score.setdefault((s["split"], s["instance_id"]), []).append(
             {k: s[k] for k in ("prompt_id", "candidate", "label", "prompt", "score",
-                               "n_tokens")})
+                               "n_tokens", "n_chars", "baseline")})
     by_resp: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}
     for r in responses.iter_rows(named=True):
         per = by_resp.setdefault((r["split"], r["instance_id"]), {})

@@ -22,11 +22,17 @@ import duckdb
 
 from kg import config
 from kg.errors import KgError
-from probes import chat, model_args, outputs, scale_cli
+from probes import chat, model_args, outputs, parquet_sync, scale_cli
 from probes.errors import ProbeError
 from probes.results import connect, diagnose, disk_error
 from probes.runner.cached import RecordedScorer, fully_cached, recorded_scorer
-from probes.runner.cli import ScorerFactory, build_parser, check_device, default_factory
+from probes.runner.cli import (
+    ScorerFactory,
+    build_parser,
+    check_device,
+    check_lm_eval_flags,
+    default_factory,
+)
 from probes.runner.plan import (
     DEFAULT_CHUNK,
     Plan,
@@ -63,6 +69,11 @@ def main(argv: list[str] | None = None, scorer_factory: ScorerFactory | None = N
         return merge_main(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
+    try:
+        check_lm_eval_flags(args)
+    except ProbeError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     if args.list:  # the same list as probes.export --list
         from probes.export import format_probe_list, list_probes
 
@@ -98,6 +109,8 @@ def main(argv: list[str] | None = None, scorer_factory: ScorerFactory | None = N
                 raise ProbeError(f"{flag} must be a positive number (got {value})")
         con = connect(args.results)
         where = results or str(config.results_path())
+        for note in parquet_sync.sync(con, Path(where), config.exports_dir()):
+            print(f"note: {note}", file=sys.stderr)
         probes = select_probes(con, args.probe, args.queries, not args.only_extra, where)
         opts = RunOptions(top_k=args.top_k, splits=args.split, limit=args.limit,
                           sample=args.sample,

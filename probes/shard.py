@@ -12,14 +12,19 @@ candidates and prompts of an instance stay in one shard, so shared contexts are 
 once. A shard works in its own DuckDB file beside the results file,
 ``<results>.shard-<i>-of-<n>``: it gets a copy of its instances and of the model's cached
 scores, then runs exactly like a single process (same run ids, chunked commits, score cache),
-so a shard that is killed resumes where it stopped when started again.
+so a shard that is killed resumes where it stopped when started again. The probe's export hash
+(``probe_exports``) goes along, so a shard refuses a probe file edited since its export like
+an unsharded run does.
 
 **torch.distributed.** Under ``torchrun`` (``WORLD_SIZE`` > 1) each rank is shard ``RANK`` of
 ``WORLD_SIZE``; the process group uses ``nccl`` when the rank runs on a GPU (``cuda:LOCAL_RANK``)
 and ``gloo`` on the CPU, and carries only the ranks' exit codes. When every rank has finished,
 rank 0 merges all shards into the results file.
 
-**Merging** (rank 0, or ``python -m probes.run merge --shards n``) writes the shards' ``scores``,
+**Merging** (rank 0, or ``python -m probes.run merge --shards n``) first checks that the shards
+were cut from the results file's current export (every instance a shard scored is there,
+unchanged, and the shards together hold all the run chose; else nothing is merged), then writes
+the shards' ``scores``,
 ``responses``, ``score_cache`` and ``model_vocab`` rows and one ``runs`` row per run into the
 results file in ONE transaction: either everything lands or nothing does. A run's earlier score
 rows in the results file are replaced by the union of its shards' rows. The merged ``runs`` row
@@ -53,6 +58,7 @@ from kg import config
 from probes.errors import ProbeError
 from probes.results import connect, sql_path, transaction
 from probes.results.writers import Run, delete_run, insert_run
+from probes.runner.select import refuse_changed
 from probes.spec import discover
 
 MainFn = Callable[..., int]
@@ -116,8 +122,16 @@ def prepare(results: Path, part: Path, shard: Shard, model: str, patterns: list[
     if not results.exists():
         raise ProbeError(f"no results file at {results}: run `python -m probes.export` first "
                          "(or point --results at the right file)")
-    names = [p.spec.name for p in discover(queries, patterns, include_default=include_default)
-             if p.spec.task != "records" or p.spec.name in patterns]
+    probes = [p for p in discover(queries, patterns, include_default=include_default)
+              if p.spec.task != "records" or p.spec.name in patterns]
+    names = [p.spec.name for p in probes]
+    con = duckdb.connect()
+    try:  # a probe edited since its export: refused before any shard file is cut
+        con.execute(f"ATTACH {sql_path(results)} AS kgp_main (READ_ONLY)")
+        refuse_changed(probes, dict(con.execute(
+            "SELECT probe, query_hash FROM kgp_main.probe_exports").fetchall()), str(results))
+    finally:
+        con.close()
     con = connect(part)
     counts: dict[str, int] = {}
     try:
@@ -134,6 +148,10 @@ def prepare(results: Path, part: Path, shard: Shard, model: str, patterns: list[
                 if limit is not None:
                     params.append(limit)
                 con.execute("DELETE FROM instances WHERE probe = ?", [name])
+                # the export's hash goes along, so the shard's run checks "edited since export"
+                con.execute("DELETE FROM probe_exports WHERE probe = ?", [name])
+                con.execute("""INSERT INTO probe_exports BY NAME SELECT * FROM
+                               kgp_main.probe_exports WHERE probe = ?""", [name])
                 con.execute(f"""INSERT INTO instances SELECT * EXCLUDE (kgp_pos) FROM (
                     SELECT *, row_number() OVER (ORDER BY split, instance_id) - 1 AS kgp_pos
                     FROM (SELECT * FROM kgp_main.instances WHERE {where}{limited}))
@@ -234,6 +252,56 @@ def _merged_run(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _selected(con: duckdb.DuckDBPyConnection, probe: str, config: dict[str, Any]) -> int:
+    """How many instances of ``probe`` the results file holds for a run's ``--split`` and
+    ``--limit`` (what ``prepare`` dealt out over the shards)."""
+    where, params = "probe = ?", [probe]
+    splits = config.get("splits")
+    if splits:
+        where += f" AND split IN ({', '.join('?' for _ in splits)})"
+        params += list(splits)
+    limit = config.get("limit")
+    limited = "" if limit is None else (
+        " QUALIFY row_number() OVER (PARTITION BY split ORDER BY instance_id) <= ?")
+    return _count(con, f"SELECT count(*) FROM (SELECT 1 FROM instances WHERE {where}{limited})",
+                  [*params, *([] if limit is None else [limit])])
+
+
+def check_instances(con: duckdb.DuckDBPyConnection, runs: list[list[dict[str, Any]]],
+                    count: int) -> None:
+    """Refuse shards that were not all cut from the results file's current export of their
+    probes: every instance a shard scored must be in the results file with the same content,
+    and together the shards must hold every instance the run chose (a probe re-exported, or
+    edited and re-exported, between cutting two shards fails one of the two)."""
+    problems = []
+    for run in runs[0]:
+        probe, config = run["probe"], json.loads(run["config"] or "{}")
+        held = 0
+        for i in range(count):
+            held += _count(con, f"SELECT count(*) FROM kgp_s{i}.instances WHERE probe = ?",
+                           [probe])
+            gone = _count(con, f"""SELECT count(*) FROM kgp_s{i}.instances s
+                WHERE s.probe = ? AND NOT EXISTS (SELECT 1 FROM instances m
+                  WHERE m.probe = s.probe AND m.split = s.split
+                  AND m.instance_id = s.instance_id
+                  AND m.target IS NOT DISTINCT FROM s.target
+                  AND m.gold IS NOT DISTINCT FROM s.gold
+                  AND m.candidates IS NOT DISTINCT FROM s.candidates
+                  AND m.fields::VARCHAR IS NOT DISTINCT FROM s.fields::VARCHAR)""", [probe])
+            if gone:
+                problems.append(f"shard {i}/{count} scored {gone} instance(s) of {probe} that "
+                                "the results file no longer holds as they were")
+        want = _selected(con, probe, config)
+        if not problems and held != want:
+            problems.append(f"the shards hold {held} instance(s) of {probe}, the results file "
+                            f"{want} for this run")
+    if problems:
+        raise ProbeError("cannot merge: " + "; ".join(problems) + ". The probe was exported "
+                         "again after some shards were cut, so their scores would mix two "
+                         "versions of it; run every shard again (--shard I/N, they re-cut "
+                         "from the current export), then merge. Nothing was merged.")
+
+
 def merge(results: Path, count: int, keep: bool = False) -> str:
     """Merge the ``count`` shard files of ``results`` into it in one transaction; returns a
     one-line summary. Every shard must exist and have finished every run."""
@@ -257,6 +325,7 @@ def merge(results: Path, count: int, keep: bool = False) -> str:
         if unfinished:
             raise ProbeError("cannot merge, not every shard has finished: "
                              + "; ".join(unfinished) + ". Run those shards again (they resume)")
+        check_instances(con, runs, count)
         rids = sorted(ids[0])
         marks = ", ".join("?" for _ in rids)
         with transaction(con):

@@ -51,9 +51,9 @@ from fault_drill_kit import (
 import kg.build
 from kg.manifest import Source
 from kg.store import LocalStore, RemoteStore
-from probes.export import QueryLimits, instances_for
+from probes.export import QueryLimits, export, instances_for
 from probes.export import main as export_main
-from probes.spec import load_probe, parse_probe
+from probes.spec import discover, load_probe, parse_probe
 
 # --- the cases ----------------------------------------------------------------------------------
 
@@ -579,6 +579,125 @@ def _run_model(q: Path, res: Path, model: Path) -> int:
                      "--only-extra", "--quiet", "-p", "d/*", "--no-cache"])
 
 
+# --- issue 21, point 3: no silent wrong number (shards, cache key, endpoints, Parquet) ----------
+
+_KILLED_EXPORT = """
+import os, signal, sys
+from pathlib import Path
+import probes.export as ex
+from kg.store import LocalStore
+from probes.spec import discover
+ex.publish_parquet = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)
+q, r, o = map(Path, sys.argv[1:4])
+ex.export(discover([q], include_default=False), LocalStore.in_memory(), r, o, progress=False)
+"""
+
+
+def no_silent_numbers(d: Drill) -> None:
+    from kg.reason import clean_dead_reason_dirs, reason_dir
+    from probes.models import resolve
+    from probes.shard import merge
+    from tests.hostile_http import serving
+
+    big = CHOICE.replace("d/choice", "d/big").split("SELECT")[0] + (
+        "SELECT ?w ?g ?c WHERE { VALUES (?w ?g ?c) { "
+        + " ".join(f'("w{i}" "g{i}" "c{i}")' for i in range(6)) + " } }\n")
+    f = d.folder()
+    q, res = exported(f, big)
+    (q / "p0.rq").write_text(big.replace("WHERE {", "WHERE { # edited\n", 1))
+    d.record("21.3", "probe edited after export, then `probes.run --shard 0/2`",
+             lambda: run(q, res, "--shard", "0/2"), results_counts(res))
+
+    f = d.folder()
+    q, res = exported(f, big)
+    run(q, res, "--shard", "0/2")
+    (q / "p0.rq").write_text(big.replace('"w', '"v'))
+    export(discover([q], include_default=False), LocalStore.in_memory(), res, None,
+           progress=False)
+    run(q, res, "--shard", "1/2")
+    d.record("21.3", "`merge` of two shards cut from two exports of the probe",
+             lambda: merge(res, 2, keep=True), results_counts(res))
+
+    f = d.folder()
+    model = f / "model"
+    model.mkdir()
+    for name, body in (("config.json", "{}"), ("model.safetensors", "w"),
+                       ("tokenizer.json", '{"model": {"merges": ["a b"]}}')):
+        (model / name).write_text(body)
+
+    def tokenizer() -> tuple[str, str]:
+        before = resolve(str(model)).revision or ""
+        (model / "tokenizer.json").write_text('{"model": {"merges": []}}')
+        after = resolve(str(model)).revision or ""
+        return "ok", (f"revision {before[:12]} -> {after[:12]}: "
+                      f"{'another cache key' if before != after else 'SAME cache key'}")
+    d.record("21.3", "local model folder whose `tokenizer.json` changed", tokenizer)
+
+    f = d.folder()
+    q = probe_dir(f, RECORDS + "SELECT ?x WHERE { ?x ?p ?o }\n")
+    with serving("redirect") as srv:
+        d.record("21.3", "endpoint answering a query with a 302 redirect",
+                 lambda: export_cli(q, f / "r.duckdb", "--endpoint", srv.url),
+                 results_counts(f / "r.duckdb"))
+        d.record("21.3", "(the same) requests the redirect's target received",
+                 lambda: ("ok", f"{sum(p != '/query' for p in srv.paths)}"))
+    for kind, what in (("no-head", "JSON without `head`"),
+                       ("no-type", "a binding without `type`"),
+                       ("bindings-dict", "`bindings` that is not a list")):
+        with serving(kind) as srv:
+            d.record("21.3", f"endpoint answering {what}",
+                     lambda srv=srv: export_cli(q, f / "r.duckdb", "--endpoint", srv.url))
+    with serving("huge") as srv:
+        d.record("21.3", "endpoint answering 3 MB where the bound is 1 MB",
+                 lambda: RemoteStore(srv.url, max_bytes=1_000_000).query(
+                     "SELECT ?x WHERE { ?x ?p ?o }"))
+
+    f = d.folder()
+    q, res, out = f / "q", f / "r.duckdb", f / "exports"
+    q.mkdir()
+    values = RECORDS + 'SELECT ?x WHERE {{ VALUES ?x {{ {} }} }}\n'
+    (q / "p.rq").write_text(values.format('"a" "b" "c"'))
+    export(discover([q], include_default=False), LocalStore.in_memory(), res, out,
+           progress=False)
+    (q / "p.rq").write_text(values.format('"a" "b" "c" "d" "e"'))
+    subprocess.run([sys.executable, "-c", _KILLED_EXPORT, str(q), str(res), str(out)],
+                   env={**os.environ, "PYTHONPATH": str(ROOT)}, check=False)
+
+    def in_step() -> str:
+        import polars as pl
+
+        con = duckdb.connect(str(res), read_only=True)
+        try:
+            n = con.execute("SELECT count(*) FROM instances WHERE probe = 'd/x'"
+                            ).fetchone()[0]  # type: ignore[index]
+        finally:
+            con.close()
+        parquet = pl.read_parquet(out / "d/x/test.parquet").height
+        return f"{n} in DuckDB / {parquet} in Parquet / {len(list(out.rglob('*.tmp')))} .tmp"
+    (q / "y.rq").write_text(RECORDS.replace("d/x", "d/y") + "SELECT ?x WHERE { }\n")
+    d.record("21.3", "`kill -9` between the DuckDB commit and the Parquet rename, then "
+             "the next `probes.export` (of another probe)",
+             lambda: export_main(["--queries", str(q), "--only-extra", "--results", str(res),
+                                  "--out", str(out), "--store", str(EMPTY_STORE[0]), "--quiet",
+                                  "-p", "d/y"]), in_step)
+
+    f = d.folder()
+
+    def reason_dirs() -> tuple[str, str]:
+        code = ("import os, signal\nfrom kg.reason import reason_dir\nwith reason_dir():\n"
+                "    os.kill(os.getpid(), signal.SIGKILL)\n")
+        subprocess.run([sys.executable, "-c", code], check=False,
+                       env={**os.environ, "TMPDIR": str(f), "PYTHONPATH": str(ROOT)})
+        left = list(f.glob("kgprobe-reason-*"))
+        with reason_dir():  # what the next classification does first, on the system's tmp
+            pass
+        clean_dead_reason_dirs(f)
+        return "ok", (f"folders of a `kill -9`-ed reasoner run: {len(left)} before, "
+                      f"{len(list(f.glob('kgprobe-reason-*')))} after the next run")
+    d.record("21.3", "`kgprobe-reason-*` folder of a build killed while HermiT ran",
+             reason_dirs)
+
+
 # --- the table ----------------------------------------------------------------------------------
 
 def markdown(rows: list[Outcome]) -> str:
@@ -612,6 +731,7 @@ def main(argv: list[str] | None = None) -> int:
         faults(drill)
         metric_files(drill)
         truthful_errors(drill)
+        no_silent_numbers(drill)
     table = markdown(drill.rows)
     stamp = (f"Generated by `PYTHONPATH=$PWD python scripts/fault_drill.py` on "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} ({len(drill.rows)} cases).")

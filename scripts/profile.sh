@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The knowledge profile of one model (default smollm2-135m), the end of scripts/main.sh: small,
 # seeded, class-balanced samples of the three benchmarks scored into the results file, then
-# `python -m eval.profile` (one page: key measures with 95 % intervals beside chance and the
+# `python -m eval.profile` (one page: key measures with n and 95 % intervals beside chance and the
 # human ceiling, and profile.png). Needs a built store (`python -m kg.build`: its derived semrel
 # graphs included). KGPROBE_THREADS=N passes --threads N to the model runs. Measured with one thread
 # on a shared 2-core machine, a fresh results file: about 3 min 25 s wall, 2 min 35 s CPU.

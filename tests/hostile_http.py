@@ -10,6 +10,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 EMPTY_SELECT = b'{"head": {"vars": ["x"]}, "results": {"bindings": []}}'
+# answers that look like SPARQL JSON but are not (issue 21): kind -> body
+MALFORMED = {
+    "no-head": b'{"results": {"bindings": [{"x": {"type": "literal", "value": "a"}}]}}',
+    "no-type": b'{"head": {"vars": ["x"]}, "results": {"bindings": [{"x": {"value": "a"}}]}}',
+    "bindings-dict": b'{"head": {"vars": ["x"]}, "results": {"bindings": {"x": "a"}}}',
+}
+# what the address a redirect points to answers (one row), to show it is never read
+OTHER_ANSWER = (b'{"head": {"vars": ["x"]}, "results": {"bindings": '
+                b'[{"x": {"type": "literal", "value": "from elsewhere"}}]}}')
 
 
 @dataclass
@@ -33,10 +42,30 @@ def _handler(kind: str, served: Served, stop: threading.Event) -> type:
             if kind == "silent":  # accept, then never answer
                 stop.wait(60)
                 return
+            if kind == "redirect" and self.path != "/elsewhere":  # 302 to another address
+                self.send_response(302)
+                self.send_header("Location", "/elsewhere")
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            if kind == "huge":  # a valid result of about 3 MB
+                rows = b",".join([b'{"x": {"type": "literal", "value": "' + b"a" * 1000
+                                  + b'"}}'] * 3000)
+                body = b'{"head": {"vars": ["x"]}, "results": {"bindings": [' + rows + b"]}}"
+                self.send_response(200)
+                self.send_header("Content-Type", "application/sparql-results+json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                return
             if kind == "html":
                 body, ctype = b"<html><body>Welcome</body></html>", "text/html"
             elif kind == "json-no-results":
                 body, ctype = b'{"status": "ok"}', "application/json"
+            elif kind in MALFORMED:
+                body, ctype = MALFORMED[kind], "application/sparql-results+json"
+            elif kind == "redirect":  # what /elsewhere answers
+                body, ctype = OTHER_ANSWER, "application/sparql-results+json"
             else:  # trickle / record: a valid empty result
                 body, ctype = EMPTY_SELECT, "application/sparql-results+json"
             self.send_response(200)
@@ -60,7 +89,8 @@ def _handler(kind: str, served: Served, stop: threading.Event) -> type:
 
 @contextlib.contextmanager
 def serving(kind: str) -> Iterator[Served]:
-    """Serve ``kind`` (html, json-no-results, trickle, silent, record) on a free local port."""
+    """Serve ``kind`` (html, json-no-results, trickle, silent, record, redirect, huge, or a
+    key of MALFORMED) on a free local port."""
     stop = threading.Event()
     served = Served("")
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(kind, served, stop))

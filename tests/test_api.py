@@ -18,6 +18,7 @@ from probes import api
 from probes.errors import ProbeError
 from tests.test_outputs import expected_mean_scores
 from tests.test_run import ANIMALS, FakeScorer, choice_probe, fake_value
+from tests.test_stats import wilson_by_hand
 
 ROOT = Path(__file__).parents[1]
 
@@ -75,6 +76,12 @@ def test_export_score_metrics_query_with_a_fake_model(tmp_path: Path) -> None:
     assert got.select("metric", "model", "probe", "split", "n").rows() == [
         ("choice_accuracy", "fake/model", "t/choice", "test", 3)]
     assert got["value"].to_list() == [pytest.approx(right / 3)]
+    # beside the mean: its Wilson interval over the 3 instances and the two prompts' values
+    # (tests/test_outputs.py works them out from the fake model)
+    assert (got["ci_low"][0], got["ci_high"][0]) == pytest.approx(wilson_by_hand(right, 3))
+    per = got.select("per_prompt").explode("per_prompt").unnest("per_prompt")
+    assert per["prompt_id"].to_list() == [0, 1] and per["n"].to_list() == [3, 3]
+    assert got["n_prompts"].to_list() == [2]
     assert api.metrics(results, "choice_accuracy", probe="nothing/*").height == 0
     with pytest.raises(ProbeError, match="unknown metric"):
         api.metrics(results, "accuracy")

@@ -34,6 +34,7 @@ from probes.copen.construct import (
 from probes.copen.released import load
 from probes.errors import ProbeError
 from probes.export import instances_for
+from tests.data import require
 from tests.sparql_server import free_port, serve
 
 FIXTURE = Path(__file__).parent / "fixtures" / "copen"
@@ -44,8 +45,7 @@ spec.loader.exec_module(MAKE)  # type: ignore[union-attr]
 
 def father() -> dict[str, str]:
     path = config.data_dir() / "copen" / "schema" / "father.txt"
-    if not path.is_file():
-        pytest.skip(f"COPEN schema not found at {path}")
+    require(path, "the COPEN schema file father.txt")
     return dict(line.split("\t\t") for line in path.read_text().splitlines() if line.strip())
 
 

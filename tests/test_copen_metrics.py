@@ -14,7 +14,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from eval.copen_report import build, render
+from eval.copen_report import build, paired_zero_shot, render
 from eval.sqlfile import discover_metrics, run_metric
 from probes.results import connect
 from probes.results.writers import Run, insert_run
@@ -79,9 +79,26 @@ def test_csj_accuracy_and_mrr(csj: duckdb.DuckDBPyConnection) -> None:
     # A wrong (h2 -1 > a -2), B right; C is hidden: dev accuracy 1/2, no test row.
     assert metric(csj, "copen_accuracy") == [
         {"run_id": "R1", "probe": "copen/csj", "split": "dev", "value": 0.5, "n": 2}]
-    # A: rank 1 + |{h2 -1, e2 -2 (tie)}| = 3; B: rank 1. MRR = (1/3 + 1) / 2 = 2/3.
+    # A: the authors' stable sort (computeMR): h2 -1 above a; e2 ties a (-2) but comes after a
+    # in the file's order, so a keeps rank 2; B: rank 1. MRR = (1/2 + 1) / 2 = 3/4.
     (row,) = metric(csj, "copen_csj_mrr")
-    assert row["value"] == pytest.approx(2 / 3) and row["n"] == 2
+    assert row["value"] == pytest.approx(3 / 4) and row["n"] == 2
+
+
+def test_csj_ties_go_to_the_earliest_candidate_as_the_authors_stable_sort() -> None:
+    con = connect(":memory:")
+    p = "copen/csj"
+    # T1: d1, a, d2 all tie: d1 (first in the file) is predicted, a ranks 2nd (d1 before it)
+    add_instance(con, p, "dev", "T1", ["a"], ["d1", "a", "d2"], hard=[], easy=["d1", "d2"])
+    # T2: a ties d1 and comes first: a is predicted, rank 1
+    add_instance(con, p, "dev", "T2", ["a"], ["a", "d1", "d2"], hard=[], easy=["d1", "d2"])
+    add_run(con, "R", p, "choice", part="query", context=True)
+    add_scores(con, "R", p, "dev", "T1", [("d1", -1, 1), ("a", -2, 2), ("d2", -3, 3)])
+    add_scores(con, "R", p, "dev", "T2", [("a", -2, 2), ("d1", -1, 1), ("d2", -4, 1)])
+    (acc,) = metric(con, "copen_accuracy")
+    assert (acc["value"], acc["n"]) == (0.5, 2)  # T1 wrong, T2 right
+    (mrr,) = metric(con, "copen_csj_mrr")
+    assert mrr["value"] == pytest.approx((1 / 2 + 1) / 2)
 
 
 def test_csj_mrr_against_hard_and_easy_distractors(csj: duckdb.DuckDBPyConnection) -> None:
@@ -115,10 +132,14 @@ def cpj() -> duckdb.DuckDBPyConnection:
         "S2": ("false", "c1", {"true": -1, "false": -3}),    # wrong: false positive
         "S3": ("true", "c2", {"true": -2, "false": -1, "correct": -1.5}),  # wrong (best true
                                                               # word -1.5 < -1): false negative
-        "S4": ("false", "c2", {"true": -0.5, "false": -0.5}),  # tie: wrong, false positive
+        "S4": ("false", "c2", {"true": -0.5, "false": -0.5}),  # tie: judged false (the
+                                              # authors' int(pos > neg)): right
         "S5": ("true", "c3", {"true": -1, "false": -2}),     # right
         "S6": ("false", None, {"true": -2, "false": -1}),    # right, no chain
         "S7": ("false", "c3", {"true": -3, "false": -1}),    # right
+        "S9": ("true", None, {"true": -1, "false": -1}),     # tie judged false: wrong (false
+                                                              # negative), no chain
+        "S10": ("true", "c5", {"true": -2, "false": -1}),    # wrong, a chain of one statement
     }
     for iid, (gold, chain, scores) in cases.items():
         add_instance(con, p, "dev", iid, [gold], ["true", "false"], chain_id=chain)
@@ -131,15 +152,37 @@ def cpj() -> duckdb.DuckDBPyConnection:
 
 def test_cpj_accuracy_chains_and_false_positives(cpj: duckdb.DuckDBPyConnection) -> None:
     (acc,) = metric(cpj, "copen_accuracy")
-    assert (acc["value"], acc["n"]) == (pytest.approx(4 / 7), 7)  # S1, S5, S6, S7
+    assert (acc["value"], acc["n"]) == (pytest.approx(5 / 9), 9)  # S1, S4, S5, S6, S7
     (chain,) = metric(cpj, "copen_cpj_chain_accuracy")
-    # c1 = {S1 ok, S2 wrong}, c2 = {S3, S4 wrong}, c3 = {S5, S7 ok}; S8 hidden; S6 no chain.
+    # c1 = {S1 ok, S2 wrong}, c2 = {S3 wrong, S4 ok}, c3 = {S5, S7 ok}; S8 hidden; S6 and S9
+    # no chain; c5 = {S10} has one statement: left out (with it: 1/4 over 4 chains).
     assert (chain["value"], chain["n"]) == (pytest.approx(1 / 3), 3)
     (fp,) = metric(cpj, "copen_cpj_false_positive_share")
-    assert (fp["value"], fp["n"]) == (pytest.approx(2 / 3), 3)  # S2, S4 of S2, S3, S4
-    # random guess: 0.5^2 for each labelled chain of two (c1, c2, c3); S8 is hidden
+    assert (fp["value"], fp["n"]) == (pytest.approx(1 / 4), 4)  # S2 of S2, S3, S9, S10
+    # random guess: 0.5^2 for each labelled chain of two (c1, c2, c3); S8 is hidden, c5 too short
     (rnd,) = metric(cpj, "copen_cpj_chain_random")
     assert (rnd["value"], rnd["n"]) == (pytest.approx(0.25), 3)
+
+
+def test_chain_random_on_the_authors_102_test_chains() -> None:
+    """The authors' stored probing results (code/probing/task2/output/results/*.json, key
+    consistency) count 15, 20, 21, 17, 13, 14 and 2 test chains of 2..8 statements; a uniform
+    guess is right on a chain of L with probability 0.5^L:
+    (15/4 + 20/8 + 21/16 + 17/32 + 13/64 + 14/128 + 2/256) / 102 = 8.4140625 / 102 = 8.25 %
+    (the paper prints 7.2)."""
+    con = connect(":memory:")
+    lengths = {2: 15, 3: 20, 4: 21, 5: 17, 6: 13, 7: 14, 8: 2}
+    k = 0
+    for length, count in lengths.items():
+        for c in range(count):
+            for _ in range(length):
+                add_instance(con, "copen/cpj", "test", f"s{k}", ["true"], ["true", "false"],
+                             chain_id=f"L{length}-{c}")
+                k += 1
+    (rnd,) = metric(con, "copen_cpj_chain_random")
+    assert rnd["n"] == 102
+    assert rnd["value"] == pytest.approx(8.4140625 / 102)
+    assert round(100 * rnd["value"], 2) == 8.25
 
 
 @pytest.fixture
@@ -167,7 +210,8 @@ def cic() -> duckdb.DuckDBPyConnection:
         "D": {"work": -1, "magazine": -2},           # wrong, 'work' shares D's first chain
         "E": {"group": -1, "school": -2},            # wrong, 'group' is on the other chain
         "F": {"athlete": -1},                        # right
-        "G": {"writer": -1, "person": -1},           # tie: wrong, prediction 'person'
+        "G": {"writer": -1, "person": -1},           # tie: the earliest on the chains,
+                                                     # 'writer', wins (`prob > flag`): right
         "H": {"q": -1},
         "I": {"y": -1},                              # wrong level, but one chain only
     }
@@ -183,26 +227,43 @@ def cic() -> duckdb.DuckDBPyConnection:
 
 def test_cic_accuracy_and_error_types(cic: duckdb.DuckDBPyConnection) -> None:
     acc = {r["run_id"]: (r["value"], r["n"]) for r in metric(cic, "copen_accuracy")}
-    assert acc["IN"] == (pytest.approx(0.2), 5)    # F only
+    assert acc["IN"] == (pytest.approx(0.4), 5)    # F, G
     assert acc["OUT"] == (pytest.approx(0.8), 5)   # D wrong ('work'); E, F, G, I right
     types = {(r["run_id"], r["error_type"]): (r["value"], r["n"])
              for r in metric(cic, "copen_cic_error_types")}
     # Tables 6/13 count entities with two or more chains: I (one chain) is left out.
-    # IN errors: D wrong level, E disambiguation, G wrong level ('person' is on G's chain).
-    assert types[("IN", "wrong_level")] == (pytest.approx(2 / 3), 3)
-    assert types[("IN", "disambiguation")] == (pytest.approx(1 / 3), 3)
+    # IN errors: D wrong level, E disambiguation.
+    assert types[("IN", "wrong_level")] == (pytest.approx(1 / 2), 2)
+    assert types[("IN", "disambiguation")] == (pytest.approx(1 / 2), 2)
     assert types[("OUT", "wrong_level")] == (1.0, 1)
+
+
+def test_two_models_zero_shot_are_compared_on_the_same_instances(
+        cic: duckdb.DuckDBPyConnection) -> None:
+    # a third model in context scoring as OUT did: right on E, F, G, I of the dev split
+    # (D wrong; H is test, without a label). m (run IN) is right on F only, "other" (LONE)
+    # scores as IN. alt against m: 4/5 against 1/5, 3 discordant instances all for alt:
+    # McNemar p = 2 * 0.5^3 = 0.25; m against other: no discordant instance, p = 1
+    add_run(cic, "ALT", "copen/cic", "choice", model="alt", part="concept", context=True)
+    cic.execute("INSERT INTO scores SELECT 'ALT', * EXCLUDE (run_id) FROM scores "
+                "WHERE run_id = 'OUT'")
+    rows = [[c.strip() for c in line.split("|")[1:-1]]
+            for line in paired_zero_shot(build(cic)).splitlines()[2:]]
+    assert [r[:7] + r[8:] for r in rows] == [
+        ["CiC (dev)", "alt", "m", "5", "80.0", "20.0", "+60.0", "mcnemar", "0.25"],
+        ["CiC (dev)", "alt", "other", "5", "80.0", "20.0", "+60.0", "mcnemar", "0.25"],
+        ["CiC (dev)", "m", "other", "5", "20.0", "20.0", "+0.0", "mcnemar", "1"]]
+    assert "### Zero-shot: two models on the same instances" in render(build(cic))
 
 
 def test_cic_out_of_context_agreement(cic: duckdb.DuckDBPyConnection) -> None:
     """Table 5: out-of-context predictions among the incorrect in-context predictions."""
     rows = {(r["run_id"], r["split"]): (r["value"], r["n"])
             for r in metric(cic, "copen_cic_out_of_context")}
-    # in-context predictions D work, E group, F athlete (right: not counted), G person (a tie
-    # goes to the wrong concept), I y; without context: work, school, -, writer, x. Of the four
-    # wrong ones only D agrees -> 1/4. H has a hidden label: left out. The other model has no
-    # out-of-context run: no row.
-    assert rows == {("IN", "dev"): (0.25, 4)}
+    # in-context predictions D work, E group, F athlete and G writer (right: not counted), I y;
+    # without context: work, school, -, -, x. Of the three wrong ones only D agrees -> 1/3. H
+    # has a hidden label: left out. The other model has no out-of-context run: no row.
+    assert rows == {("IN", "dev"): (pytest.approx(1 / 3), 3)}
 
 
 def test_report_lays_out_table2(cic: duckdb.DuckDBPyConnection) -> None:
@@ -220,13 +281,104 @@ def test_report_lays_out_table2(cic: duckdb.DuckDBPyConnection) -> None:
     row_m = next(line for line in table.splitlines() if line.startswith("| m |"))
     cells = [c.strip() for c in row_m.strip("|").split("|")]
     # columns: model, CSJ ZP LP FT, CPJ ZP LP FT, CPJ chain ZP LP FT, CiC ZP LP FT
-    # CiC zero-shot: run IN, Table 8's GPT-2 part, 1 of 5 right. Its 95 % bootstrap interval:
-    # no 1 among 5 draws has p 0.8^5 = 0.33 (low 0); three or more 1s p 0.058 > 0.025, four or
-    # more p 0.0067 < 0.025 (high 3/5)
-    assert cells[10] == "20.0 [0.0–60.0] (concept)"
+    # CiC zero-shot: run IN, Table 8's GPT-2 part, 2 of 5 right (ties to the earliest candidate,
+    # as the authors' code). Its 95 % Wilson interval:
+    # (p + z²/2n ± z sqrt(p(1 - p)/n + z²/4n²)) / (1 + z²/n) with p = 0.4, n = 5, z = 1.96:
+    # (0.78416 ± 0.57617) / 1.76832 = 0.118 .. 0.769
+    assert cells[10] == "40.0 [11.8–76.9] (concept)"
     assert cells[11] == "50.0 ± 50.0"     # LP over D only: seed 42 1.0, seed 43 0.0 (pop. std)
     random_row = next(line for line in table.splitlines() if line.startswith("| Random |"))
     # CiC dev: D has 5 candidates, E, F, G 4 each, I 2 -> (1/5 + 3/4 + 1/2) / 5 = 0.29
     assert random_row.endswith("| 29.0 | 29.0 | 29.0 |")
     assert "Table 2 layout, on the splits named in each column (not the test set)" in text
     assert "CiC ZP (dev)" in table
+
+
+def _table2_rows(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    table = render(build(con)).split("## Table 2")[1].split("##")[0]
+    rows = {}
+    for line in table.splitlines():
+        if line.startswith("| ") and not line.startswith("| model"):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            rows[cells[0]] = cells[1:]
+    # cells: CSJ ZP LP FT, CPJ ZP LP FT, CPJ chain ZP LP FT, CiC ZP LP FT
+    return rows
+
+
+def test_table2_never_pools_runs_of_different_settings() -> None:
+    con = connect(":memory:")
+    p = "copen/csj"
+    add_instance(con, p, "dev", "A", ["a"], ["a", "b"])
+    add_instance(con, p, "dev", "B", ["x"], ["x", "y"])
+    # two zero-shot runs of one model and part that differ only in --span: token gets both
+    # right (1.0), progressive both wrong (0.0). Pooled they would read "50.0 ± 50.0".
+    for rid, span, good in (("TOK", "token", True), ("PRO", "progressive", False)):
+        add_run(con, rid, p, "choice", part="query", context=True, kind="masked",
+                model_type="bert", span=span, tokenisation="words", max_tokens=120)
+        for iid, (gold, other) in {"A": ("a", "b"), "B": ("x", "y")}.items():
+            add_scores(con, rid, p, "dev", iid, [(gold, -1 if good else -3, 1), (other, -2, 1)])
+    # linear probing: seeds 42 and 43 of one setting are pooled; lr 1e-2 is another row
+    for rid, seed, lr, right in (("L42", 42, 1e-3, 2), ("L43", 43, 1e-3, 1),
+                                 ("X42", 42, 1e-2, 0)):
+        cfg = {"runtime": {"copen": {"method": "linear", "seed": seed, "lr": lr,
+                                     "epochs": 9, "best_epoch": seed - 40}}}
+        insert_run(con, Run(run_id=rid, model="m", probe=p, task="choice", config=cfg,
+                            status="done", method="linear", seed=seed))
+        for k, (iid, gold, other) in enumerate((("A", "a", "b"), ("B", "x", "y"))):
+            add_scores(con, rid, p, "dev", iid, [(gold, -1 if k < right else -3, 1),
+                                                 (other, -2, 1)])
+    rows = _table2_rows(con)
+    # 95 % Wilson intervals over n = 2: at 0/2 the upper end is z²/(n + z²) = 3.8416/5.8416
+    # = 0.658, at 2/2 the lower end is n/(n + z²) = 2/5.8416 = 0.342
+    assert rows["m [span=progressive]"][0] == "0.0 [0.0–65.8] (query)"
+    assert rows["m [span=token]"][0] == "100.0 [34.2–100.0] (query)"
+    # seeds of lr 1e-3: 1.0 and 0.5 -> mean 75.0, population std 25.0; lr 1e-2 apart: 0.0
+    assert rows["m [lr=0.001]"][1] == "75.0 ± 25.0"
+    assert rows["m [lr=0.01]"][1] == "0.0"
+    assert not any("±" in c for r, cells in rows.items() if "span" in r for c in cells)
+
+
+def test_chain_level_cells_use_the_answer_part_and_bart_all() -> None:
+    """The authors' merge_result (code/utils.py): PB-chain = the answer part's consistency,
+    BART's all; the instance-level CPJ cell keeps Table 8's part (concept for both)."""
+    con = connect(":memory:")
+    p = "copen/cpj"
+    for c in range(2):  # two chains of two statements, every gold true
+        for s in range(2):
+            add_instance(con, p, "dev", f"c{c}s{s}", ["true"], ["true", "false"],
+                         chain_id=f"c{c}")
+    # per part, which statements are right: concept all 4, answer only chain c0, all none
+    right = {"concept": {"c0s0", "c0s1", "c1s0", "c1s1"}, "answer": {"c0s0", "c0s1"},
+             "all": set()}
+    for model, model_type, kind in (("bert", "bert", "masked"), ("bart", "bart", "seq2seq")):
+        for part, ok in right.items():
+            rid = f"{model}-{part}"
+            add_run(con, rid, p, "binary", model=model, part=part, context=True, kind=kind,
+                    model_type=model_type, span="token")
+            for iid in ("c0s0", "c0s1", "c1s0", "c1s1"):
+                add_scores(con, rid, p, "dev", iid,
+                           [("true", -1 if iid in ok else -2, 1), ("false", -1.5, 1)])
+    rows = _table2_rows(con)
+    # instance level (Table 8: concept): 4/4; chain level: bert answer 1/2 chains, bart all 0/2
+    assert rows["bert"][3].startswith("100.0") and rows["bert"][3].endswith("(concept)")
+    assert rows["bert"][6].startswith("50.0") and rows["bert"][6].endswith("(answer)")
+    assert rows["bart"][3].endswith("(concept)")
+    assert rows["bart"][6].startswith("0.0") and rows["bart"][6].endswith("(all)")
+
+
+def test_table5_pairs_in_and_out_of_context_runs_of_one_setting(
+        cic: duckdb.DuckDBPyConnection) -> None:
+    # an out-of-context run of another span for the same model and part must not pair with IN
+    # (IN and OUT have no span: causal); its predictions would agree with every IN error
+    add_run(cic, "OUTP", "copen/cic", "choice", part="concept", context=False, span="progressive")
+    best = {"D": "work", "E": "group", "F": "athlete", "G": "writer", "H": "q", "I": "y"}
+    for iid, cand in best.items():
+        cands = cic.execute("SELECT candidates FROM instances WHERE instance_id = ?",
+                            [iid]).fetchone()[0]
+        split = "test" if iid == "H" else "dev"
+        add_scores(cic, "OUTP", "copen/cic", split, iid,
+                   [(c, -1 if c == cand else -5, 1) for c in cands])
+    rows = {(r["run_id"], r["split"]): (r["value"], r["n"])
+            for r in metric(cic, "copen_cic_out_of_context")}
+    # as in test_cic_out_of_context_agreement: IN pairs with OUT only (1 of its 3 errors)
+    assert rows == {("IN", "dev"): (pytest.approx(1 / 3), 3)}

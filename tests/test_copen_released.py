@@ -28,6 +28,7 @@ from probes.copen.released import (
     load,
     read_items,
 )
+from tests.data import require
 
 FIXTURE = Path(__file__).parent / "fixtures" / "copen"
 RELEASED = FIXTURE / "released"
@@ -35,8 +36,7 @@ RELEASED = FIXTURE / "released"
 
 def kola(name: str) -> list[tuple[str, str]]:
     path = config.data_dir() / "copen" / "kola_samples" / name
-    if not path.is_file():
-        pytest.skip(f"KoLA samples not found at {path}")
+    require(path, f"the KoLA sample file {name}")
     doc = json.loads(path.read_text(encoding="utf-8"))
     return [(s["instance"]["input"]["text"], s["instance"]["references"][0]["output"]["text"])
             for s in doc["request_states"]]

@@ -137,7 +137,7 @@ def test_export_writes_duckdb_and_parquet_per_split(tiny_store: LocalStore, tmp_
         part = pl.read_parquet(out / probe / f"{split}.parquet")
         assert part.height == n and set(part["split"]) == {split}
     assert sorted(p.name for p in (out / "tiny" / "pairs").iterdir()) == [
-        "dev.parquet", "test.parquet"]
+        "_kgprobe_export.json", "dev.parquet", "test.parquet"]  # the record: which export
 
 
 def test_reexport_replaces_one_probe_and_keeps_the_others(tiny_store: LocalStore,
@@ -163,7 +163,8 @@ def test_reexport_removes_parquet_of_a_split_that_is_gone(tiny_store: LocalStore
     one_split = (GOOD / "pairs.rq").read_text().replace("# split: ?split", "# split: test")
     export([parse_probe(one_split, "pairs.rq")], tiny_store, results, out, progress=False)
     assert counts(results) == {("tiny/pairs", "test"): 8}
-    assert [p.name for p in (out / "tiny" / "pairs").iterdir()] == ["test.parquet"]
+    assert sorted(p.name for p in (out / "tiny" / "pairs").iterdir()) == [
+        "_kgprobe_export.json", "test.parquet"]
 
 
 def test_write_parquet_keeps_nested_probe_folders(tmp_path: Path) -> None:

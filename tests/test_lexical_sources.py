@@ -22,6 +22,7 @@ from kg.errors import SourceError
 from kg.manifest import load_manifest
 from kg.store import LocalStore
 from kg.vocab import PREFIXES, data_ns, graph
+from tests.data import require
 
 SOURCES = ["copen", "hyperlex", "norms", "responses"]
 PREFIX = "".join(f"PREFIX {k}: <{v}>\n" for k, v in PREFIXES.items())
@@ -33,11 +34,11 @@ def _rel_paths(source: str) -> list[str]:
     return [f.path for f in MANIFEST[source].files]
 
 
-def _have_data() -> bool:
-    return all((DATA / p).is_file() for s in SOURCES for p in _rel_paths(s))
-
-
-pytestmark = pytest.mark.skipif(not _have_data(), reason=f"source data not found in {DATA}")
+@pytest.fixture(autouse=True)
+def _sources() -> None:
+    for source in SOURCES:
+        for rel in _rel_paths(source):
+            require(DATA / rel, f"a file of source {source!r}")
 
 
 @pytest.fixture(scope="module")

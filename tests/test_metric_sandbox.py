@@ -342,3 +342,14 @@ def test_report_settings_reach_each_metric_cursor() -> None:
                           "getvariable('semrel_rank') || len(getvariable('semrel_vocab_models'))"
                           " AS value\n", "v.sql")
     assert run_metric(con, metric)[1] == [("p", "one2")]
+
+
+def test_an_items_file_outside_the_metric_folder_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "_x_items.sql").write_text(HEADER.format(name="x") + "SELECT 1\n")
+    folder = tmp_path / "a"
+    folder.mkdir()
+    (folder / "m.sql").write_text(HEADER.format(name="m") + "-- items: ../_x_items.sql\n"
+                                  "SELECT 'p' AS probe, 1 AS value\n")
+    with pytest.raises(MetricFileError, match=r"m\.sql:5: items file '\.\./_x_items\.sql' lies "
+                       "outside the metric file's folder"):
+        discover_metrics([folder])

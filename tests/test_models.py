@@ -213,14 +213,75 @@ def _tiny_llama_folder(folder: Path, tokenizer_source: Path) -> None:
     tokenizer.save_pretrained(folder)
 
 
-def test_local_folder_revision_is_the_weights_sha256(
+def _folder_hash(folder: Path, names: list[str]) -> str:
+    """The revision written out by hand: sha256 over "name NUL sha256(content) LF" of
+    ``names`` in sorted order."""
+    h = hashlib.sha256()
+    for name in sorted(names):
+        h.update(name.encode() + b"\0" + sha256(folder / name).encode() + b"\n")
+    return h.hexdigest()
+
+
+def test_local_folder_revision_hashes_every_file_that_scores(
     cache: Path, tiny_gguf: tuple[Path, np.ndarray], tmp_path: Path
 ) -> None:
     converted = Path(resolve(str(tiny_gguf[0])).location)
     folder = tmp_path / "plain"
     _tiny_llama_folder(folder, converted)
+    (folder / "README.md").write_text("# a model card\n")
+    (folder / ".gitattributes").write_text("*.safetensors filter=lfs\n")
+    scoring = sorted(p.name for p in folder.iterdir()
+                     if p.name not in ("README.md", ".gitattributes"))
+    assert {"model.safetensors", "config.json", "tokenizer.json"} <= set(scoring)
     source = resolve(str(folder))
-    assert source.kind == "dir" and source.revision == sha256(folder / "model.safetensors")
+    assert source.kind == "dir" and source.revision == _folder_hash(folder, scoring)
+    # a model card or git attribute edit changes no score, so not the revision
+    (folder / "README.md").write_text("# another card\n")
+    assert resolve(str(folder)).revision == source.revision
+    # an edited tokenizer (or config, template, weights) is another revision: another cache key
+    tok = json.loads((folder / "tokenizer.json").read_text())
+    tok["added_tokens"] = [*tok.get("added_tokens", []), {
+        "id": 9999, "content": "<x>", "single_word": False, "lstrip": False,
+        "rstrip": False, "normalized": False, "special": True}]
+    (folder / "tokenizer.json").write_text(json.dumps(tok))
+    edited = resolve(str(folder)).revision
+    assert edited != source.revision and edited == _folder_hash(folder, scoring)
+    (folder / "chat_template.jinja").write_text("{{ messages }}")
+    assert resolve(str(folder)).revision == _folder_hash(folder, [*scoring,
+                                                                  "chat_template.jinja"])
+
+
+def test_edited_converted_gguf_folder_is_hashed_not_named_by_the_gguf(
+    cache: Path, tiny_gguf: tuple[Path, np.ndarray]
+) -> None:
+    gguf = tiny_gguf[0]
+    converted = Path(resolve(str(gguf)).location)
+    assert resolve(str(gguf)).revision == resolve(str(converted)).revision == sha256(gguf)
+    tok = converted / "tokenizer.json"
+    tok.write_text(tok.read_text().replace('"merges"', '"merges" ', 1))
+    later = (converted / MARKER).stat().st_mtime_ns + 1_000_000_000
+    os.utime(tok, ns=(later, later))  # written after the conversion
+    names = [p.name for p in converted.iterdir() if p.name != MARKER]
+    assert "model.safetensors" in names and "tokenizer.json" in names
+    edited = _folder_hash(converted, names)
+    assert resolve(str(gguf)).revision == resolve(str(converted)).revision == edited
+    assert edited != sha256(gguf)
+
+
+def test_edited_hub_snapshot_is_hashed_not_named_by_its_commit(tmp_path: Path) -> None:
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    blobs, snap = tmp_path / "blobs", tmp_path / "snapshots" / commit
+    blobs.mkdir()
+    snap.mkdir(parents=True)
+    for name, body in (("config.json", b'{"model_type": "llama"}'),
+                       ("model.safetensors", b"weights"), ("tokenizer.json", b"{}")):
+        (blobs / name).write_bytes(body)
+        (snap / name).symlink_to(blobs / name)
+    assert resolve(str(snap)).revision == commit  # as the hub cache wrote it
+    (snap / "tokenizer.json").unlink()  # replaced by hand
+    (snap / "tokenizer.json").write_bytes(b'{"edited": true}')
+    assert resolve(str(snap)).revision == _folder_hash(
+        snap, ["config.json", "model.safetensors", "tokenizer.json"])
 
 
 def test_pickle_weights_need_allow_pickle(

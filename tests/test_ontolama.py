@@ -27,6 +27,7 @@ from probes import ontolama
 from probes.errors import ProbeError, ProbeFileError
 from probes.spec import discover, parse_probe
 from probes.verbalise import Named, Verbaliser, entities, functional
+from tests.data import needs_data
 from tests.wordnet_mini import add_mini_wordnet
 
 DATA = config.data_dir()
@@ -35,8 +36,7 @@ if not DATA.is_dir():
 PIZZA = "http://www.co-ode.org/ontologies/pizza/pizza.owl#"
 QUERIES = Path(__file__).resolve().parents[1] / "queries" / "ontolama"
 
-pytestmark = pytest.mark.skipif(not (DATA / "pizza").is_dir(),
-                                reason="source data not found (set KGPROBE_DATA_DIR)")
+_pizza = needs_data(DATA / "pizza", "the Pizza ontology folder")
 
 
 # --- fixtures ---------------------------------------------------------------------------------

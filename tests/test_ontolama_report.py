@@ -28,11 +28,11 @@ def add_instance(con: duckdb.DuckDBPyConnection, probe: str, iid: str, gold: str
 
 def add_run(con: duckdb.DuckDBPyConnection, rid: str, probe: str, *, kshot: dict | None = None,
             wall: float | None = None, requests: int | None = None,
-            status: str = "done") -> None:
+            status: str = "done", model: str = "m") -> None:
     cfg: dict = {"params": {"label_words": SETS}, "limit": None}
     if kshot:
         cfg["kshot"] = kshot
-    insert_run(con, Run(run_id=rid, model="m", probe=probe, task="subsumption", config=cfg,
+    insert_run(con, Run(run_id=rid, model=model, probe=probe, task="subsumption", config=cfg,
                         wall_s=wall, requests=requests, status=status,
                         method="kshot" if kshot else None, k=(kshot or {}).get("k"),
                         seed=(kshot or {}).get("seed"), scoring=(kshot or {}).get("scoring")))
@@ -125,6 +125,27 @@ def test_zero_shot_table(db: Path) -> None:
     assert table[3] == ("| go complex | 3 (sample) | 4 | 66.7 | 66.7 | 66.7 | 66.7 | 66.7 | "
                         "66.7 | 66.7 ± 0.0 | 20.8–93.9 | 66.7 | 66.7 |")
     assert len(table) == 4  # K-shot runs are not zero-shot rows
+
+
+def test_two_models_on_the_same_instances_are_paired(db: Path) -> None:
+    assert report.paired_table(built(db)) == ""  # one model: nothing to compare
+    con = connect(db)
+    add_run(con, "Y1", PIZZA, model="m2")  # right on A and B under every prompt, never C, D
+    gold = {"A": "1", "B": "0", "C": "1", "D": "0"}
+    for pid in range(6):
+        for iid in "ABCD":
+            decide(con, "Y1", PIZZA, iid, gold[iid], pid, iid in "AB")
+    con.close()
+    (row,) = report.paired_table(built(db)).splitlines()[2:]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    # m (Z1) per instance, the share of its 6 prompts right: A 5/6, B 4/6, C 2/6, D 1/6
+    # (mean 1/2); m2: 1, 1, 0, 0 (mean 1/2). Differences -1/6, -2/6, +2/6, +1/6: mean 0;
+    # Wilcoxon's signed ranks 1.5 + 3.5 on each side: no evidence either way (p = 1)
+    assert cells[:8] == ["pizza atomic", "m", "m2", "4", "50.0", "50.0", "+0.0", cells[7]]
+    low, high = (float(v) for v in cells[7].split(" to "))
+    assert low < 0 < high and low >= -100 / 3 and high <= 100 / 3
+    assert cells[8:] == ["wilcoxon", "1"]
+    assert "### Two models on the same instances" in report.render(built(db))
 
 
 def test_kshot_table_and_curve(db: Path) -> None:

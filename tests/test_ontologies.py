@@ -22,6 +22,7 @@ from kg.build import SourceReport, build, load_source
 from kg.errors import SourceError
 from kg.manifest import Source, SourceFile, load_manifest
 from kg.vocab import inferred_graph
+from tests.data import needs_data
 
 DATA = config.data_dir()
 if not DATA.is_dir():
@@ -37,8 +38,7 @@ PREFIX kgp: <https://w3id.org/kgprobe/vocab#>
 PREFIX oboInOwl: <http://www.geneontology.org/formats/oboInOwl#>
 """
 
-pytestmark = pytest.mark.skipif(not (DATA / "pizza").is_dir(),
-                                reason="source data not found (set KGPROBE_DATA_DIR)")
+_pizza = needs_data(DATA / "pizza", "the Pizza ontology folder")
 
 
 def scalar(store: ox.Store, sparql: str) -> object:

@@ -14,6 +14,7 @@ import pytest
 
 from probes.run import main
 from tests.test_run import ANIMALS, FakeScorer, choice_probe, fake_topk, fake_value, run, setup
+from tests.test_stats import wilson_by_hand
 
 DET = {"bird": "a", "tree": "a", "apple": "an", "animal": "an", "object": "an", "thing": "a"}
 
@@ -51,6 +52,25 @@ def test_output_path_writes_results_json_samples_and_parquet(tmp_path: Path) -> 
     assert rows["choice_accuracy"]["n"] == 3 and rows["choice_accuracy"]["split"] == "test"
     assert rows["choice_mrr"]["value"] == pytest.approx(sum(1 / r for r in ranks) / 3)
     assert "binary_accuracy" not in rows  # applies to binary runs only
+    # per prompt: each prompt's scores alone (prompt 0 "W is a C.", prompt 1 "A W is a kind
+    # of C"), the instance right when its gold scores above both others under that prompt
+    def prompt_score(w: str, c: str, pid: int) -> float:
+        art = "An" if w in ("owl", "emu") else "A"
+        return -fake_value(f"{w} is {DET[c]}| {c}." if pid == 0
+                           else f"{art} {w} is a kind of| {c}")
+
+    acc = rows["choice_accuracy"]
+    for pid in (0, 1):
+        right_p = sum(all(prompt_score(w, g, pid) > prompt_score(w, c, pid) for c in cs)
+                      for w, (g, cs) in ANIMALS.items())
+        assert acc["per_prompt"][pid] == {"prompt_id": pid, "value": pytest.approx(right_p / 3),
+                                          "n": 3}
+    values = [p["value"] for p in acc["per_prompt"]]
+    assert (acc["n_prompts"], acc["prompt_min"], acc["prompt_max"]) == (2, min(values),
+                                                                        max(values))
+    # the interval over the 3 instances: Wilson (a share of instances)
+    assert acc["ci_method"] == "Wilson"
+    assert (acc["ci_low"], acc["ci_high"]) == pytest.approx(wilson_by_hand(len(right), 3))
     assert doc["config"]["model"] == "fake/model"
     assert doc["config"]["model_args"] == {"revision": "main"}
     assert doc["config"]["apply_chat_template"] is False

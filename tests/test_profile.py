@@ -20,6 +20,7 @@ from probes.results import connect
 from probes.results.writers import Run, insert_run
 from tests import semrel_fixtures
 from tests.test_ontolama_report import db  # noqa: F401  (the hand-made OntoLAMA file)
+from tests.test_stats import wilson_by_hand
 
 
 def rows_of(path: Path) -> dict[str, list[dict[str, Any]]]:
@@ -91,7 +92,8 @@ def test_copen_lines_use_the_table8_part(tmp_path: Path) -> None:
     (line,) = profile.profile_lines(rows_of(tmp_path / "c.duckdb"), "m")
     assert (line.benchmark, line.n, line.value) == ("COPEN", 2, 0.5)
     assert line.chance == pytest.approx(5 / 12)
-    assert line.ci == (0.0, 1.0)  # two items, one right: resample means 0, 1/2, 1
+    # two items, each right or wrong: the Wilson interval of 1 of 2 (never zero-width)
+    assert line.ci == pytest.approx(wilson_by_hand(1, 2))
 
 
 def test_cli_writes_profile_and_png(tmp_path: Path, capsys: Any) -> None:
@@ -100,12 +102,54 @@ def test_cli_writes_profile_and_png(tmp_path: Path, capsys: Any) -> None:
     out = tmp_path / "prof"
     assert profile.main(["--results", str(path), "--model", "mA", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    # 3 words < 10: the interval is marked
-    assert "| semrel | all six: soundness S (top-1 answer right) | 3 | 0.500 | 0.500–0.500 † " \
+    # 3 words < 10: the value is marked (and not drawn as a bar)
+    assert "| semrel | all six: soundness S (top-1 answer right) | 3 | 0.500 † | 0.500–0.500 " \
            "| 0.000 | 0.750 (" in printed
+    assert "n per benchmark: semrel 3 words." in printed
     assert (out / "profile.png").read_bytes()[:4] == b"\x89PNG"
     assert "![profile](profile.png)" in (out / "profile.md").read_text()
     assert profile.main(["--results", str(tmp_path / "none.duckdb"), "--out", str(out)]) == 2
+    # a model without rows is an error naming the models that have some and the command
+    capsys.readouterr()
+    assert profile.main(["--results", str(path), "--model", "nobody", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "no profile rows for nobody" in err and "models with rows: mA, mB" in err
+    assert "scripts/profile.sh nobody" in err
+
+
+def test_too_few_items_are_a_hatched_band_not_a_bar(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    import eval.plots as plots_mod
+
+    drawn: list[dict[str, Any]] = []
+    real_close = plots_mod.plt.close
+
+    def close(fig: Any) -> None:
+        ax = fig.axes[0]
+        drawn.append({"patches": [(p.get_y() + p.get_height() / 2, p.get_width(),
+                                   p.get_hatch()) for p in ax.patches],
+                      "texts": [t.get_text() for t in ax.texts], "xlabel": ax.get_xlabel()})
+        real_close(fig)
+
+    monkeypatch.setattr(plots_mod.plt, "close", close)
+    # semrel HYP: 12 words, 3 right (S 1/4); COPEN CPJ: 4 instances, all right ("CPJ 1.00")
+    rows = {"profile_semrel": [{"model": "m", "is_human": False, "relation": "HYP",
+                                "word": f"w{i}", "value": 1.0 if i < 3 else 0.0}
+                               for i in range(12)],
+            "profile_copen": [{"model": "m", "probe": "copen/cpj", "value": 1.0, "chance": 0.5}
+                              for _ in range(4)]}
+    rendered = profile.render_profile("m", "r.duckdb")(None, rows, tmp_path)  # type: ignore[arg-type]
+    (fig,) = drawn
+    # lines top to bottom: HYP (y 2), all six (y 1), CPJ (y 0). Two bars of width 1/4 and, for
+    # CPJ, a hatched band across the axis (width 1) instead of a bar of 1.00
+    assert sorted(fig["patches"]) == [(0.0, 1.0, "///"), (1.0, 0.25, None), (2.0, 0.25, None)]
+    assert "n < 10: too few items, not drawn" in fig["texts"] and "1.00" not in fig["texts"]
+    assert "n per benchmark: semrel 12 words, COPEN 4 instances." in fig["xlabel"]
+    assert "fewer than 10 items, too few for a figure: COPEN CPJ (n = 4)" in fig["xlabel"]
+    # the table keeps the value with its Wilson interval, marked: 4/4 -> [4 / (4 + z²), 1]
+    low, high = wilson_by_hand(4, 4)
+    assert (f"| COPEN | CPJ: property true? (accuracy) | 4 | 1.000 † | {low:.3f}–{high:.3f} |"
+            in rendered.markdown)
 
 
 def test_eval_does_not_import_torch() -> None:

@@ -17,6 +17,7 @@ from eval.report import build_report, main, tables
 from eval.sqlfile import MetricFileError, discover_metrics, parse_metric, run_metric
 from probes.results import connect
 from probes.results.writers import Run, insert_run
+from tests.test_stats import wilson_by_hand
 
 NOW = datetime(2025, 1, 1)
 
@@ -159,16 +160,32 @@ def test_relatum_precision_and_hits_by_hand() -> None:
     # k1 prompt 0: top-1 "animal" matches gold "Animal" (lower-cased) -> P@1 hit, hits@10 hit
     # k1 prompt 1: top-1 "pet", "canine" at rank 3 -> P@1 miss, hits@10 hit
     # k2 prompt 0: "food", then 10 wrong words, "fruit" at rank 12 -> P@1 miss, hits@10 miss
-    # k3: no gold -> left out.   P@1 = 1/3, hits@10 = 2/3, n = 3 (instance, prompt) pairs
+    # k3: no gold -> left out.   P@1 = 1/3, hits@10 = 2/3 over the 3 (instance, prompt)
+    # pairs; n = 2 instances (k1, k2)
     add_responses(con, "q1", "t/r", "k1", 0, ["animal", "dog"])
     add_responses(con, "q1", "t/r", "k1", 1, ["pet", "dog", "canine"])
     add_responses(con, "q1", "t/r", "k2", 0, ["food"] + [f"w{i}" for i in range(10)] + ["fruit"])
     add_responses(con, "q1", "t/r", "k3", 0, ["anything"])
     add_responses(con, "q2", "t/r", "k2", 0, ["fruit"])
     assert metric_values(con, "relatum_precision_at_1") == {
-        ("q1", "t/r", "test"): (pytest.approx(1 / 3), 3)}
+        ("q1", "t/r", "test"): (pytest.approx(1 / 3), 2)}
     assert metric_values(con, "relatum_hits_at_10") == {
-        ("q1", "t/r", "test"): (pytest.approx(2 / 3), 3)}
+        ("q1", "t/r", "test"): (pytest.approx(2 / 3), 2)}
+    # per prompt: P@1 prompt 0 = (k1 hit + k2 miss) / 2 = 0.5, prompt 1 = k1 miss = 0 (n 1);
+    # hits@10 prompt 0 = (k1 hit + k2 miss) / 2 = 0.5, prompt 1 = k1 hit = 1 (n 1);
+    # spread: min, max and the population sd of two values a, b: |a - b| / 2
+    by_name = {r.metric.name: r.rows for r in build_report(con).results}
+    (p1,), (h10,) = by_name["relatum_precision_at_1"], by_name["relatum_hits_at_10"]
+    assert p1["per_prompt"] == [{"prompt_id": 0, "value": 0.5, "n": 2},
+                                {"prompt_id": 1, "value": 0.0, "n": 1}]
+    assert h10["per_prompt"] == [{"prompt_id": 0, "value": 0.5, "n": 2},
+                                 {"prompt_id": 1, "value": 1.0, "n": 1}]
+    assert (p1["prompt_min"], p1["prompt_max"]) == (0.0, 0.5)
+    assert p1["prompt_sd"] == pytest.approx(0.25)
+    assert (p1["n_prompts"], p1["instances"], p1["ci_method"]) == (2, 2, "cluster bootstrap")
+    # the cluster bootstrap draws k1 (1 hit in 2 pairs) and k2 (0 in 1) with replacement:
+    # all-k2 draws (p 1/4) give 0, all-k1 draws (p 1/4) 1/2: the interval is 0 to 0.5
+    assert (p1["ci_low"], p1["ci_high"]) == (0.0, 0.5)
 
 
 # --- the report -----------------------------------------------------------------------------
@@ -177,16 +194,27 @@ def test_report_table_has_one_row_per_model_probe_split(
         choice_db: duckdb.DuckDBPyConnection) -> None:
     report = build_report(choice_db)
     (names, text), = tables(report)
+    # no token or character counts and no baseline here: the normalised accuracies have no
+    # value, so their columns are left out (a table shows only the metrics that apply)
     assert names == ["chance_accuracy", "choice_accuracy", "choice_mrr"]
     lines = text.splitlines()
     assert lines[0] == ("| model | probe | split | n | chance_accuracy | choice_accuracy | "
-                        "choice_accuracy 95% CI | choice_mrr |")
-    # 95% CI, 1,000 bootstrap resamples of 3 instances: accuracy 1/3 (one 1, two 0s) draws
-    # three 1s with p 1/27 = 3.7 % > 2.5 % and no 1 with p 8/27, so the interval is 0 to 1;
-    # 2/3 likewise (no 1 with p 1/27); 0 of 1 gives 0 to 0.
-    assert "| m1 | t/c | test | 3 | 0.500 | 0.333 | 0.000–1.000 | 0.667 |" in lines
-    assert "| m1 | t/c | dev | 1 | 0.500 | 0.000 | 0.000–0.000 | 0.500 |" in lines
-    assert "| m2 | t/c | test | 3 | 0.389 | 0.667 | 0.000–1.000 | 0.667 |" in lines
+                        "choice_accuracy 95% CI | choice_accuracy prompts | choice_mrr | "
+                        "choice_mrr 95% CI | choice_mrr prompts |")
+    # accuracy 95% CI: the Wilson interval of 1/3, 0/1 and 2/3 (never zero-width).
+    # prompts (r1 test): i1 under prompt 0 alone a=-1 beats gold b=-2 (wrong, RR 1/2), under
+    # prompt 1 b=-1 wins (right, RR 1); i2, i4 have prompt 0 only (wrong, RR 1/2 each):
+    # accuracy 0/3 and 1/1, population sd |0 - 1| / 2 = 0.5; RR 1/2 and 1, sd 0.25.
+    # MRR 95% CI: the bootstrap over the instances' reciprocal ranks (not a share): r1 test
+    # 1, 1/2, 1/2 -> means from 1/2 (p 1/8 > 2.5 %) to 1 (p 1/27 > 2.5 %); r2 0, 1, 1 -> 0 to 1
+    # (each p 1/27); dev one instance, 1/2.
+    w = {k: "{:.3f}–{:.3f}".format(*wilson_by_hand(k, n)) for k, n in ((1, 3), (0, 1), (2, 3))}
+    assert ("| m1 | t/c | test | 3 | 0.500 | 0.333 | " + w[1] + " | 0.000–1.000 (sd 0.500) "
+            "| 0.667 | 0.500–1.000 | 0.500–1.000 (sd 0.250) |") in lines
+    assert ("| m1 | t/c | dev | 1 | 0.500 | 0.000 | " + w[0] + " | – | 0.500 | 0.500–0.500 "
+            "| – |") in lines
+    assert ("| m2 | t/c | test | 3 | 0.389 | 0.667 | " + w[2] + " | – | 0.667 | 0.000–1.000 "
+            "| – |") in lines
     assert len(lines) == 2 + 3
     assert "binary_accuracy (no binary runs)" in report.skipped
     assert all("choice" not in skipped for skipped in report.skipped)
@@ -222,9 +250,15 @@ def test_report_cli_writes_markdown_and_plots(choice_db: duckdb.DuckDBPyConnecti
     out = tmp_path / "rep"
     assert main(["--results", str(results), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "| m2 | t/c | test | 3 | 0.389 | 0.667 | 0.000–1.000 | 0.667 |" in printed
+    assert "| m2 | t/c | test | 3 | 0.389 | 0.667 | 0.208–0.939 | – | 0.667 |" in printed
     md = (out / "report.md").read_text()
-    assert "| m1 | t/c | dev | 1 | 0.500 | 0.000 | 0.000–0.000 | 0.500 |" in md
+    assert "| m1 | t/c | dev | 1 | 0.500 | 0.000 | 0.000–0.793 | – | 0.500 |" in md
+    # per prompt (see test_report_table_has_one_row_per_model_probe_split) and m1 against m2
+    # on their 3 shared instances: right i2 (m2 only), i4 (m2 only), i1 (m2 wrong: gold not
+    # scored; m1 right) -> mean 1/3 - 2/3; McNemar 1 vs 2 discordant, p = 1
+    assert "| m1 | t/c | test | 1 | – | 1 | 1.000 | 1.000 |" in md
+    assert ("| choice_accuracy | t/c | test | m1 | m2 | 3 | 0.333 | 0.667 | -0.333 |"
+            in md)
     assert "![choice_accuracy](choice_accuracy.png)" in md
     for name in ("choice_accuracy", "choice_mrr"):
         assert (out / f"{name}.png").read_bytes()[:4] == b"\x89PNG"
@@ -240,7 +274,9 @@ def test_two_runs_of_one_model_get_a_run_column(choice_db: duckdb.DuckDBPyConnec
     choice_db.execute("UPDATE runs SET model = 'm1' WHERE run_id = 'r2'")
     (_, text), = tables(build_report(choice_db))
     assert text.splitlines()[0] == ("| model | probe | split | run | n | chance_accuracy | "
-                                    "choice_accuracy | choice_accuracy 95% CI | choice_mrr |")
+                                    "choice_accuracy | choice_accuracy 95% CI | "
+                                    "choice_accuracy prompts | choice_mrr | choice_mrr 95% CI "
+                                    "| choice_mrr prompts |")
 
 
 # --- metric files ---------------------------------------------------------------------------
@@ -262,6 +298,9 @@ def test_metric_header_parses() -> None:
     (HEADER.replace("[choice]", "[choise]"), 3, "unknown task 'choise' (did you mean 'choice'?)"),
     (HEADER.replace("name: demo", "name: Demo-1"), 1, "must be lower-case"),
     (HEADER + "-- plot: maybe\n", 5, "plot must be true or false"),
+    (HEADER + "-- items: _no_such_items.sql\nSELECT 1\n", 5, "items file _no_such_items.sql "
+     "does not exist"),
+    (HEADER + "-- items: [a.sql, b.sql]\nSELECT 1\n", 5, "items must name one file"),
     ("SELECT 1\n", 1, "no header"),
     (HEADER, 5, "no query after the header"),
 ])
@@ -411,13 +450,17 @@ def test_report_plot_shows_the_table_rows_with_intervals(choice_db: duckdb.DuckD
     assert acc["points"] == [("m1", "t/c/dev", 0.0), ("m1", "t/c/test", pytest.approx(1 / 3)),
                              ("m2", "t/c/test", pytest.approx(2 / 3))]
     # the table's intervals (see test_report_table_has_one_row_per_model_probe_split)
-    assert acc["errors"] == {("m1", "t/c/dev"): (0.0, 0.0), ("m1", "t/c/test"): (0.0, 1.0),
-                             ("m2", "t/c/test"): (0.0, 1.0)}
+    assert acc["errors"] == {("m1", "t/c/dev"): pytest.approx(wilson_by_hand(0, 1)),
+                             ("m1", "t/c/test"): pytest.approx(wilson_by_hand(1, 3)),
+                             ("m2", "t/c/test"): pytest.approx(wilson_by_hand(2, 3))}
     # chance per group: dev 1/2; test is 1/2 for r1 but 7/18 for r2 (scored other
     # candidates): no single tick for test
     assert acc["baselines"] == {"t/c/dev": 0.5}
     assert "chance_accuracy" not in calls  # plot: false
-    assert calls["choice_mrr"]["errors"] == {}  # MRR is not a share: no interval
+    # MRR is not a share: the bootstrap over the instances' reciprocal ranks (as in the table)
+    assert calls["choice_mrr"]["errors"] == {("m1", "t/c/dev"): (0.5, 0.5),
+                                             ("m1", "t/c/test"): (0.5, 1.0),
+                                             ("m2", "t/c/test"): (0.0, 1.0)}
 
 
 def test_a_metric_whose_grain_repeats_is_an_error_naming_the_key() -> None:
@@ -438,3 +481,37 @@ def test_every_shipped_metric_has_a_unique_grain_on_a_fixture(
     dirs = [root / d for d in ("metrics", "copen", "ontolama", "semrel")]
     ran = {m.name: len(run_metric(choice_db, m)[1]) for m in discover_metrics(dirs)}
     assert ran["choice_accuracy"] > 0 and ran["choice_mrr"] > 0
+
+
+def test_an_empty_report_fails_loudly(choice_db: duckdb.DuckDBPyConnection, tmp_path: Path,
+                                      capsys: Any) -> None:
+    # a table that would be empty is an error (exit 2) that says what is missing, and
+    # nothing is written
+    results = _to_file(choice_db, tmp_path / "r.duckdb")
+    out = tmp_path / "rep"
+    assert main(["--results", str(results), "--out", str(out), "--probe", "nothing/*"]) == 2
+    err = capsys.readouterr().err
+    assert "no metric rows for --probe nothing/*" in err and "probes.run" in err
+    assert not (out / "report.md").exists()
+    empty = tmp_path / "empty.duckdb"
+    connect(str(empty)).close()
+    assert main(["--results", str(empty), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "no metric rows in" in err and "python -m probes.run -m MODEL -p PROBE" in err
+
+
+def test_items_file_must_extend_the_grain_by_instance_and_prompt(
+        choice_db: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+    # an items file whose grain lacks prompt_id cannot give per-prompt values: an error that
+    # names the items file and the grain it needs
+    (tmp_path / "_acc_items.sql").write_text(
+        "-- name: acc_items\n-- description: Items.\n-- tasks: [choice]\n"
+        "-- grain: [run_id, probe, split, instance_id]\n"
+        "SELECT run_id, probe, split, instance_id, 1.0 AS value FROM scores GROUP BY ALL\n")
+    metric = tmp_path / "acc.sql"
+    metric.write_text("-- name: acc\n-- description: Runs.\n-- tasks: [choice]\n"
+                      "-- grain: [run_id, probe, split]\n-- items: _acc_items.sql\n"
+                      "SELECT run_id, probe, split, 1.0 AS value FROM scores GROUP BY ALL\n")
+    with pytest.raises(MetricFileError, match=r"_acc_items.sql:4: the items of acc need the "
+                       r"grain \[run_id, probe, split, instance_id, prompt_id\]"):
+        build_report(choice_db, discover_metrics([tmp_path]))

@@ -19,6 +19,7 @@ from kg.derived import materialise
 from kg.store import LocalStore
 from probes.export import instances_for
 from probes.spec import Probe, discover
+from tests.data import require
 
 SEMREL = Path(__file__).resolve().parents[1] / "queries" / "semrel"
 RELATION_FILES = {"HYP": "hyp", "HPO": "hpo", "HOL": "hol", "MER": "mer", "ANT": "ant",
@@ -174,7 +175,8 @@ APPENDIX_A = {"HYP": 7, "HPO": 4, "HOL": 7, "MER": 6, "ANT": 9, "SYN": 7}
 def test_prompts_are_appendix_a_lower_case(probes) -> None:
     from probes.semrel.humans import prompt_key
 
-    path = config.data_dir() / "cao-probe-responses" / "human_responses.json.gz"
+    path = require(config.data_dir() / "cao-probe-responses" / "human_responses.json.gz",
+                   "the human responses of Cao et al.")
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         data = json.load(fh)
     human: dict[str, set[str]] = defaultdict(set)

@@ -69,6 +69,9 @@ def test_no_stats_skips_the_tests(results: Path, tmp_path: Path, capsys: Any,
     def fail(*_: Any) -> None:
         raise AssertionError("compare_with_humans must not run")
     monkeypatch.setattr(semrel_report, "compare_with_humans", fail)
+    declared = tmp_path / "shared_vocab.yaml"   # the fixture's models (they have vocabularies)
+    declared.write_text("name: test-vocab\nversion: 3\nmodels: [mA, mB]\n")
+    monkeypatch.setattr(semrel_report.declared_models, "__defaults__", (declared,))
     assert semrel_report.main(["--results", str(results), "--out", str(tmp_path),
                                "--no-stats"]) == 0
     text = capsys.readouterr().out
@@ -100,3 +103,24 @@ def test_a_failing_metric_is_named(results: Path, tmp_path: Path, capsys: Any,
     assert semrel_report.main(["--results", str(results), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
     assert f"{broken}:" in err and "no_such_view" in err
+
+
+def test_missing_vocabulary_is_named_with_its_command(results: Path, tmp_path: Path,
+                                                      capsys: Any,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # mB's vocabulary was never written (`probes.semrel vocab` not run): the shared
+    # vocabulary is empty and every figure would be –; the report says so and writes nothing
+    declared = tmp_path / "shared_vocab.yaml"
+    declared.write_text("name: test-vocab\nversion: 3\nmodels: [mA, mB]\n")
+    monkeypatch.setattr(semrel_report.declared_models, "__defaults__", (declared,))
+    copy = tmp_path / "r.duckdb"
+    shutil.copy(results, copy)
+    con = connect(copy)
+    con.execute("DELETE FROM model_vocab WHERE model = 'mB'")
+    con.close()
+    out = tmp_path / "o"
+    assert semrel_report.main(["--results", str(copy), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "no vocabulary (model_vocab) for mB," in err and "test-vocab v3 (mA, mB)" in err
+    assert "python -m probes.semrel vocab" in err
+    assert not (out / "semrel_report.md").exists()

@@ -8,6 +8,7 @@ with SIGKILL must resume like a single process. The torchrun test is marked slow
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -20,8 +21,12 @@ import duckdb
 import pytest
 
 from eval.report import build_report
+from kg.store import LocalStore
+from probes.errors import ProbeError
+from probes.export import export
 from probes.run import main
 from probes.shard import Shard, merge, shard_path
+from probes.spec import discover
 from tests.test_run import (
     FakeScorer,
     big_probe,
@@ -87,7 +92,8 @@ def test_shards_then_merge_equal_the_unsharded_run(tmp_path: Path) -> None:
         assert table(results, name) == table(ref, name), name
     assert table(results, "score_cache") == table(ref, "score_cache")
     assert metric_rows(results) == metric_rows(ref)
-    assert len(metric_rows(ref)) >= 2 and all(rows for _, rows in metric_rows(ref))
+    assert len(metric_rows(ref)) >= 2 and all(  # no probe here sets pmi_context
+        rows for name, rows in metric_rows(ref) if not name.endswith("_pmi"))
     assert query(results, "SELECT run_id, status FROM runs ORDER BY 1") == query(
         ref, "SELECT run_id, status FROM runs ORDER BY 1")
     assert not any(shard_path(results, Shard(i, 3)).exists() for i in range(3))
@@ -199,3 +205,77 @@ class socket_port:
 
     def __exit__(self, *exc: object) -> None:
         return None
+
+
+# --- issue 21: a shard never scores or merges a stale export ------------------------------------
+
+
+def _reexport(qdir: Path, results: Path, text: str) -> None:
+    """Rewrite the first probe file and export it again into ``results``."""
+    (qdir / "p0.rq").write_text(text)
+    export(discover([qdir], include_default=False), LocalStore.in_memory(), results, None,
+           progress=False)
+
+
+def test_shard_refuses_a_probe_edited_since_its_export(tmp_path: Path, capsys: Any) -> None:
+    qdir, results = setup(tmp_path, big_probe())
+    before = table(results, "instances")
+    (qdir / "p0.rq").write_text(big_probe().replace("WHERE {", "WHERE { # edited\n"))
+    assert run(qdir, results, FakeScorer(), "-p", "t/big", "--shard", "0/2") == 2
+    err = capsys.readouterr().err
+    assert "changed since its instances were exported" in err and "-p t/big" in err
+    assert not shard_path(results, Shard(0, 2)).exists()  # refused before a shard is cut
+    assert table(results, "instances") == before  # nothing lost
+
+
+def test_merge_refuses_shards_cut_from_two_exports(tmp_path: Path, capsys: Any) -> None:
+    old = big_probe()
+    new_rows = " ".join(f'("v{i}" "g{i}" "c{i}_{j}")' for i in range(30) for j in range(4))
+    new = choice_probe(name="t/big", prompts='["[W] is [V]."]', rows=new_rows)
+    qdir, results = setup(tmp_path, old)
+    assert run(qdir, results, FakeScorer(), "-p", "t/big", "--shard", "0/2") == 0
+    _reexport(qdir, results, new)  # the probe changes between cutting the two shards
+    assert run(qdir, results, FakeScorer(), "-p", "t/big", "--shard", "1/2") == 0
+    instances = table(results, "instances")
+    capsys.readouterr()
+    assert main(["merge", "--shards", "2", "--keep", "--results", str(results)]) == 2
+    err = capsys.readouterr().err
+    # shard 0 holds 15 instances (w0, w2, ...) of the old export, none of which is left
+    assert "shard 0/2 scored 15 instance(s) of t/big that the results file no longer" in err
+    assert "Nothing was merged" in err and "shard 1/2" not in err
+    assert query(results, "SELECT count(*) FROM scores") == [(0,)]
+    assert query(results, "SELECT count(*) FROM runs") == [(0,)]
+    assert table(results, "instances") == instances
+    # re-cutting shard 0 from the current export gives the unsharded run's numbers
+    assert run(qdir, results, FakeScorer(), "-p", "t/big", "--shard", "0/2") == 0
+    assert main(["merge", "--shards", "2", "--results", str(results)]) == 0
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    ref_q, ref_results = setup(ref, new)
+    assert run(ref_q, ref_results, FakeScorer(), "-p", "t/big") == 0
+    assert table(results, "scores") == table(ref_results, "scores")
+    # 30 words x (the gold + 4 distractors) x 1 prompt
+    assert query(results, "SELECT count(*) FROM scores")[0][0] == 30 * 5
+
+
+def test_merge_refuses_when_the_export_grew_after_both_shards(tmp_path: Path) -> None:
+    rows = " ".join(f'("w{i}" "g{i}" "c{i}_{j}")' for i in range(31) for j in range(4))
+    qdir, results = setup(tmp_path, big_probe())
+    for i in range(2):
+        assert run(qdir, results, FakeScorer(), "-p", "t/big", "--shard", f"{i}/2") == 0
+    _reexport(qdir, results, choice_probe(name="t/big", prompts='["[W] is [V]."]', rows=rows))
+    with pytest.raises(ProbeError, match=r"the shards hold 30 instance\(s\) of t/big, the "
+                       r"results file 31"):
+        merge(results, 2)
+    assert query(results, "SELECT count(*) FROM scores") == [(0,)]
+
+
+def test_the_run_record_names_the_export_it_scored(tmp_path: Path) -> None:
+    qdir, results = setup(tmp_path, big_probe())
+    for i in range(2):
+        assert run(qdir, results, FakeScorer(), "-p", "t/big", "--shard", f"{i}/2") == 0
+    assert main(["merge", "--shards", "2", "--results", str(results)]) == 0
+    (qhash, exported), = query(results, "SELECT query_hash, exported_at FROM probe_exports")
+    (config,), = query(results, "SELECT config FROM runs")
+    assert json.loads(config)["export"] == {"query_hash": qhash, "exported_at": str(exported)}
+    assert qhash == discover([qdir], include_default=False)[0].instances_hash

@@ -11,11 +11,14 @@ import pytest
 from eval.stats import (
     COLUMNS,
     bootstrap_ci,
+    cluster_bootstrap_ci,
     compare_with_humans,
     entropy_tests,
     levene,
     mcnemar_exact,
+    paired_comparison,
     proportion_ci,
+    spread,
     wilcoxon_signed_rank,
 )
 from probes.results import connect
@@ -119,7 +122,8 @@ def test_compare_with_humans_on_an_empty_file() -> None:
 def test_bootstrap_interval_of_a_constant_has_zero_width() -> None:
     # every resample of [0.7, 0.7, 0.7, 0.7] has mean 0.7
     assert bootstrap_ci([0.7] * 4) == pytest.approx((0.7, 0.7))
-    assert proportion_ci(5, 5) == (1.0, 1.0) and proportion_ci(0, 5) == (0.0, 0.0)
+    # ... which is why a share is not bootstrapped: its Wilson interval is never zero-width
+    assert proportion_ci(5, 5)[0] < 1.0 and proportion_ci(0, 5)[1] > 0.0
 
 
 def test_bootstrap_interval_of_two_values_by_hand() -> None:
@@ -137,7 +141,70 @@ def test_bootstrap_is_seeded_and_covers_the_mean() -> None:
     assert bootstrap_ci(values) == (low, high)           # same seed, same interval
     # the normal approximation of the interval: 0.3 +- 1.96 * sqrt(0.3 * 0.7 / 100) = 0.21..0.39
     assert low == pytest.approx(0.21, abs=0.03) and high == pytest.approx(0.39, abs=0.03)
-    assert proportion_ci(30, 100) == (low, high)        # the same ones and zeros
+    # the Wilson interval of the same 30 ones and 70 zeros lies close to it
+    w_low, w_high = proportion_ci(30, 100)
+    assert w_low == pytest.approx(low, abs=0.02) and w_high == pytest.approx(high, abs=0.02)
+
+
+Z = 1.959964   # the 97.5 % quantile of the standard normal
+
+
+def wilson_by_hand(k: int, n: int) -> tuple[float, float]:
+    # Wilson (1927): (p + z^2/2n +- z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n)
+    p = k / n
+    centre = (p + Z * Z / (2 * n)) / (1 + Z * Z / n)
+    half = Z * math.sqrt(p * (1 - p) / n + Z * Z / (4 * n * n)) / (1 + Z * Z / n)
+    return centre - half, centre + half
+
+
+def test_wilson_at_ten_of_ten_is_the_textbook_value() -> None:
+    # p = 1: the interval is [n / (n + z^2), 1]; 10 / (10 + 3.841459) = 0.72247
+    low, high = proportion_ci(10, 10)
+    assert low == pytest.approx(10 / (10 + Z * Z), abs=1e-6)
+    assert low == pytest.approx(0.72247, abs=1e-5) and high == pytest.approx(1.0, abs=1e-12)
+    # p = 0 mirrors it: [0, z^2 / (n + z^2)]
+    low, high = proportion_ci(0, 10)
+    assert low == pytest.approx(0.0, abs=1e-12)
+    assert high == pytest.approx(Z * Z / (10 + Z * Z), abs=1e-6)
+    for k, n in ((3, 10), (30, 100), (1, 7)):
+        assert proportion_ci(k, n) == pytest.approx(wilson_by_hand(k, n), abs=1e-6)
+    assert proportion_ci(0, 0) is None
+
+
+def test_cluster_bootstrap_is_wider_than_the_pair_bootstrap_when_prompts_agree() -> None:
+    # 20 instances, 2 prompts each; both prompts of an instance give the same outcome (hit or
+    # miss), 8 of the 20 instances hit. The 40 pairs are 20 independent draws counted twice:
+    # the pair bootstrap treats them as 40 and is too narrow by about sqrt(2); resampling the
+    # instances with both their prompts gives the honest interval (n = 20).
+    clusters = [[1.0, 1.0]] * 8 + [[0.0, 0.0]] * 12
+    pairs = [v for c in clusters for v in c]
+    c_low, c_high = cluster_bootstrap_ci(clusters)
+    p_low, p_high = bootstrap_ci(pairs)
+    assert c_high - c_low > p_high - p_low
+    assert (c_high - c_low) / (p_high - p_low) == pytest.approx(math.sqrt(2), rel=0.2)
+    # the cluster bootstrap over these 20 instances is the bootstrap of their 20 means
+    assert (c_low, c_high) == bootstrap_ci([1.0] * 8 + [0.0] * 12)
+    # the normal approximation: 0.4 +- 1.96 sqrt(0.4 * 0.6 / 20) = 0.185..0.615
+    assert c_low == pytest.approx(0.185, abs=0.05) and c_high == pytest.approx(0.615, abs=0.05)
+
+
+def test_spread_and_paired_comparison_by_hand() -> None:
+    # prompts 0.0, 0.3, 0.6: mean 0.3, squared deviations 0.09 + 0 + 0.09, / 3 = 0.06
+    # (population sd, as the OntoLAMA report's mean ± std over prompts)
+    low, high, sd = spread([0.0, 0.3, 0.6])
+    assert (low, high) == (0.0, 0.6) and sd == pytest.approx(0.06 ** 0.5)
+    # a right on 6 instances, b on 1 of them: 5 discordant pairs all for a;
+    # McNemar p = 2 * 0.5 ** 5 = 0.0625; mean difference (6 - 1) / 8 = 0.625
+    a = [1, 1, 1, 1, 1, 1, 0, 0]
+    b = [1, 0, 0, 0, 0, 0, 0, 0]
+    r = paired_comparison(a, b)
+    assert r is not None and (r.n, r.mean_a, r.mean_b, r.test) == (8, 0.75, 0.125, "mcnemar")
+    assert r.diff == pytest.approx(0.625) and r.pvalue == pytest.approx(0.0625)
+    assert r.ci is not None and r.ci[0] <= 0.625 <= r.ci[1]
+    # floats: Wilcoxon on the differences 0.5, 0.25, 0.25 (all positive: p = 2 / 2^3 = 0.25)
+    w = paired_comparison([0.5, 0.5, 0.75], [0.0, 0.25, 0.5])
+    assert w is not None and w.test == "wilcoxon" and w.pvalue == pytest.approx(0.25)
+    assert paired_comparison([], []) is None
 
 
 def test_bootstrap_rejects_bad_input() -> None:

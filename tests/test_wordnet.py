@@ -24,6 +24,7 @@ from kg.errors import SourceError
 from kg.manifest import Source, pick
 from kg.store import LocalStore
 from kg.vocab import PREFIXES, graph
+from tests.data import missing
 
 PREFIX = "".join(f"PREFIX {k}: <{v}>\n" for k, v in PREFIXES.items())
 PREFIX += "PREFIX wnd: <https://w3id.org/kgprobe/data/wordnet/>\n"
@@ -249,7 +250,7 @@ def wordnet_files() -> list[Path]:
     try:
         return pick(["wordnet"])[0].resolve()
     except SourceError as e:
-        pytest.skip(f"WordNet 3.0 is not installed: {e}")
+        missing("WordNet 3.0 (apt-get install wordnet-base wordnet-sense-index)", e)
 
 
 @pytest.fixture(scope="module")

@@ -3,25 +3,19 @@
 --   CiC error types, as shares of the wrong labelled instances (n): 'wrong_level' when the
 --   predicted concept lies on a concept chain that also holds the gold concept (the right
 --   sense, but too general or too specific), 'disambiguation' when it lies only on other chains
---   (the entity read in another sense). The prediction is the best-scoring concept (scores as
---   in copen_accuracy; in a tie a wrong concept wins, as a tie counts as wrong there). As in
---   the paper's Tables 6 and 13, only entities with two or more concept chains count.
+--   (the entity read in another sense). The prediction is copen_predictions' (the best
+--   per-token score, a tie to the earliest concept on the chains, as in the authors' code). As
+--   in the paper's Tables 6 and 13, only entities with two or more concept chains count.
 -- tasks: [choice]
 -- grain: [run_id, probe, split, error_type]
 -- requires: [_views.sql]
-WITH candidate_scores AS (
-    SELECT run_id, probe, split, instance_id, candidate, score
-    FROM copen_candidate_scores WHERE probe = 'copen/cic'
-),
-predicted AS (
-    SELECT c.run_id, c.probe, c.split, c.instance_id, i.gold[1] AS gold,
+WITH predicted AS (
+    SELECT p.run_id, p.probe, p.split, p.instance_id, i.gold[1] AS gold,
            CAST(json_extract(i.fields, '$.chain_words') AS VARCHAR[][]) AS chains,
-           first(c.candidate ORDER BY c.score DESC, c.candidate = i.gold[1], c.candidate)
-               AS prediction
-    FROM candidate_scores c JOIN instances i USING (probe, split, instance_id)
-    WHERE len(i.gold) > 0
+           p.prediction
+    FROM copen_predictions p JOIN instances i USING (probe, split, instance_id)
+    WHERE p.probe = 'copen/cic' AND len(i.gold) > 0
       AND json_array_length(json_extract(i.fields, '$.chain_words')) >= 2
-    GROUP BY ALL
 ),
 errors AS (
     SELECT run_id, probe, split, instance_id,

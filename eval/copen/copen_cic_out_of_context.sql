@@ -3,15 +3,18 @@
 --   Table 5 of the paper: the percentage of out-of-context predictions among all incorrect
 --   predictions. For each in-context zero-shot CiC run, over the labelled instances it gets
 --   wrong (n), the share whose predicted concept is the one the same model predicts, with the
---   same part, when the sentence is removed (the out-of-context run). A high share means the
---   model conceptualises the entity from memory, not from the context. Predictions: best
---   per-token score; a tie goes to a wrong concept first (as copen_cic_error_types), then to
---   the concept's words.
+--   same part and the same scoring setting (tokenisation, span, 120-token cut, revision,
+--   dtype), when the sentence is removed (the out-of-context run). A high share means the
+--   model conceptualises the entity from memory, not from the context. Predictions of
+--   copen_predictions (best per-token score, a tie to the earliest concept on the chains).
 -- tasks: [choice]
 -- grain: [run_id, probe, split]
 -- requires: [_views.sql]
 WITH settings AS (
-    SELECT run_id, model, revision, dtype, part, context
+    SELECT run_id, model, revision, dtype, part, context,
+           json_extract_string(config, '$.runtime.copen.tokenisation') AS tokenisation,
+           json_extract_string(config, '$.runtime.copen.span') AS span,
+           json_extract_string(config, '$.runtime.copen.max_tokens') AS max_tokens
     FROM runs
     WHERE probe = 'copen/cic' AND status = 'done' AND method = 'zero-shot'
 ),
@@ -20,16 +23,14 @@ pairs AS (                        -- in-context run -> the out-of-context run of
     FROM settings a JOIN settings b
       ON a.model = b.model AND a.revision IS NOT DISTINCT FROM b.revision
      AND a.dtype IS NOT DISTINCT FROM b.dtype AND a.part = b.part
+     AND a.tokenisation IS NOT DISTINCT FROM b.tokenisation
+     AND a.span IS NOT DISTINCT FROM b.span AND a.max_tokens IS NOT DISTINCT FROM b.max_tokens
     WHERE a.context AND NOT b.context
 ),
 predicted AS (
-    SELECT s.run_id, s.split, s.instance_id, i.gold[1] AS gold,
-           first(s.candidate ORDER BY s.score DESC, s.candidate = i.gold[1], s.candidate)
-               AS prediction
-    FROM copen_candidate_scores s
-    JOIN instances i USING (probe, split, instance_id)
+    SELECT p.run_id, p.split, p.instance_id, i.gold[1] AS gold, p.prediction
+    FROM copen_predictions p JOIN instances i USING (probe, split, instance_id)
     WHERE len(i.gold) > 0
-    GROUP BY ALL
 )
 SELECT p.in_run AS run_id, 'copen/cic' AS probe, i.split,
        avg(CASE WHEN i.prediction = o.prediction THEN 1.0 ELSE 0.0 END) AS value,

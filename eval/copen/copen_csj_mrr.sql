@@ -1,9 +1,10 @@
 -- name: copen_csj_mrr
 -- description: >-
 --   CSJ mean reciprocal rank of the answer among the 21 candidates. Candidate scores as in
---   copen_accuracy (per-token mean, averaged over prompts); the answer's rank is 1 + the number
---   of distractors scoring at least as high (ties count against the answer). Hidden labels are
---   left out.
+--   copen_accuracy (per-token mean, averaged over prompts); the answer's rank is its place in
+--   the authors' stable sort (computeMR, code/probing/metric.py): 1 + the number of distractors
+--   scoring higher + the number scoring the same that come before it in the file's order.
+--   Hidden labels are left out.
 -- tasks: [choice]
 -- grain: [run_id, probe, split]
 -- requires: [_views.sql]
@@ -18,8 +19,10 @@ answer AS (
 ),
 ranked AS (
     SELECT a.run_id, a.probe, a.split, a.instance_id,
-           1 + count(*) FILTER (WHERE c.candidate <> i.gold[1] AND c.score >= a.answer_score)
-               AS rank
+           1 + count(*) FILTER (WHERE c.candidate <> i.gold[1] AND (
+                   c.score > a.answer_score OR (c.score = a.answer_score
+                   AND list_position(i.candidates, c.candidate)
+                       < list_position(i.candidates, i.gold[1])))) AS rank
     FROM answer a
     JOIN candidate_scores c USING (run_id, probe, split, instance_id)
     JOIN instances i USING (probe, split, instance_id)

@@ -7,6 +7,7 @@
 --   out. Only finished runs (status done).
 -- tasks: [binary]
 -- grain: [run_id, probe, split]
+-- items: _binary_accuracy_items.sql
 WITH candidate_scores AS (        -- one score per (instance, candidate): the mean over prompts
     SELECT s.run_id, s.probe, s.split, s.instance_id, s.candidate, lower(s.label) AS label,
            avg(s.score) AS score

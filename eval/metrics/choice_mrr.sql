@@ -7,6 +7,7 @@
 --   Only finished runs (status done).
 -- tasks: [choice]
 -- grain: [run_id, probe, split]
+-- items: _choice_mrr_items.sql
 WITH candidate_scores AS (        -- one score per (instance, candidate): the mean over prompts
     SELECT s.run_id, s.probe, s.split, s.instance_id, s.candidate, avg(s.score) AS score
     FROM scores s JOIN runs r USING (run_id)

@@ -46,8 +46,10 @@ from probes.backends.base import (
 from probes.backends.causal_model import (
     accepts_positions,
     block_mask,
+    cache_argument,
     cache_supported,
     leading_special_ids,
+    returned_cache,
     select_cache,
     sliding_window,
     split_causal,
@@ -84,6 +86,7 @@ class CausalScorer(Scorer):
         if not accepts_positions(model, self._body):
             self.prefix_mode = None
         self._cache_ok = cache_supported(model)
+        self._cache_argument = cache_argument(model, self._body)
 
     @classmethod
     def no_head_error(cls, source: ModelSource, config: Any) -> ModelError:
@@ -483,12 +486,12 @@ class CausalScorer(Scorer):
         if positions is not None:
             kwargs["position_ids"] = positions
         if cache is not None:
-            kwargs["past_key_values"] = cache
+            kwargs[self._cache_argument] = cache
         if self._head is not None:
             out = self._body(**kwargs)
-            return out.last_hidden_state, getattr(out, "past_key_values", None)
+            return out.last_hidden_state, returned_cache(out)
         out = self.model(**kwargs)
-        return out.logits, getattr(out, "past_key_values", None)
+        return out.logits, returned_cache(out)
 
     @torch.inference_mode()
     def verify_fast_paths(self) -> None:

@@ -4,6 +4,7 @@ the attention masks and key/value caches of the shared-context fast paths."""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable
 from typing import Any
@@ -61,6 +62,19 @@ def accepts_positions(model: Any, body: Any) -> bool:
     """Both shared-context paths set position ids explicitly."""
     target = model if body is None else body
     return "position_ids" in inspect.signature(target.forward).parameters
+
+
+def cache_argument(model: Any, body: Any) -> str:
+    """The forward argument that takes a key/value cache: ``cache`` from transformers 5.x on
+    (``past_key_values`` is deprecated there and removed in 5.40), else ``past_key_values``."""
+    target = model if body is None else body
+    return "cache" if "cache" in inspect.signature(target.forward).parameters else "past_key_values"
+
+
+def returned_cache(out: Any) -> Any:
+    """The key/value cache a forward returned (``cache`` or, before 5.x, ``past_key_values``)."""
+    fields = {f.name for f in dataclasses.fields(out)} if dataclasses.is_dataclass(out) else set()
+    return getattr(out, "cache" if "cache" in fields else "past_key_values", None)
 
 
 def block_mask(segments: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:

@@ -9,8 +9,9 @@ Modules (one job each):
 - :mod:`probes.copen.forms`: the scored text parts, Table 8's part per model, the Table 9
   text-to-text forms and the texts linear probing / fine-tuning classify;
 - :mod:`probes.copen.marked`: zero-shot prompts as marked token sequences (the authors');
-- :mod:`probes.copen.tokenscore`: scores of every part (masked progressive span, causal from
-  BOS, seq2seq infilling, the ``all`` negative perplexity);
+- :mod:`probes.copen.tokenscore`: scores of every part (by default the authors' executed
+  method: every token scored alone in the whole sentence, a part the mean over its tokens;
+  the progressive span method as an option; the ``all`` negative perplexity);
 - :mod:`probes.copen.zeroshot`: zero-shot probing, one run per (task, part, context);
 - :mod:`probes.copen.submission`: test predictions in the leaderboard's format;
 - :mod:`probes.copen.construct`: build CSJ instances and CiC concept chains from Wikidata with the

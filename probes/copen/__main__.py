@@ -116,9 +116,13 @@ def build_parser() -> argparse.ArgumentParser:
     zs.add_argument("--tokenisation", choices=["words", "text"], default="words",
                     help="words: tokenise piece by piece as the authors do (default); text: "
                     "tokenise the joined prompt once")
-    zs.add_argument("--span", choices=["progressive", "pll"], default="progressive",
-                    help="masked LMs: progressive left-to-right masking of a part's tokens "
-                    "(the authors', default) or one token masked at a time")
+    zs.add_argument("--span", choices=["token", "progressive", "pll"], default="token",
+                    help="masked and seq2seq LMs. token (default, what the authors' scripts "
+                    "execute): every token scored alone in the whole sentence (masked alone; "
+                    "T5/BART: infilled alone into <extra_id_0>/<mask>), a part = the mean over "
+                    "its tokens. progressive: the span method their scripts never reach "
+                    "(masked: tokens i..end of the part masked to predict token i; seq2seq: "
+                    "the whole part infilled at once). pll: former name of token")
     zs.add_argument("--out-of-context", action="store_true",
                     help="also score CiC without its sentence (the out-of-context analysis)")
     zs.add_argument("--split", action="append", help="only this split; repeatable")

@@ -7,7 +7,9 @@ for template text). The pieces are tokenised one at a time (``tokenisation="word
 CiC word by word), or the joined text is tokenised once and each token takes the marker of the
 piece its characters fall in (``tokenisation="text"``). A start token (``begin``: [CLS] for
 BERT-style masked LMs, ``<s>``/BOS for RoBERTa-style masked LMs and causal LMs, nothing for
-seq2seq) and an end token (``end``: [SEP] or EOS) frame the sequence.
+seq2seq) and an end token (``end``: [SEP] or EOS) frame the sequence. A prompt longer than
+:data:`MAX_TOKENS` (120, ``max_seq_length`` of the authors' ``code/probing/task*/config.yaml``)
+is cut as their ``convertSingleExample`` cuts it: the first 119 tokens, then the end token.
 
 Templates (the authors' probing processors; Figure 2 of the paper):
 
@@ -38,6 +40,8 @@ CIC_PREFIX = "Choose the concept that best fits the context for %s according to 
 """The instruction of Figure 2(c) (the authors' CiC probing processor)."""
 
 TOKENISATIONS = ("words", "text")
+MAX_TOKENS = 120
+"""The authors' ``max_seq_length`` for probing (every ``code/probing/task*/config.yaml``)."""
 BEGIN, END, OTHER = "begin", "end", "#"
 
 
@@ -154,9 +158,24 @@ def frame_tokens(tokenizer: Any, kind: str) -> tuple[list[int], list[int]]:
     return [], one("eos")
 
 
+def cut(ids: list[int], markers: list[str], end: Sequence[int], max_tokens: int | None
+        ) -> tuple[list[int], list[str]]:
+    """The authors' cut of a long prompt: ``tokens[:max - 1]`` then the end token (their
+    ``convertSingleExample``); a prompt of at most ``max_tokens`` tokens is kept whole.
+
+    >>> cut([1, 2, 3, 4, 9], ["begin", "#", "query", "#", "end"], [9], 3)
+    ([1, 2, 9], ['begin', '#', 'end'])
+    """
+    if max_tokens is None or len(ids) <= max_tokens:
+        return ids, markers
+    keep = max_tokens - len(end)
+    return ids[:keep] + list(end), markers[:keep] + [END] * len(end)
+
+
 def mark(tokenizer: Any, kind: str, task: str, pieces: Sequence[tuple[str, str]],
-         tokenisation: str = "words") -> Marked:
-    """Tokenise the pieces and frame them (see the module docstring)."""
+         tokenisation: str = "words", max_tokens: int | None = MAX_TOKENS) -> Marked:
+    """Tokenise the pieces and frame them (see the module docstring); ``max_tokens=None``
+    keeps a long prompt whole."""
     if tokenisation not in TOKENISATIONS:
         raise ProbeError(f"COPEN: unknown tokenisation {tokenisation!r}; use words (the "
                          "authors': piece by piece) or text (the joined prompt at once)")
@@ -182,4 +201,5 @@ def mark(tokenizer: Any, kind: str, task: str, pieces: Sequence[tuple[str, str]]
             markers.append(mid)
     ids += end
     markers += [END] * len(end)
+    ids, markers = cut(ids, markers, end, max_tokens)
     return Marked(tuple(ids), tuple(markers), text)

@@ -11,7 +11,9 @@ per task, items in the test file's order:
 
 The prediction is the best-scoring option of the chosen run: zero-shot with the part Table 8
 uses for the model (:func:`probes.copen.forms.table8_part`; ``parts`` overrides per task), or a
-linear-probing / fine-tuning run when the model has no zero-shot run.
+linear-probing / fine-tuning run when the model has no zero-shot run. A tie goes to the
+earliest candidate in the test file (CPJ: false), as the metrics break it
+(``eval/copen/_views.sql``, ``copen_predictions``).
 
 >>> best({"a": -2.0, "b": -1.0, "c": -1.0})
 'b'
@@ -33,10 +35,17 @@ FILES = {"csj": "csj_submissions.json", "cpj": "cpj_submissions.json",
          "cic": "cic_submissions.json"}
 
 
-def best(scores: dict[str, float]) -> str:
-    """The best option; a tie goes to the first option in order (gold-free, deterministic)."""
+def best(scores: dict[str, float], order: list[str] | None = None) -> str:
+    """The best option; a tie goes to the first option of ``order`` (else of ``scores``), as
+    the authors' code breaks ties (CSJ, CiC: the earliest candidate in the file; CPJ: false).
+
+    >>> best({"b": -1.0, "a": -1.0, "c": -2.0}, ["c", "a", "b"])
+    'a'
+    """
     top = max(scores.values())
-    return next(o for o, s in scores.items() if s == top)
+    ranked = [o for o in order or [] if o in scores] + [o for o in scores if o not in
+                                                         (order or [])]
+    return next(o for o in ranked if scores[o] == top)
 
 
 def _pick_run(con: duckdb.DuckDBPyConnection, model: str, task: str,
@@ -76,15 +85,16 @@ def predictions(con: duckdb.DuckDBPyConnection, model: str, task: str, split: st
         prev = scores.setdefault(iid, {}).get(key)
         scores[iid][key] = score if prev is None else max(prev, score)
     out = []
-    for iid, fields_json in con.execute(
-            """SELECT instance_id, fields::VARCHAR FROM instances WHERE probe = ? AND split = ?
+    for iid, fields_json, candidates in con.execute(
+            """SELECT instance_id, fields::VARCHAR, candidates FROM instances
+               WHERE probe = ? AND split = ?
                ORDER BY CAST(split_part(json_extract_string(fields, '$.source'), ':', 2) AS INT)
             """, [PROBES[task], split]).fetchall():
         fields = json.loads(fields_json)
         if iid not in scores:
             raise ProbeError(f"instance {fields.get('source')} of {task} {split} has no score "
                              f"in run {rid}; score the whole split first")
-        choice = best(scores[iid])
+        choice = best(scores[iid], ["false", "true"] if task == "cpj" else list(candidates))
         if task == "csj":
             names = fields.get("candidate_names") or []
             ids = fields["candidate_ids"]

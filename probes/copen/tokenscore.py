@@ -10,30 +10,48 @@ the negative perplexity as the authors' ``parseResult`` computes it,
 where every token but the start and end tokens is scored on its own (the start and end tokens
 count in the length with a loss of -1: the authors' arithmetic), stored with a token count of 1.
 
-How a token is scored, per model kind (``data/processor_utils.py`` of THU-KEG/COPEN):
+Two span modes (``span=``):
 
-- **masked**: a part spanning tokens l..r-1 is scored by progressive masking: for i = l..r-1
-  the tokens i..r-1 are masked and token i is predicted (``createMaskForMLM``);
-  ``span="pll"`` masks one token at a time instead (the plain pseudo-log-likelihood). ``all``
-  masks each token alone.
-- **causal**: log P(token | every token before it, from BOS); one forward per prompt.
-- **seq2seq**, cloze infilling: the part's tokens are replaced in the encoder input by one
-  sentinel ``<extra_id_0>`` (T5) or one ``<mask>`` (BART). T5's decoder is scored on
-  ``<extra_id_0> part`` (the part's tokens only); BART's decoder reconstructs the whole input
-  and is scored on the part's positions. ``all`` infills each token alone.
+- ``token`` (the default; **what the authors' scripts execute**): the per-token losses are
+  computed once over the whole sentence and every part (query, candidate, concept, answer)
+  sums those of its tokens. THU-KEG/COPEN ``code/probing/task{1,2,3}/run.sh`` runs
+  ``main.py --mask_position all --recompute`` once, which scores every token alone
+  (``createMaskForMLMPerToken`` / ``createMaskForLMPerToken`` of ``data/processor_utils.py``;
+  the probing data is only ever built with ``mask_position all``); the runs for the other parts
+  (``--mask_position e1|e2|concept|answer``, no ``--recompute``) read those losses back and
+  average them over the part's tokens (``computeSpanLoss`` of ``code/probing/metric.py``).
+- ``progressive``: a span method the repository contains but its scripts never reach
+  (``createMaskForMLM``; for CPJ it could not run, ``mask_left``/``mask_right`` stay -1): a
+  masked LM's part l..r-1 is scored by masking tokens i..r-1 and predicting token i; a seq2seq
+  LM's part is replaced by one sentinel / ``<mask>`` and its tokens decoded together.
+
+How a token is scored in ``token`` mode, per model kind:
+
+- **masked**: the token masked alone in the full sentence (the pseudo-log-likelihood);
+- **causal**: log P(token | every token before it, from BOS); one forward per prompt (the
+  same in both modes);
+- **seq2seq**: the token replaced in the encoder input by ``<extra_id_0>`` (T5; the decoder
+  reads ``<pad> <extra_id_0>`` and is scored on the token) or by ``<mask>`` (BART; the decoder
+  reconstructs the whole input after ``</s>``, teacher-forced, and is scored at the token's
+  position), as ``createMaskForLM`` does for one token.
+
+A part the 120-token cut removed entirely (:data:`probes.copen.marked.MAX_TOKENS`) scores 0
+with a count of 0 in ``token`` mode, as ``computeSpanLoss`` gives ``-0 / (0 + 1e-10)``.
 
 >>> import math
 >>> negative_perplexity([-1.0, -1.0], n_special=2, n_tokens=4)  # (1 + 1 - 2) / 4 = 0
 -1.0
 >>> round(negative_perplexity([-2.0], n_special=1, n_tokens=2), 6) == round(-math.exp(0.5), 6)
 True
+>>> span_mode("pll")
+'token'
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -41,8 +59,21 @@ import torch
 from probes.copen.marked import Marked
 from probes.errors import ProbeError
 
-SPAN_MODES = ("progressive", "pll")
+SPAN_MODES = ("token", "progressive")
+"""``token``: the authors' executed method (default); ``progressive``: the unreached span path."""
+SPAN_ALIASES = {"pll": "token"}
+"""Former names: ``pll`` (one token masked at a time) is what ``token`` computes."""
 ALL = "all"
+
+
+def span_mode(name: str) -> str:
+    """The span mode a name stands for (``pll`` is the former name of ``token``)."""
+    mode = SPAN_ALIASES.get(name, name)
+    if mode not in SPAN_MODES:
+        raise ProbeError(f"COPEN: unknown span mode {name!r}; use token (each token scored "
+                         "alone in the whole sentence, the authors' executed method) or "
+                         "progressive (the span method their scripts never run)")
+    return mode
 
 
 @dataclass(frozen=True)
@@ -68,31 +99,33 @@ class _Job:
     encoder: tuple[int, ...]
     decoder: tuple[int, ...] | None
     targets: tuple[tuple[int, int], ...]  # (position in the scored sequence, token id)
+    at: int = -1  # an ``all`` job of one token (masked, seq2seq): the token's prompt position
 
 
 def _masked_jobs(k: int, m: Marked, parts: Sequence[str], mask_id: int, span: str
                  ) -> list[_Job]:
+    """``all``: each token masked alone; ``progressive`` adds the parts' span jobs."""
     jobs = []
-    for part in parts:
+    for part in parts if span == "progressive" else ():
         where = m.span(part)
         if where is None:
             continue
         left, right = where
         for i in range(left, right):
             ids = list(m.ids)
-            stop = right if span == "progressive" else i + 1
-            for j in range(i, stop):
+            for j in range(i, right):
                 ids[j] = mask_id
             jobs.append(_Job(k, part, tuple(ids), None, ((i, m.ids[i]),)))
     for i in m.scored_all():
         ids = list(m.ids)
         ids[i] = mask_id
-        jobs.append(_Job(k, ALL, tuple(ids), None, ((i, m.ids[i]),)))
+        jobs.append(_Job(k, ALL, tuple(ids), None, ((i, m.ids[i]),), at=i))
     return jobs
 
 
-def _seq2seq_jobs(k: int, m: Marked, parts: Sequence[str], tokenizer: Any, start: int
-                  ) -> list[_Job]:
+def _seq2seq_jobs(k: int, m: Marked, parts: Sequence[str], tokenizer: Any, start: int,
+                  span: str) -> list[_Job]:
+    """``all``: each token infilled alone; ``progressive`` adds one infilling job per part."""
     vocab = tokenizer.get_vocab()
     sentinel = vocab.get("<extra_id_0>")
     if sentinel is None and tokenizer.mask_token_id is None:
@@ -112,11 +145,11 @@ def _seq2seq_jobs(k: int, m: Marked, parts: Sequence[str], tokenizer: Any, start
                     tuple((j, ids[j]) for j in range(left, right)))
 
     jobs = []
-    for part in parts:
+    for part in parts if span == "progressive" else ():
         where = m.span(part)
         if where is not None:
             jobs.append(job(part, *where))
-    jobs += [job(ALL, i, i + 1) for i in m.scored_all()]
+    jobs += [replace(job(ALL, i, i + 1), at=i) for i in m.scored_all()]
     return jobs
 
 
@@ -155,12 +188,12 @@ def _run_jobs(model: Any, kind: str, jobs: Sequence[_Job], pad: int, device: tor
 
 
 def score_marked(scorer: Any, prompts: Sequence[Marked], parts: Sequence[str],
-                 span: str = "progressive", batch_rows: int = 32
+                 span: str = "token", batch_rows: int = 32
                  ) -> list[dict[str, PartScore]]:
-    """Every part (and ``all``) of every prompt; a part missing from a prompt is left out."""
-    if span not in SPAN_MODES:
-        raise ProbeError(f"COPEN: unknown span mode {span!r}; use progressive (the authors') "
-                         "or pll (one token masked at a time)")
+    """Every part (and ``all``) of every prompt. ``token`` mode: every part, a part with no
+    token scoring 0 with a count of 0 (``computeSpanLoss``); ``progressive``: a part missing
+    from a prompt is left out."""
+    span = span_mode(span)
     kind, tok, model = scorer.kind, scorer.tokenizer, scorer.model
     pad = tok.pad_token_id if tok.pad_token_id is not None else (tok.eos_token_id or 0)
     jobs: list[_Job] = []
@@ -170,33 +203,36 @@ def score_marked(scorer: Any, prompts: Sequence[Marked], parts: Sequence[str],
                 raise ProbeError(f"COPEN: model {scorer.name!r} has no mask token")
             jobs += _masked_jobs(k, m, parts, int(tok.mask_token_id), span)
         elif kind == "causal":
-            spans = [(p, m.span(p)) for p in parts]
             targets_all = tuple((i, m.ids[i]) for i in m.scored_all())
             jobs.append(_Job(k, ALL, m.ids, None, targets_all))
-            jobs += [_Job(k, p, m.ids, None, tuple((i, m.ids[i]) for i in range(*w)))
-                     for p, w in spans if w is not None]
         elif kind == "seq2seq":
             start = getattr(model.config, "decoder_start_token_id", None)
-            jobs += _seq2seq_jobs(k, m, parts, tok, int(start if start is not None else pad))
+            jobs += _seq2seq_jobs(k, m, parts, tok, int(start if start is not None else pad),
+                                  span)
         else:
             raise ProbeError(f"COPEN: unknown model kind {kind!r}")
-    if kind == "causal":  # one forward per prompt: score every part from the ALL job's pass
-        logps = _run_jobs(model, kind, [j for j in jobs if j.part == ALL], pad, scorer.device,
-                          batch_rows)
-        by_prompt = {}
-        for j, lp in zip([j for j in jobs if j.part == ALL], logps, strict=True):
-            by_prompt[j.prompt] = dict(zip([p for p, _ in j.targets], lp, strict=True))
-        results = [by_prompt[j.prompt] if j.part == ALL else
-                   {p: by_prompt[j.prompt][p] for p, _ in j.targets} for j in jobs]
-        values = [list(r.values()) for r in results]
-    else:
-        values = _run_jobs(model, kind, jobs, pad, scorer.device, batch_rows)
-    out: list[dict[str, list[float]]] = [{} for _ in prompts]
+    values = _run_jobs(model, kind, jobs, pad, scorer.device, batch_rows)
+    per_token: list[dict[int, float]] = [{} for _ in prompts]  # position -> log-probability
+    spans: list[dict[str, list[float]]] = [{} for _ in prompts]
     for j, lp in zip(jobs, values, strict=True):
-        out[j.prompt].setdefault(j.part, []).extend(lp)
+        if j.part != ALL:
+            spans[j.prompt].setdefault(j.part, []).extend(lp)
+        elif kind == "causal":
+            per_token[j.prompt].update(zip((p for p, _ in j.targets), lp, strict=True))
+        else:  # masked, seq2seq: one token per job
+            per_token[j.prompt][j.at] = lp[0]
     final: list[dict[str, PartScore]] = []
-    for m, got in zip(prompts, out, strict=True):
-        row = {p: PartScore(sum(v), len(v)) for p, v in got.items() if p != ALL}
-        row[ALL] = PartScore(negative_perplexity(got.get(ALL, []), m.n_special, len(m.ids)), 1)
+    for m, tokens, got in zip(prompts, per_token, spans, strict=True):
+        row: dict[str, PartScore] = {}
+        for part in parts:
+            where = [i for i, mk in enumerate(m.markers) if mk == part]
+            if kind == "causal" or span == "token":
+                v = [tokens[i] for i in where]
+                if v or span == "token":
+                    row[part] = PartScore(sum(v), len(v))
+            elif part in got:
+                row[part] = PartScore(sum(got[part]), len(got[part]))
+        row[ALL] = PartScore(negative_perplexity(list(tokens.values()), m.n_special, len(m.ids)),
+                             1)
         final.append(row)
     return final

@@ -5,8 +5,10 @@ the prompt is built as a marked token sequence (:mod:`probes.copen.marked`) and 
 scored in one go (:mod:`probes.copen.tokenscore`). Each (task, part, context) becomes a run in
 the results file (``runs`` + ``scores`` rows, replaced when the same setting runs again), with
 ``config.runtime.copen = {method: zero-shot, task, part, context, tokenisation, span,
-model_type}``; the report picks per model the part of Table 8
-(:func:`probes.copen.forms.table8_part`).
+max_tokens, model_type, kind}``; the report picks per model the part of Table 8
+(:func:`probes.copen.forms.table8_part`). ``span`` is ``token`` by default, the method the
+authors' scripts execute (:mod:`probes.copen.tokenscore`); it is stored for masked and seq2seq
+models (None for causal LMs, which score left to right in either mode).
 
 >>> settings(["cic"], out_of_context=True)
 [('cic', True), ('cic', False)]
@@ -24,9 +26,9 @@ import duckdb
 from probes.backends.protocol import description
 from probes.copen import PROBES, TASK_OF, task_name
 from probes.copen.forms import PARTS
-from probes.copen.marked import mark, pieces_for
+from probes.copen.marked import MAX_TOKENS, mark, pieces_for
 from probes.copen.runs import replace_run
-from probes.copen.tokenscore import score_marked
+from probes.copen.tokenscore import score_marked, span_mode
 from probes.errors import ProbeError
 from probes.run import load_instances
 from probes.run import run_id as make_run_id
@@ -87,10 +89,12 @@ def write_part_run(con: duckdb.DuckDBPyConnection, *, model: str, revision: str 
 
 def run_zero_shot(con: duckdb.DuckDBPyConnection, scorer: Any, task: str, context: bool = True,
                   *, splits: list[str] | None = None, limit: int | None = None,
-                  tokenisation: str = "words", span: str = "progressive",
-                  batch_rows: int = 32, results: str = "the results file") -> ZeroShotReport:
+                  tokenisation: str = "words", span: str = "token",
+                  batch_rows: int = 32, results: str = "the results file",
+                  max_tokens: int | None = MAX_TOKENS) -> ZeroShotReport:
     """Score every part of one task (with or without the CiC context) and write the runs."""
     task = task_name(task)
+    span = span_mode(span)
     if not context and task != "cic":
         raise ProbeError(f"COPEN {task}: only CiC has a context to remove")
     t0 = time.perf_counter()
@@ -100,7 +104,7 @@ def run_zero_shot(con: duckdb.DuckDBPyConnection, scorer: Any, task: str, contex
     for inst in instances:
         for option, label in options(task, inst):
             pieces = pieces_for(task, inst.fields, option, context)
-            m = mark(scorer.tokenizer, scorer.kind, task, pieces, tokenisation)
+            m = mark(scorer.tokenizer, scorer.kind, task, pieces, tokenisation, max_tokens)
             keys.append((inst.split, inst.instance_id, option, label, m.text))
             prompts.append(m)
     scored = score_marked(scorer, prompts, parts, span=span, batch_rows=batch_rows)
@@ -112,8 +116,9 @@ def run_zero_shot(con: duckdb.DuckDBPyConnection, scorer: Any, task: str, contex
                 for (split, iid, option, label, text), s in zip(keys, scored, strict=True)
                 if part in s]
         copen = {"method": "zero-shot", "task": task, "part": part, "context": context,
-                 "tokenisation": tokenisation, "span": span if scorer.kind == "masked"
-                 else None, "model_type": model_type(scorer), "kind": scorer.kind}
+                 "tokenisation": tokenisation,
+                 "span": None if scorer.kind == "causal" else span, "max_tokens": max_tokens,
+                 "model_type": model_type(scorer), "kind": scorer.kind}
         runs[part] = write_part_run(con, model=scorer.name, revision=scorer.revision,
                                     kind=scorer.kind, task=task, copen=copen, rows=rows,
                                     describe=describe, wall_s=wall)

@@ -12,8 +12,10 @@ from typing import Any
 
 import polars as pl
 
+from kg import config
 from kg.store import KnowledgeStore
 from kg.vocab import KGP, OWL, graph
+from probes import parquet_sync
 from probes.errors import ProbeError
 from probes.export import instances_for, write_instances, write_parquet
 from probes.ontolama.common import (
@@ -92,7 +94,8 @@ def build(probes: list[Probe], store: KnowledgeStore, results: str | Path | None
                 continue
             write_instances(con, probe.spec.name, df, probe.instances_hash)
             if out_dir is not None:
-                write_parquet(out_dir, probe.spec.name, df)
+                write_parquet(out_dir, probe.spec.name, df, parquet_sync.stamp(
+                    con, probe.spec.name, Path(results or config.results_path())))
             splits = dict(Counter(df["split"].to_list()))
             reports.append(BuildReport(probe.spec.name, counts, splits,
                                        time.perf_counter() - t0, notes))

@@ -19,7 +19,8 @@ on the prompt, with the label words as the classifier, on K examples per class.
   default for words of several tokens); causal LMs: the log-likelihood of the continuation from
   the slot (the word and the rest of the template), as in zero-shot scoring. The loss is the
   cross-entropy of the softmax over the two class scores.
-- **Training** (:class:`KshotConfig`, the values of OntoLAMA's released configuration): AdamW,
+- **Training** (:class:`KshotConfig`, the values of DeepOnto's ``scripts/ontolama/config.yaml``
+  on GitHub; batch size and length are not in the paper nor the PyPI package): AdamW,
   learning rate 1e-5, weight decay 1e-2, a linear schedule with 50 warm-up steps (with few
   examples there are fewer steps than that, so the rate never reaches its peak, as in the
   original), 10 epochs, batch size 4, at most 256 tokens, gradient norm clipped at 1; dev

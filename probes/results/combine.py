@@ -9,8 +9,8 @@ time. ``python -m probes.results combine OUT IN [IN ...]`` copies, in ONE transa
   hold yet, with its ``prompts``, ``scores`` and ``responses`` rows. A run id is a hash of the
   run's settings, so an id already in ``OUT`` is the same run: it is kept and counted as
   "already there". Unfinished runs are left out (they resume in their own file) and named;
-- the shared rows (``instances``, ``probe_exports``, ``human_responses``, ``score_cache``,
-  ``model_vocab``) that ``OUT`` lacks.
+- the shared rows (``instances``, ``probe_exports``, ``gold_forms``, ``human_responses``,
+  ``score_cache``, ``model_vocab``) that ``OUT`` lacks.
 
 The inputs are only read. An input written by an older kgprobe must be upgraded first
 (``python -m probes.results upgrade IN``), and two files that exported the same probe from
@@ -54,7 +54,8 @@ from probes.results.upgrade import missing_columns
 RUN_TABLES = ("prompts", "scores", "responses")
 """Tables whose rows belong to one run (keyed by ``run_id``)."""
 
-SHARED_TABLES = ("instances", "probe_exports", "human_responses", "score_cache", "model_vocab")
+SHARED_TABLES = ("instances", "probe_exports", "gold_forms", "human_responses", "score_cache",
+                 "model_vocab")
 """Tables shared by every run of a file (rows kept when ``OUT`` lacks their key)."""
 
 

@@ -16,6 +16,18 @@ CREATE TABLE IF NOT EXISTS instances (
     PRIMARY KEY (probe, split, instance_id)
 );
 
+-- Inflected forms that count as a gold answer of an instance (relatum probes with params
+-- inflections: WordNet's morphy, kg.morphology): "fingers" for gold "finger". Written by
+-- `python -m probes.export` with the instances; no rows: responses must match a gold exactly.
+CREATE TABLE IF NOT EXISTS gold_forms (
+    probe        VARCHAR NOT NULL,
+    split        VARCHAR NOT NULL,
+    instance_id  VARCHAR NOT NULL,
+    form         VARCHAR NOT NULL,   -- the inflected form ("fingers", "feet")
+    gold         VARCHAR NOT NULL,   -- the gold answer it is a form of ("finger", "foot")
+    PRIMARY KEY (probe, split, instance_id, form, gold)
+);
+
 -- One row per (model, probe) run of `python -m probes.run`.
 CREATE TABLE IF NOT EXISTS runs (
     run_id       VARCHAR PRIMARY KEY,
@@ -72,6 +84,11 @@ CREATE TABLE IF NOT EXISTS scores (
     n_tokens     INTEGER,
     label        VARCHAR,            -- the answer the candidate stands for (the class of a
                                      -- binary label word; the candidate itself for choice)
+    n_chars      INTEGER,            -- characters of the scored text, leading space left out
+                                     -- (acc_norm); NULL in rows written before it was recorded
+    baseline     DOUBLE,             -- log-probability of the same scored text after the
+                                     -- probe's neutral context (params pmi_context); NULL
+                                     -- when not scored
     PRIMARY KEY (run_id, probe, split, instance_id, prompt_id, candidate)
 );
 

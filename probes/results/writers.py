@@ -75,6 +75,8 @@ class ScoreRow(NamedTuple):
     prompt: str | None
     score: float | None
     n_tokens: int | None
+    n_chars: int | None = None     # characters of the scored text (NULL: not recorded)
+    baseline: float | None = None  # its log-probability after the neutral context (PMI)
 
 
 class ResponseRow(NamedTuple):
@@ -106,7 +108,8 @@ SCORE_SCHEMA = pa.schema([("run_id", pa.string()), ("probe", pa.string()),
                           ("split", pa.string()), ("instance_id", pa.string()),
                           ("prompt_id", pa.int32()), ("candidate", pa.string()),
                           ("label", pa.string()), ("prompt", pa.string()),
-                          ("score", pa.float64()), ("n_tokens", pa.int32())])
+                          ("score", pa.float64()), ("n_tokens", pa.int32()),
+                          ("n_chars", pa.int32()), ("baseline", pa.float64())])
 RESPONSE_SCHEMA = pa.schema([("run_id", pa.string()), ("probe", pa.string()),
                              ("split", pa.string()), ("instance_id", pa.string()),
                              ("prompt_id", pa.int32()), ("rank", pa.int32()),
@@ -175,9 +178,11 @@ def write_scores(con: duckdb.DuckDBPyConnection, rows: Sequence[ScoreRow] | Sequ
                  upsert: bool = False) -> None:
     """Insert ``scores`` rows (tuples in :class:`ScoreRow` order). With ``upsert`` a row whose
     key exists is replaced when its values differ and skipped when they are the same (a
-    resumed or repeated run); without, a duplicate key is an error."""
+    resumed or repeated run); without, a duplicate key is an error. A row without the last
+    fields, ``n_chars`` and ``baseline``, gets None."""
     if rows:
-        _insert(con, "scores", arrow_table(SCORE_SCHEMA, rows), upsert)
+        full = [tuple(ScoreRow(*r)) for r in rows]
+        _insert(con, "scores", arrow_table(SCORE_SCHEMA, full), upsert)
 
 
 def write_responses(con: duckdb.DuckDBPyConnection,

@@ -42,9 +42,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dtype", default=None,
                    help="weights/compute dtype: float32, bfloat16, float16 (default: the "
                    "backend's choice, float32 on CPU)")
-    p.add_argument("--batch-size", type=int, default=None,
-                   help="requests per forward pass (default: found automatically by the "
-                   "backend, backing off on out-of-memory)")
+    p.add_argument("--batch-size", "--batch_size", type=batch_size, default=None,
+                   metavar="N|auto",
+                   help="requests per forward pass, or auto (the default): found "
+                   "automatically by the backend, backing off on out-of-memory")
     p.add_argument("--threads", type=int, default=None,
                    help="CPU threads for torch (torch.set_num_threads; default: torch's)")
     p.add_argument("--top-k", type=int, default=10,
@@ -69,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="allow loading pickle weights (pytorch_model.bin) when a model has no "
                    "safetensors; pickle can run code when loaded, so only for sources you trust")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.add_argument("--model-args", metavar="KEY=VALUE,...",
+    p.add_argument("--model-args", "--model_args", metavar="KEY=VALUE,...",
                    help="model loading options in one string, as in lm-evaluation-harness: "
                    "revision, dtype, trust_remote_code, allow_pickle, device_map (e.g. "
                    "revision=main,dtype=bfloat16); dtype, allow_pickle and device_map may also "
@@ -77,14 +78,60 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--apply-chat-template", action="store_true",
                    help="causal instruct models: wrap every prompt in the tokenizer's chat "
                    "template as a user turn before scoring (a run of its own, cached apart)")
-    p.add_argument("--output-path", type=Path, default=None, metavar="DIR",
+    p.add_argument("--output-path", "--output_path", type=Path, default=None, metavar="DIR",
                    help="also write DIR/<model>/results_<time>.json (metrics per probe, the "
                    "run config, versions) and the runs' scores/responses as Parquet")
-    p.add_argument("--log-samples", action="store_true",
+    p.add_argument("--log-samples", "--log_samples", action="store_true",
                    help="with --output-path: also write samples_<probe>_<time>.jsonl, one line "
                    "per instance (prompts, gold, scores, prediction)")
     scale_cli.add_arguments(p)  # --models, --device-map, --max-memory, --shard (docs/scale.md)
+    for flags in LM_EVAL_ONLY:  # answered with the kgprobe equivalent (check_lm_eval_flags)
+        p.add_argument(*flags, dest=f"lm_eval_{flags[0].lstrip('-').replace('-', '_')}",
+                       default=None, help=argparse.SUPPRESS)
     return p
+
+
+LM_EVAL_ONLY: dict[tuple[str, ...], str] = {
+    ("--tasks", "--task"): (
+        "kgprobe has no task names: a probe is a file (queries/**/*.rq); pick probes with "
+        "--probe PATTERN (e.g. --probe 'starter/*'), list them with `kgprobe list`, and export "
+        "them first with `kgprobe export -p PATTERN`"),
+    ("--num_fewshot", "--num-fewshot"): (
+        "probes.run scores zero-shot prompts only; write in-context examples into the probe's "
+        "prompts: templates, or use `kgprobe kshot` (OntoLAMA K-shot prompt-based "
+        "fine-tuning) and `kgprobe linear` / `kgprobe finetune` (COPEN)"),
+}
+"""lm-evaluation-harness options that kgprobe answers with its own way of doing the same."""
+
+
+def check_lm_eval_flags(args: argparse.Namespace) -> None:
+    """A ProbeError pointing at the kgprobe equivalent when an lm-evaluation-harness option
+    without a kgprobe spelling was given (``--tasks``, ``--num_fewshot``)."""
+    for flags, message in LM_EVAL_ONLY.items():
+        if getattr(args, f"lm_eval_{flags[0].lstrip('-').replace('-', '_')}") is not None:
+            raise ProbeError(f"{flags[0]} is an lm-evaluation-harness option: {message}")
+
+
+def batch_size(value: str) -> int | None:
+    """``--batch-size``: a positive number, or ``auto`` (None: the backend finds it).
+
+    >>> batch_size("auto") is None, batch_size("8")
+    (True, 8)
+    >>> batch_size("auto:4")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: --batch-size takes a positive number or auto (got 'auto:4')
+    """
+    if value.strip().lower() == "auto":
+        return None
+    try:
+        n = int(value)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(
+            f"--batch-size takes a positive number or auto (got {value!r})")
+    return n
 
 
 def check_device(device: str | None, option: str = "--device {}", cpu: str = "--device cpu"

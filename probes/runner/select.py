@@ -38,11 +38,17 @@ def check_exported(con: duckdb.DuckDBPyConnection, probes: list[Probe], results:
                          f"the query returned no rows): run `python -m probes.export "
                          f"{' '.join('-p ' + m for m in missing)}` first and check that it "
                          "reports rows")
-    changed = [p for p in probes if exported[p.spec.name] is not None
+    refuse_changed(probes, exported, results)
+    return probes
+
+
+def refuse_changed(probes: list[Probe], exported: dict[str, str | None], results: str) -> None:
+    """Stop when a probe file changed since its export (``exported``: probe name -> the
+    ``probe_exports.query_hash`` of its instances; None or absent: nothing to compare)."""
+    changed = [p for p in probes if exported.get(p.spec.name) is not None
                and exported[p.spec.name] != p.instances_hash]
     if changed:
         raise ProbeError(f"{', '.join(str(p.path) for p in changed)} changed since its instances "
                          f"were exported to {results}, so a run would score the old instances; "
                          f"re-export first: python -m probes.export "
                          f"{' '.join('-p ' + p.spec.name for p in changed)}. Nothing was run.")
-    return probes

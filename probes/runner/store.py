@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import duckdb
 import pyarrow as pa
 
-from probes import cache
+from probes import cache, parquet_sync
 from probes.backends.protocol import description
 from probes.results import transaction
 from probes.results.upgrade import subsumption_prompts
@@ -61,6 +62,14 @@ def unchanged_and_cached(con: duckdb.DuckDBPyConnection, rid: str, probe: str,
     return newer == 0 and len(cache.present(con, list(work.requests))) == len(work.requests)
 
 
+def export_stamp(con: duckdb.DuckDBPyConnection, probe: str) -> dict[str, Any]:
+    """The export a run scores, for its ``runs.config``: the probe file's hash at export
+    (``probe_exports.query_hash``; None for instances written without a probe file) and when
+    its instances were exported (``parquet_sync.stamp``, the record of Parquet files too)."""
+    now = parquet_sync.stamp(con, probe, Path("."))
+    return {"query_hash": now["query_hash"], "exported_at": now["exported_at"]}
+
+
 def begin_run(con: duckdb.DuckDBPyConnection, scorer: Any, probe: Probe, work: Plan,
                opts: RunOptions) -> tuple[str, float, bool]:
     """Insert or restart the run row; returns (run id, seconds spent by earlier unfinished
@@ -69,7 +78,8 @@ def begin_run(con: duckdb.DuckDBPyConnection, scorer: Any, probe: Probe, work: P
     rid, identity = run_identity(scorer, probe, work, opts)
     describe = description(scorer)
     config = {**identity, "probe_file": str(probe.path), "runtime": opts.runtime,
-              "backend": describe, "slot_token": slot_token(scorer)}
+              "backend": describe, "slot_token": slot_token(scorer),
+              "export": export_stamp(con, spec.name)}
     prior = con.execute("SELECT status, wall_s FROM runs WHERE run_id = ?", [rid]).fetchone()
     base_wall = float(prior[1] or 0.0) if prior and prior[0] != "done" else 0.0
     run = Run(run_id=rid, model=scorer.name, revision=scorer.revision, backend=scorer.kind,

@@ -51,12 +51,15 @@ Data types:
   ``op``, ``args`` and ``options`` all go into the cache key: requests that can give different
   results must differ there.
 - ``Rows``: ``scores`` (ScoreRow: split, instance_id, prompt_id, candidate, label, prompt,
-  score, n_tokens) and ``responses`` (ResponseRow: split, instance_id, prompt_id, rank, token,
-  probability). The default ``rows`` sums the log-probabilities and token counts of an item's
-  loglik/pll results into one ScoreRow, or ranks one topk result into ResponseRows.
+  score, n_tokens, n_chars, baseline) and ``responses`` (ResponseRow: split, instance_id,
+  prompt_id, rank, token, probability). The default ``rows`` sums the log-probabilities,
+  token and character counts of an item's loglik/pll results into one ScoreRow, or ranks one
+  topk result into ResponseRows.
 
 Helpers for task modules: ``span_request`` (the request that scores one part of a filled
-template for a model kind), ``score_part`` and ``one_of`` (validators for params models),
+template for a model kind), ``with_pmi`` / ``neutral_request`` / ``calibrated_rows`` (PMI
+calibration: the same text after a neutral context, into ``baseline``), ``score_part``,
+``known_det`` and ``one_of`` (validators for params models),
 ``check_params`` and ``params_problem`` (what ``typed_params`` and probes.spec report).
 
 >>> get_task("choice").name
@@ -141,6 +144,8 @@ class ScoreRow(NamedTuple):
     prompt: str
     score: float
     n_tokens: int
+    n_chars: int | None = None     # characters of the scored text (leading space left out)
+    baseline: float | None = None  # its log-probability after the neutral context (PMI)
 
 
 class ResponseRow(NamedTuple):
@@ -197,7 +202,8 @@ class Task:
         raise NotImplementedError
 
     def rows(self, item: Item, results: Sequence[Any]) -> Rows:
-        """Default: loglik/pll results summed into one score row; one topk result ranked."""
+        """Default: loglik/pll results summed into one score row (with the characters of the
+        scored texts); one topk result ranked."""
         if len(item.requests) == 1 and item.requests[0].op == "topk":
             return Rows(responses=[
                 ResponseRow(item.split, item.instance_id, item.prompt_id, rank, str(tok),
@@ -205,7 +211,8 @@ class Task:
                 for rank, (tok, p) in enumerate(results[0], start=1)])
         return Rows(scores=[ScoreRow(
             item.split, item.instance_id, item.prompt_id, item.candidate, item.label, item.prompt,
-            float(sum(r.logprob for r in results)), int(sum(r.n_tokens for r in results)))])
+            float(sum(r.logprob for r in results)), int(sum(r.n_tokens for r in results)),
+            sum(len(scored_text(q)) for q in item.requests))])
 
 
 def get_task(name: str) -> Task:
@@ -248,8 +255,8 @@ def params_problem(model: type[TaskParams], params: Mapping[str, Any]) -> tuple[
     None when they are valid.
 
     >>> from probes.tasks.choice import ChoiceParams
-    >>> params_problem(ChoiceParams, {"scroe": "whole"})[1]
-    "unknown params key 'scroe' (did you mean 'score'?); known: capitalize, score, slot_det"
+    >>> params_problem(ChoiceParams, {"scroe": "whole"})[1]  # doctest: +ELLIPSIS
+    "unknown params key 'scroe' (did you mean 'score'?); known: capitalize, pmi_context, ..."
     >>> params_problem(ChoiceParams, {"capitalize": "often"})[1]
     'params capitalize: Input should be a valid boolean, unable to interpret input'
     >>> params_problem(ChoiceParams, {"score": "slot"}) is None
@@ -299,6 +306,66 @@ def span_request(rendered: Rendered, part: str, template: str, kind: str) -> Req
     return Request("loglik", (stripped, text[len(stripped):end]))
 
 
+def scored_text(request: Request) -> str:
+    """The text a loglik or pll request scores, without its leading whitespace (as
+    lm-evaluation-harness counts a continuation's characters for ``acc_norm``).
+
+    >>> scored_text(Request("loglik", ("owl is a", " bird.")))
+    'bird.'
+    >>> scored_text(Request("pll", ("owl is a bird.", (9, 13))))
+    'bird'
+    """
+    if request.op == "pll":
+        text, (start, end) = request.args
+        return str(text[start:end]).lstrip()
+    return str(request.args[1]).lstrip()
+
+
+def neutral_request(request: Request, context: str) -> Request:
+    """The request that scores the same text as ``request`` after the neutral ``context``
+    (PMI calibration, Holtzman et al. 2021): ``""`` scores it unconditionally (a causal LM
+    sees only its start token, as lm-evaluation-harness's ``acc_mutual_info``), a text such as
+    ``"Answer:"`` conditions it on the domain only.
+
+    >>> neutral_request(Request("loglik", ("owl is a", " bird.")), "").args
+    ('', 'bird.')
+    >>> neutral_request(Request("loglik", ("owl is a", " bird.")), "Answer: ").args
+    ('Answer:', ' bird.')
+    >>> neutral_request(Request("pll", ("owl is a bird.", (9, 13))), "Answer:").args
+    ('Answer: bird', (8, 12))
+    """
+    text = scored_text(request)
+    context = context.rstrip()
+    if request.op == "pll":
+        full = f"{context} {text}" if context else text
+        return Request("pll", (full, (len(full) - len(text), len(full))), request.options)
+    return Request("loglik", (context, f" {text}" if context else text), request.options)
+
+
+def with_pmi(request: Request, context: str | None) -> tuple[Request, ...]:
+    """An item's requests: ``request``, and its :func:`neutral_request` when the probe sets
+    ``pmi_context`` (``context`` not None)."""
+    return (request,) if context is None else (request, neutral_request(request, context))
+
+
+def calibrated_rows(item: Item, results: Sequence[Any]) -> Rows:
+    """One score row of a choice/binary item whose second request, when it has one, is the
+    :func:`neutral_request` of the first: its log-probability goes to ``baseline``."""
+    first = results[0]
+    return Rows(scores=[ScoreRow(
+        item.split, item.instance_id, item.prompt_id, item.candidate, item.label, item.prompt,
+        float(first.logprob), int(first.n_tokens), len(scored_text(item.requests[0])),
+        float(results[1].logprob) if len(results) > 1 else None)])
+
+
+def check_pmi(spec: ProbeSpec, context: str | None, part: str) -> None:
+    """PMI needs a scored part that follows a context: not ``score: whole``."""
+    if context is not None and part == "whole":
+        raise ProbeError(f"probe {spec.name}: params pmi_context needs a scored part after a "
+                         "context (score: continuation, slot or a placeholder), not the whole "
+                         "text, whose unconditional log-probability is its score")
+
+
 def score_part(part: Any) -> str:
     """Validate a ``score`` param: whole, continuation, slot or a placeholder like ``[W]``
     (a field validator of task params models).
@@ -315,6 +382,25 @@ def score_part(part: Any) -> str:
         raise ValueError(f"{part!r} must be one of {', '.join(SCORE_PARTS)} or a placeholder "
                          "such as [W]")
     return part
+
+
+def known_det(value: Any) -> str:
+    """Validate the ``slot_det`` of a choice or binary probe: ``a`` or ``an`` (a field validator).
+    A ``[DET]`` before a known slot takes the article of the word that fills it ("an apron");
+    ``slot_det`` is the article of a ``[DET]`` that no word follows.
+
+    >>> known_det("an")
+    'an'
+    >>> known_det("auto")
+    Traceback (most recent call last):
+    ...
+    ValueError: 'auto' is not a slot_det value: use a or an (a [DET] before the slot always ...
+    """
+    if value not in ("a", "an"):
+        raise ValueError(f"{value!r} is not a slot_det value: use a or an (a [DET] before the "
+                         "slot always takes the article of the word that fills it, by the "
+                         "vowel-sound rule: 'an apron')")
+    return str(value)
 
 
 def one_of(value: Any, choices: Sequence[Any]) -> Any:

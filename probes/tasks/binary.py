@@ -12,12 +12,13 @@ Two ways to write a binary probe:
    number of templates, and template j of every class makes prompt j. ``prompts`` must then be
    empty. Rows: ``candidate`` = ``label`` = the class.
 
-The instance's gold (its ``gold`` variable) must be one of the classes (compared
-case-insensitively, so an RDF boolean exported as ``True`` matches ``true``); an instance
-without gold (hidden test labels) is scored all the same. Other params: ``score`` (as in
-choice; default ``continuation`` for label words, ``whole`` for statements), ``slot_det``,
-``capitalize``. The metric (eval/metrics/binary_accuracy.sql) averages each candidate over
-prompts and takes the class of the best candidate.
+The instance's gold (its ``gold`` variable) must be one of the classes (compared case-
+insensitively, so an RDF boolean exported as ``True`` matches ``true``); an instance without
+gold (hidden test labels) is scored all the same. Other params: ``score`` (as in choice; default
+``continuation`` for label words, ``whole`` for statements), ``slot_det``, ``capitalize``,
+``pmi_context`` (as in choice; not with a ``whole`` scored part). The metric
+(eval/metrics/binary_accuracy.sql) averages each candidate over prompts and takes the class of
+the best candidate.
 
 >>> from probes.spec import ProbeSpec
 >>> spec = ProbeSpec(name="d/b", task="binary", split="test", prompts=["[W] The answer is [V]."],
@@ -29,13 +30,27 @@ prompts and takes the class of the best candidate.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, ValidationInfo, field_validator
 
 from probes.errors import ProbeError
 from probes.render import placeholders, render
-from probes.tasks import Instance, Item, Task, TaskContext, TaskParams, score_part, span_request
+from probes.tasks import (
+    Instance,
+    Item,
+    Rows,
+    Task,
+    TaskContext,
+    TaskParams,
+    calibrated_rows,
+    check_pmi,
+    known_det,
+    score_part,
+    span_request,
+    with_pmi,
+)
 
 if TYPE_CHECKING:
     from probes.spec import ProbeSpec
@@ -69,13 +84,21 @@ class BinaryParams(TaskParams):
     score: str | None = Field(None, description=(
         "the part scored, as in choice (default `continuation` for labels, `whole` for "
         "statements)"))
-    slot_det: str = Field("a", description="the article written for a `[DET]` before the slot")
+    slot_det: str = Field("a", description=(
+        "`a` or `an`: the article of a `[DET]` that no word follows; a `[DET]` before the slot "
+        "always takes the article of the word that fills it (\"an apron\", \"a hammer\")"))
     capitalize: bool = Field(False, description="upper-case the prompt's first character")
+    pmi_context: str | None = Field(None, description=(
+        "also score each answer after this neutral text, for PMI calibration: `\"\"` = "
+        "unconditional (lm-evaluation-harness's acc_mutual_info), e.g. `Answer:` = "
+        "domain-conditional (Holtzman et al. 2021); the `*_pmi` metrics rank by the difference"))
 
     @field_validator("labels", "statements", mode="before")
     @classmethod
     def _classes(cls, v: Any, info: ValidationInfo) -> Any:
         return None if v is None else _mapping(str(info.field_name), v)
+
+    _slot_det = field_validator("slot_det")(known_det)
 
     @field_validator("score")
     @classmethod
@@ -108,6 +131,9 @@ class BinaryTask(Task):
 
     def check(self, spec: ProbeSpec, ctx: TaskContext) -> None:
         mode, mapping = self._mode(spec)
+        p: BinaryParams = self.typed_params(spec)
+        check_pmi(spec, p.pmi_context, p.score or ("whole" if mode == "statements" else
+                                                   "continuation"))
         if mode == "labels":
             if not spec.prompts:
                 raise ProbeError(f"probe {spec.name}: a binary probe needs 'prompts:' with a "
@@ -141,8 +167,9 @@ class BinaryTask(Task):
                     for w in words:
                         r = render(template, inst.fields, target=inst.target, slot=w,
                                    slot_det=p.slot_det, capitalize=p.capitalize)
+                        req = span_request(r, part, template, ctx.kind)
                         out.append(Item(inst.split, inst.instance_id, pid, w, cls, r.text,
-                                        (span_request(r, part, template, ctx.kind),)))
+                                        with_pmi(req, p.pmi_context)))
         else:
             n = len(next(iter(mapping.values())))
             for pid in range(n):
@@ -150,9 +177,13 @@ class BinaryTask(Task):
                     template = templates[pid]
                     r = render(template, inst.fields, target=inst.target,
                                slot_det=p.slot_det, capitalize=p.capitalize)
+                    req = span_request(r, part, template, ctx.kind)
                     out.append(Item(inst.split, inst.instance_id, pid, cls, cls, r.text,
-                                    (span_request(r, part, template, ctx.kind),)))
+                                    with_pmi(req, p.pmi_context)))
         return out
+
+    def rows(self, item: Item, results: Sequence[Any]) -> Rows:
+        return calibrated_rows(item, results)
 
 
 TASK = BinaryTask()

@@ -8,10 +8,15 @@ Spec:
 - ``params``:
   ``score`` (which part of the filled template is scored: ``continuation`` = from the slot to
   the end (default), ``slot`` = the candidate only, ``whole`` = the whole text, or a placeholder
-  such as ``[W]``); ``slot_det`` and ``capitalize`` (see probes.render).
+  such as ``[W]``); ``slot_det`` (``a`` or ``an``: a ``[DET]`` before the slot takes the
+  candidate's own article, "an apron"; ``slot_det`` is only the article of a ``[DET]`` that no
+  word follows) and ``capitalize`` (see probes.render); ``pmi_context`` (PMI calibration: each
+  candidate's scored text is also scored after this neutral text, ``""`` = unconditionally).
 
 Each (prompt, candidate) gives one ``scores`` row: the summed log-probability (causal,
-seq2seq) or pseudo-log-likelihood (masked) of the scored part; ``label`` is the candidate.
+seq2seq) or pseudo-log-likelihood (masked) of the scored part, its tokens and characters
+(``n_chars``, for acc_norm) and, with ``pmi_context``, the log-probability of the same text
+after the neutral context (``baseline``); ``label`` is the candidate.
 Which candidate wins is decided by the metrics (eval/metrics/choice_*.sql).
 
 >>> from probes.spec import ProbeSpec
@@ -23,13 +28,27 @@ Which candidate wins is decided by the metrics (eval/metrics/choice_*.sql).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from pydantic import Field, field_validator
 
 from probes.errors import ProbeError
 from probes.render import placeholders, render
-from probes.tasks import Instance, Item, Task, TaskContext, TaskParams, score_part, span_request
+from probes.tasks import (
+    Instance,
+    Item,
+    Rows,
+    Task,
+    TaskContext,
+    TaskParams,
+    calibrated_rows,
+    check_pmi,
+    known_det,
+    score_part,
+    span_request,
+    with_pmi,
+)
 
 if TYPE_CHECKING:
     from probes.spec import ProbeSpec
@@ -50,10 +69,17 @@ class ChoiceParams(TaskParams):
     score: str = Field("continuation", description=(
         "the part scored: `continuation` (from the slot to the end), `slot` (the candidate), "
         "`whole` or a placeholder such as `[W]`"))
-    slot_det: str = Field("a", description="the article written for a `[DET]` before the slot")
+    slot_det: str = Field("a", description=(
+        "`a` or `an`: the article of a `[DET]` that no word follows; a `[DET]` before the slot "
+        "always takes the article of the word that fills it (\"an apron\", \"a hammer\")"))
     capitalize: bool = Field(False, description="upper-case the prompt's first character")
+    pmi_context: str | None = Field(None, description=(
+        "also score each answer after this neutral text, for PMI calibration: `\"\"` = "
+        "unconditional (lm-evaluation-harness's acc_mutual_info), e.g. `Answer:` = "
+        "domain-conditional (Holtzman et al. 2021); the `*_pmi` metrics rank by the difference"))
 
     _score = field_validator("score")(score_part)
+    _slot_det = field_validator("slot_det")(known_det)
 
 
 class ChoiceTask(Task):
@@ -63,7 +89,8 @@ class ChoiceTask(Task):
     Params = ChoiceParams
 
     def check(self, spec: ProbeSpec, ctx: TaskContext) -> None:
-        self.typed_params(spec)
+        p: ChoiceParams = self.typed_params(spec)
+        check_pmi(spec, p.pmi_context, p.score)
         if not spec.prompts:
             raise ProbeError(f"probe {spec.name}: a choice probe needs 'prompts:' templates "
                              "with a slot [V] for the candidates")
@@ -85,9 +112,13 @@ class ChoiceTask(Task):
             for cand in cands:
                 r = render(template, inst.fields, target=inst.target, slot=cand,
                            slot_det=p.slot_det, capitalize=p.capitalize)
+                req = span_request(r, part, template, ctx.kind)
                 out.append(Item(inst.split, inst.instance_id, pid, cand, cand, r.text,
-                                (span_request(r, part, template, ctx.kind),)))
+                                with_pmi(req, p.pmi_context)))
         return out
+
+    def rows(self, item: Item, results: Sequence[Any]) -> Rows:
+        return calibrated_rows(item, results)
 
 
 TASK = ChoiceTask()

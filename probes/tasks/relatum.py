@@ -9,7 +9,8 @@ Params:
 
 - ``top_k``: how many answers to keep (default: ``--top-k`` of probes.run, 10).
 - ``slot_det``: the article written for a ``[DET]`` right before the slot, whose word is
-  unknown: ``"a"``, ``"an"``, any fixed text such as ``"a(n)"``, or ``"both"`` (default): the
+  unknown: ``"a"``, ``"an"``, a fixed text such as ``"the"`` or ``"a(n)"`` (one word other than
+  these is refused: ``"auto"`` is not a value), or ``"both"`` (default): the
   prompt is scored twice, with "a" and with "an", and the two slot distributions are mixed,
   P(w) = f_a * P(w | "a") + f_an * P(w | "an"), on the device before the top-k. Templates
   without a ``[DET]`` before the slot are scored once.
@@ -24,6 +25,11 @@ Params:
 - ``vocab``: which answers count: ``lowercase`` (default; lower-case whole words of the
   model's vocabulary, like WordNet lemmas) or ``words`` (every whole word). Sub-word pieces
   never count (probes.wordvocab).
+- ``inflections``: off by default (a response must equal a gold answer). ``noun``, ``verb``,
+  ``adjective``, ``adverb`` or ``any``: a response that is an inflected form of a gold answer
+  of that part of speech by WordNet's morphology counts as that answer ("fingers" for
+  "finger", "teeth" for "tooth"); the export stores the forms (probes.inflections,
+  kg.morphology) and the relatum metrics match them. Scoring does not change.
 
 >>> from probes.spec import ProbeSpec
 >>> spec = ProbeSpec(name="d/r", task="relatum", split="test", prompts=["[DET] [W] is [DET] [V]."])
@@ -57,6 +63,7 @@ if TYPE_CHECKING:
     from probes.spec import ProbeSpec
 
 VOCABS = ("lowercase", "words")
+INFLECTIONS = ("noun", "verb", "adjective", "adverb", "any")
 DET_WEIGHTS = {"a": 21626, "an": 3430}
 """Per-million frequencies of "a" and "an" in the BNC (Leech, Rayson and Wilson 2001)."""
 
@@ -92,8 +99,8 @@ class RelatumParams(TaskParams):
     top_k: StrictInt | None = Field(None, ge=1, description=(
         "how many answers to keep (default: `--top-k` of probes.run, 10)"))
     slot_det: str = Field("both", description=(
-        "the article before the slot: `a`, `an`, any text, or `both` (the two distributions "
-        "mixed by `det_weights`)"))
+        "the article before the slot: `a`, `an`, `both` (the two distributions mixed by "
+        "`det_weights`), or a fixed text that is not one word other than `the` (`the`, `a(n)`)"))
     det_weights: dict[str, Any] | None = Field(None, description=(
         'the mixing weights `{"a": f_a, "an": f_an}` (default: BNC frequencies, 0.863 / 0.137)'))
     capitalize: bool = Field(False, description="upper-case the prompt's first character")
@@ -101,6 +108,10 @@ class RelatumParams(TaskParams):
         "lower-case the prompt's first character (wins over `capitalize`)"))
     vocab: str = Field("lowercase", description=(
         "which answers count: `lowercase` (lower-case whole words) or `words` (every whole word)"))
+    inflections: str | None = Field(None, description=(
+        "also count an inflected form of a gold answer as that answer, by WordNet's morphology "
+        "(\"fingers\" for \"finger\"): `noun`, `verb`, `adjective`, `adverb` or `any` (the forms "
+        "are found at export and stored in `gold_forms`); default off: exact match"))
 
     @field_validator("det_weights")
     @classmethod
@@ -109,10 +120,23 @@ class RelatumParams(TaskParams):
             det_mix(v)
         return v
 
+    @field_validator("slot_det")
+    @classmethod
+    def _slot_det(cls, v: str) -> str:
+        if v.isalpha() and v not in ("a", "an", "both", "the"):
+            raise ValueError(f"{v!r} is not a slot_det value: use a, an, both (the a and an "
+                             "distributions mixed), the, or a fixed text such as 'a(n)'")
+        return v
+
     @field_validator("vocab")
     @classmethod
     def _vocab(cls, v: str) -> str:
         return str(one_of(v, VOCABS))
+
+    @field_validator("inflections")
+    @classmethod
+    def _inflections(cls, v: str | None) -> str | None:
+        return None if v is None else str(one_of(v, INFLECTIONS))
 
 
 class RelatumTask(Task):

@@ -1,0 +1,17 @@
+-- name: binary_accuracy_pmi
+-- description: >-
+--   Calibrated binary accuracy (PMI): each label word's score minus its log-probability after
+--   the probe's neutral context (params pmi_context) before the mean over prompts; otherwise
+--   as binary_accuracy. Only runs of probes with pmi_context.
+--   Only finished runs (status done); see _normalised.sql.
+-- tasks: [binary]
+-- grain: [run_id, probe, split]
+-- plot: false
+-- requires: [_normalised.sql]
+SELECT run_id, probe, split,
+       avg(CASE WHEN pmi THEN 1.0 ELSE 0.0 END) AS value,
+       count(*) AS n
+FROM choice_normalised
+WHERE task = 'binary' AND pmi IS NOT NULL
+GROUP BY ALL
+ORDER BY ALL

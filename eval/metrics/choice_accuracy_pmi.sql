@@ -1,0 +1,18 @@
+-- name: choice_accuracy_pmi
+-- description: >-
+--   Calibrated multiple choice accuracy (PMI): each candidate's score minus its
+--   log-probability after the probe's neutral context (params pmi_context; "" =
+--   unconditional, lm-evaluation-harness's acc_mutual_info) before the mean over prompts;
+--   otherwise as choice_accuracy. Only runs of probes with pmi_context.
+--   Only finished runs (status done); see _normalised.sql.
+-- tasks: [choice]
+-- grain: [run_id, probe, split]
+-- plot: false
+-- requires: [_normalised.sql]
+SELECT run_id, probe, split,
+       avg(CASE WHEN pmi THEN 1.0 ELSE 0.0 END) AS value,
+       count(*) AS n
+FROM choice_normalised
+WHERE task = 'choice' AND pmi IS NOT NULL
+GROUP BY ALL
+ORDER BY ALL
