@@ -312,7 +312,13 @@ def test_the_report_runner_and_the_profile_run_sandboxed(results: Path, tmp_path
         run_report(results, [mine], render, tmp_path / "out")
     assert not (tmp_path / "out").exists()
     from eval import profile
-    assert profile.main(["--results", str(results), "--out", str(tmp_path / "prof")]) == 0
+    from eval.report import metric_rows
+    con = connect(results, read_only=True)  # the profile's metrics, as its runner runs them
+    assert set(metric_rows(con, [profile.PROFILE_DIR])) == {"profile_copen", "profile_ontolama",
+                                                           "profile_semrel"}
+    with pytest.raises(duckdb.PermissionException):
+        con.execute("SELECT * FROM read_text('/etc/hostname')")
+    con.close()
 
 
 def test_output_path_metrics_run_sandboxed(results: Path) -> None:
