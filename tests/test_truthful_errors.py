@@ -231,3 +231,20 @@ def test_a_cut_off_gguf_is_one_clear_line(size: int, cache: Path,  # noqa: F811
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and want in err
     assert not list(cache.glob("bad-*")) if cache.exists() else True  # nothing converted
+
+
+def test_full_disk_writing_output_path_files_is_one_line_and_keeps_the_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    import probes.outputs
+
+    qdir, results = setup(tmp_path, choice_probe())
+
+    def full(*args: Any, **kwargs: Any) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(tmp_path / "out"))
+    monkeypatch.setattr(probes.outputs, "write_outputs", full)
+    assert run(qdir, results, FakeScorer(), "-p", "t/choice", "--output-path",
+               str(tmp_path / "out")) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "the disk is full" in err
+    assert "the runs are stored in the results file" in err
+    assert counts(results)[2] == 1 and counts(results)[1] > 0
