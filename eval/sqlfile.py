@@ -32,11 +32,29 @@ Header fields:
   ``CREATE OR REPLACE TEMP VIEW`` statements that several metrics share. Temporary views work
   on a read-only connection too. A support file is plain SQL without a header; its name starts
   with ``_`` so that :func:`discover_metrics` does not take it for a metric. In the DuckDB CLI,
-  ``.read`` the required files first.
+  ``.read`` the required files first. A support file must lie inside the metric file's own
+  folder (``../x.sql``, an absolute path or a link out of the folder is refused); kgprobe's
+  own metric files (the ``eval`` package) may name the support files of its other folders
+  (the profile reuses ``eval/ontolama/_class_scores.sql``). The same holds for ``items``.
 
-Before a metric runs, :func:`run_metric` also registers the Python functions of
-:mod:`eval.udf` (e.g. ``list_edit_distance``) on the connection; a metric calling one of them
-does not run in the plain DuckDB CLI.
+A metric file is data, like a probe file: it reads the results and nothing else.
+
+- Its statements (and those of its support files) may only be ``SELECT`` (``WITH``, ``FROM``,
+  ``VALUES`` ...) and ``CREATE [OR REPLACE] TEMP VIEW|MACRO|TABLE``; ``COPY``, ``ATTACH``,
+  ``INSTALL``/``LOAD``, ``SET``, ``PRAGMA``, ``COMMIT``, writes and the like are refused with
+  the file and line (:func:`check_statements`).
+- The connection it runs on is a sandbox (:func:`sandbox`): DuckDB's
+  ``enable_external_access``, ``autoinstall_known_extensions`` and
+  ``autoload_known_extensions`` are off and ``lock_configuration`` is on, so no table
+  function (``read_text``, ``read_csv('http://...')``, ``glob``) reads a file or the network
+  and no statement turns the settings back on. The results file itself is opened before.
+- Each metric runs on a cursor of its own inside a transaction that is rolled back
+  (:func:`metric_cursor`): a ``TEMP VIEW scores`` (or anything else a metric creates) is gone
+  before the next metric runs, so no metric depends on the order of the files.
+
+Before a metric runs, :func:`sandbox` registers the Python functions of :mod:`eval.udf` (e.g.
+``list_edit_distance``) on the connection; a metric calling one of them does not run in the
+plain DuckDB CLI.
 
 The query returns one row per grain with the grain columns, a ``value`` column (the metric)
 and optionally ``n`` (how many items the value is computed from); other columns are ignored.
@@ -176,7 +194,7 @@ def parse_metric(text: str, path: str | Path = "<string>") -> MetricFile:
     if raw.get("requires") is not None:
         line = lines.get("requires", first)
         for name_ in _str_list(path, line, "requires", raw["requires"]):
-            req = path.parent / name_
+            req = _in_folder(path, line, name_, "required file")
             if not req.is_file():
                 raise MetricFileError(path, line, f"required file {req} does not exist")
             requires.append(req)
@@ -185,15 +203,85 @@ def parse_metric(text: str, path: str | Path = "<string>") -> MetricFile:
         line = lines.get("items", first)
         if not isinstance(raw["items"], str):
             raise MetricFileError(path, line, "items must name one file, e.g. _x_items.sql")
-        items = path.parent / raw["items"]
+        items = _in_folder(path, line, raw["items"], "items file")
         if not items.is_file():
             raise MetricFileError(path, line, f"items file {items} does not exist")
     sql = "\n".join(text.splitlines()[header[-1][0]:]).strip()
     if not sql:
         raise MetricFileError(path, header[-1][0] + 1, "no query after the header")
+    check_statements(text, path)
     return MetricFile(path=path, name=name, description=str(raw["description"]).strip(),
                       tasks=tasks, grain=grain, plot=plot, sql=text, header_lines=lines,
                       requires=tuple(requires), items=items)
+
+
+def _in_folder(path: Path, line: int, name: str, what: str) -> Path:
+    """``name`` (a ``requires`` or ``items`` entry) as a path next to the metric file ``path``;
+    a name outside its folder (``../x.sql``, an absolute path, a link out of it) is an error
+    on ``line``."""
+    found = path.parent / name
+    if Path(name).is_absolute() or not found.resolve().is_relative_to(_support_root(path)):
+        raise MetricFileError(path, line, f"{what} {name!r} lies outside the metric file's "
+                              f"folder {path.parent}; a support file must be in the metric's "
+                              "own folder (move or copy it there)")
+    return found
+
+
+def _support_root(path: Path) -> Path:
+    """The folder a metric file's support files must lie in: its own folder; for kgprobe's own
+    metric files (in the ``eval`` package) the package folder."""
+    own = path.parent.resolve()
+    package = Path(__file__).parent.resolve()
+    return package if own.is_relative_to(package) else own
+
+
+#: The statements a metric or support file may hold: queries, and temporary objects for the
+#: queries after them (``CREATE [OR REPLACE] TEMP[ORARY] VIEW|MACRO|TABLE|FUNCTION``).
+_TEMP_CREATE = re.compile(r"\s*CREATE\s+(?:OR\s+REPLACE\s+)?TEMP(?:ORARY)?\s+"
+                          r"(?:VIEW|MACRO|TABLE|FUNCTION)\b", re.IGNORECASE)
+
+
+def _code(text: str) -> str:
+    """``text`` without its ``--`` comment lines (the statement text DuckDB hands back starts
+    with the comments before it)."""
+    return "\n".join(ln for ln in text.splitlines() if not ln.lstrip().startswith("--"))
+
+
+def check_statements(sql: str, path: str | Path) -> None:
+    """Refuse a metric or support file holding anything but ``SELECT`` queries and
+    ``CREATE TEMP VIEW|MACRO|TABLE`` (no ``COPY``, ``ATTACH``, ``INSTALL``, ``LOAD``, ``SET``,
+    ``PRAGMA``, ``CALL``, transactions or writes); the error names the file and line.
+
+    >>> check_statements("CREATE OR REPLACE TEMP VIEW v AS SELECT 1;\\nFROM v", "m.sql")
+    >>> check_statements("SELECT 1;\\n-- note\\nCOPY (SELECT 1) TO 'x.py'", "m.sql")
+    Traceback (most recent call last):
+    ...
+    eval.sqlfile.MetricFileError: m.sql:3: a metric file may only hold SELECT queries and ...
+    """
+    try:
+        statements = duckdb.extract_statements(sql)
+    except duckdb.Error as e:
+        raise MetricFileError(path, _error_line(str(e), sql),
+                              f"the SQL does not parse: {_error_text(str(e))}") from e
+    at = 0
+    for st in statements:
+        start = sql.find(st.query, at)
+        start = at if start < 0 else start
+        at = start + len(st.query)
+        code = _code(st.query)
+        first = code.strip().split(None, 1)[0].upper() if code.strip() else ""
+        ok = (st.type == duckdb.StatementType.SELECT
+              or (st.type == duckdb.StatementType.CREATE and _TEMP_CREATE.match(code)))
+        if not ok:
+            line = sql.count("\n", 0, start) + 1
+            for ln in st.query.splitlines():  # the statement's first line of code
+                if ln.strip() and not ln.lstrip().startswith("--"):
+                    break
+                line += 1
+            raise MetricFileError(path, line, "a metric file may only hold SELECT queries and "
+                                  f"CREATE TEMP VIEW/MACRO/TABLE statements, not {first}: "
+                                  "metric files are data (they read the results file and "
+                                  "nothing else); remove the statement")
 
 
 def load_metric(path: Path) -> MetricFile:
@@ -257,16 +345,87 @@ def _error_text(message: str) -> str:
     return " ".join(keep)
 
 
+#: The DuckDB settings of a metric connection (:func:`sandbox`), set in this order; the last
+#: one locks them all.
+SANDBOX = (("enable_external_access", "false"), ("autoinstall_known_extensions", "false"),
+           ("autoload_known_extensions", "false"), ("threads", "1"),
+           ("lock_configuration", "true"))
+
+
+def _setting(con: duckdb.DuckDBPyConnection, name: str) -> str:
+    row = con.execute("SELECT current_setting(?)::VARCHAR", [name]).fetchone()
+    return str(row[0]).lower() if row else ""
+
+
+def sandbox(con: duckdb.DuckDBPyConnection) -> None:
+    """Make ``con``'s database a place where metric files can run and do nothing else: register
+    the :mod:`eval.udf` functions, then turn off external access (no file but the open database,
+    no network) and extension auto-install/auto-load, run on one thread (:func:`one_thread`)
+    and lock the configuration, so that no statement can turn them back on. It holds for every
+    connection and cursor of that database until it closes; open the results file first (the
+    report runner opens it read-only). Calling it again checks the settings.
+
+    >>> con = duckdb.connect()
+    >>> sandbox(con); sandbox(con)
+    >>> con.execute("SELECT * FROM read_text('/etc/hostname')")
+    Traceback (most recent call last):
+    ...
+    _duckdb.PermissionException: Permission Error: Cannot access file "/etc/hostname" - file ...
+    """
+    if _setting(con, "lock_configuration") == "true":
+        wrong = [k for k, v in SANDBOX if _setting(con, k) != v]
+        if wrong:
+            raise MetricError(f"the connection's configuration is locked with {', '.join(wrong)} "
+                              "not as metrics need them; run metrics on a connection of their "
+                              "own (eval.sqlfile.sandbox before anything locks it)")
+        return
+    udf.register(con)
+    for name, value in SANDBOX:
+        con.execute(f"SET {name} = {value}")
+
+
+def _copy_variables(con: duckdb.DuckDBPyConnection, cur: duckdb.DuckDBPyConnection) -> None:
+    """The DuckDB variables set on ``con`` (``SET VARIABLE``: report settings such as the
+    semrel rank) set on ``cur`` too: variables belong to one connection."""
+    for name, type_ in con.execute("SELECT name, type FROM duckdb_variables()").fetchall():
+        row = con.execute("SELECT getvariable(?)", [name]).fetchone()
+        ident = '"' + str(name).replace('"', '""') + '"'
+        cur.execute(f"SET VARIABLE {ident} = CAST(? AS {type_})", [row[0] if row else None])
+
+
+@contextlib.contextmanager
+def metric_cursor(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A cursor of ``con`` (after :func:`sandbox`) for one metric: its own temporary catalog,
+    ``con``'s variables, and a transaction rolled back at the end, so nothing the metric
+    creates (a ``TEMP VIEW scores``, a macro) is seen by the next one."""
+    sandbox(con)
+    cur = con.cursor()
+    try:
+        _copy_variables(con, cur)
+        cur.execute("BEGIN TRANSACTION")
+        try:
+            yield cur
+        finally:
+            with contextlib.suppress(duckdb.Error):
+                cur.execute("ROLLBACK")
+    finally:
+        cur.close()
+
+
 def run_support(con: duckdb.DuckDBPyConnection, files: tuple[Path, ...] | list[Path] = ()
                 ) -> None:
-    """Register the :mod:`eval.udf` functions on ``con``, then execute each support file (plain
-    SQL, e.g. ``CREATE OR REPLACE TEMP VIEW``); an error names the file and line."""
-    udf.register(con)
+    """Make ``con`` a metric sandbox (:func:`sandbox`: the :mod:`eval.udf` functions, no
+    external access), then execute each support file (plain SQL, e.g. ``CREATE OR REPLACE TEMP
+    VIEW``; :func:`check_statements`) on it; an error names the file and line. The views stay
+    on ``con`` (a report reads them itself); :func:`run_metric` runs them on the metric's own
+    cursor."""
+    sandbox(con)
     for path in files:
         try:
             sql = Path(path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
             raise MetricFileError(path, None, f"cannot read the support file: {e}") from e
+        check_statements(sql, path)
         try:
             con.execute(sql)
         except duckdb.Error as e:
@@ -279,8 +438,11 @@ def one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
     """Run DuckDB on one thread inside the block (the setting is restored after). Parallel
     aggregation adds floating-point numbers in an order that changes from run to run, so a
     metric's last digits would too; on one thread the order is the table's, the same every
-    time."""
+    time. A metric sandbox (:func:`sandbox`) is on one thread already (and locked)."""
     before = con.execute("SELECT current_setting('threads')").fetchone()
+    if before is not None and int(before[0]) == 1:
+        yield
+        return
     con.execute("SET threads = 1")
     try:
         yield
@@ -291,18 +453,22 @@ def one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
 
 def run_metric(con: duckdb.DuckDBPyConnection, metric: MetricFile
                ) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """Run a metric's query, after its support files (:func:`run_support`); returns (columns,
-    rows). Checks the grain and ``value`` columns. Deterministic: the same file gives the same
-    values to the last digit (:func:`one_thread`)."""
-    try:
-        with one_thread(con):
-            run_support(con, metric.requires)
-            cur = con.execute(metric.sql)
-            cols = [d[0] for d in cur.description or []]
-            rows = cur.fetchall()
-    except duckdb.Error as e:
-        raise MetricFileError(metric.path, _error_line(str(e), metric.sql),
-                              f"the query fails: {_error_text(str(e))}") from e
+    """Run a metric's query, after its support files, on a cursor of its own
+    (:func:`metric_cursor`: sandboxed, rolled back after); returns (columns, rows). Checks the
+    grain and ``value`` columns. Deterministic: the same file gives the same values to the
+    last digit (one thread)."""
+    with metric_cursor(con) as cur:
+        run_support(cur, metric.requires)
+        try:
+            result = cur.execute(metric.sql)
+            cols = [d[0] for d in result.description or []]
+            rows = result.fetchall()
+        except duckdb.Error as e:
+            hint = ("; a metric file reads the tables of the results file only (no other file, "
+                    "URL or extension): load other data into the results file first"
+                    if isinstance(e, duckdb.PermissionException) else "")
+            raise MetricFileError(metric.path, _error_line(str(e), metric.sql),
+                                  f"the query fails: {_error_text(str(e))}{hint}") from e
     missing = [c for c in [*metric.grain, "value"] if c not in cols]
     if missing:
         raise MetricFileError(metric.path, metric.header_lines.get("grain"),

@@ -174,8 +174,11 @@ def load_scorer(model: str | Path, model_args: str | None = None, *,
             raise ProbeError(f"{key}={options[key]!r} and model_args {key}={value} disagree; "
                              "give the option one way only")
     from probes.chat import with_chat_template
+    from probes.runner.cli import check_device
 
-    return with_chat_template(load(model, **{**options, **parsed}), apply_chat_template)
+    merged = {**options, **parsed}
+    check_device(merged.get("device"), "device={!r}", "device='cpu'")  # as the CLI does
+    return with_chat_template(load(model, **merged), apply_chat_template)
 
 
 def score(probe: ProbeLike, scorer: Any, results: Results = None, *,
@@ -187,7 +190,8 @@ def score(probe: ProbeLike, scorer: Any, results: Results = None, *,
     probes that score candidates or label words, ``responses`` (ranked top-k answers) for
     relatum probes; with the model's name as the first column. ``sample``: a seeded sample of N
     instances per split, stratified by gold class; ``limit``: the first N per split."""
-    from probes.run import RunOptions, run_probe, select_probes
+    from probes.run import RunOptions, run_probe
+    from probes.runner.select import check_exported
 
     probe = load_probe(probe, queries)
     splits = [split] if isinstance(split, str) else (list(split) if split else None)
@@ -196,7 +200,7 @@ def score(probe: ProbeLike, scorer: Any, results: Results = None, *,
     where = str(results or config.results_path())
     con = connect(results)
     try:
-        select_probes(con, [probe.spec.name], [probe.path.parent], False, where)  # exported?
+        check_exported(con, [probe], where)  # this probe only: no folder is searched
         report = run_probe(con, scorer, probe, RunOptions(
             top_k=top_k, splits=splits, limit=limit, sample=sample, use_cache=use_cache,
             progress=False, runtime={"api": True, "apply_chat_template": "chat_template" in

@@ -53,7 +53,7 @@ from probes.errors import ProbeError, ProbeFileError
 from probes.inflections import GoldForm, gold_form_rows
 from probes.preview import check_task, preview_prompts
 from probes.render import placeholders
-from probes.results import connect, diagnose, transaction
+from probes.results import connect, diagnose, disk_error, transaction
 from probes.spec import Probe, discover
 
 BUILDERS = ("probes.ontolama:instances",)
@@ -534,8 +534,10 @@ def main(argv: list[str] | None = None) -> int:
     except (ProbeError, KgError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    except duckdb.Error as e:  # the results file went bad under us
-        print(f"error: {diagnose(Path(args.results or config.results_path()), e)}",
+    except duckdb.Error as e:  # the results file went bad under us, or the disk is full
+        kept = (". Nothing of the probe being exported was written; the probes exported "
+                "before it are kept" if disk_error(e) else "")
+        print(f"error: {diagnose(Path(args.results or config.results_path()), e)}{kept}",
               file=sys.stderr)
         return 2
     except KeyboardInterrupt:

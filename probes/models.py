@@ -31,6 +31,7 @@ import importlib
 import importlib.util
 import json
 import os
+import pickle
 import re
 import shutil
 import socket
@@ -251,12 +252,42 @@ def _resolve_alias(
                        None if temporary else path, options)
 
 
+def check_gguf(path: Path) -> None:
+    """A ModelError naming the file and the fix when ``path`` is not a complete GGUF file (not
+    GGUF at all, or cut off: a 64-byte stub, a download that stopped), before transformers
+    reads it (it fails there with a bare ``struct.error`` or ``IndexError``). The whole header,
+    metadata and tensor table are read (memory-mapped), as the conversion will."""
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as fh:
+            head = fh.read(4)
+    except OSError as exc:
+        raise ModelError(f"cannot read model file {path}: {exc.strerror or exc}") from exc
+    if head != b"GGUF":
+        raise ModelError(
+            f"{path} is not a GGUF file (it starts with {head!r}, a GGUF file with b'GGUF'); "
+            "name a .gguf model file, a model folder or a hub name"
+        )
+    try:
+        from gguf import GGUFReader
+    except ImportError:  # transformers says so when it needs it
+        return
+    try:
+        GGUFReader(str(path))
+    except Exception as exc:  # struct.error, IndexError, ValueError: where the file ends
+        raise ModelError(
+            f"GGUF file {path} is truncated or damaged ({size:,} bytes; {_first_line(exc)}); "
+            "download it again (check its sha256 against the source's) or name another model"
+        ) from exc
+
+
 def _resolve_gguf(
     path: Path, text: str, options: dict[str, Any], convert: bool = True
 ) -> ModelSource:
     sha = file_sha256(path)
     target = _converted_dir(path, sha)
     if not (target / MARKER).is_file():
+        check_gguf(path)
         if not convert:
             return ModelSource(text, "gguf", str(path.parent), sha, path.resolve(), options)
         convert_gguf(path, target, sha256=sha, label=text)
@@ -571,6 +602,16 @@ def load_model(
     hf_logging.disable_progress_bar()
     try:
         model = auto_class.from_pretrained(source.location, dtype=dtype, **kwargs)
+    except pickle.UnpicklingError as exc:  # torch's weights-only loader refused the pickle
+        inner = _first_line(exc.__cause__ or exc.__context__ or exc)
+        if "weights_only" in inner:  # torch's advice to turn the safe loader off: not ours
+            inner = "objects torch's safe loader does not accept"
+        raise ModelError(
+            f"model {source.name!r}: its pickle weights (pytorch_model.bin) hold more than "
+            f"tensors ({inner}), so kgprobe refused to load them (such a file can "
+            "run code when loaded); use a model with safetensors weights, or re-save these "
+            "weights as safetensors where you trust the source"
+        ) from exc
     except (OSError, ValueError) as exc:
         message = str(exc)
         if "safetensors" in message.lower() and not source.options.get("allow_pickle"):

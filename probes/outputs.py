@@ -86,7 +86,9 @@ def compute_metrics(con: duckdb.DuckDBPyConnection, names: Sequence[str] | None 
     ``ci_method``), ``instances``, and the per-prompt values (``per_prompt``: a list of
     {prompt_id, value, n}) with their spread (``n_prompts``, ``prompt_min``, ``prompt_max``,
     ``prompt_sd``); only ``run_ids``' rows when given. An unknown metric name is a ProbeError
-    listing the known ones."""
+    listing the known ones. The metrics run as in every report
+    (:func:`eval.sqlfile.run_metric`): ``con`` becomes a metric sandbox (no external access,
+    configuration locked), so give it a read-only connection of its own."""
     from eval.items import with_items
     from eval.sqlfile import MetricError, discover_metrics, run_metric
 
@@ -234,7 +236,8 @@ def write_outputs(con: duckdb.DuckDBPyConnection, output_path: Path, run_ids: Se
                   config: dict[str, Any], log_samples: bool = False,
                   metric_dirs: Sequence[Path] | None = None) -> list[Path]:
     """Write the results JSON, the Parquet files and (``log_samples``) the samples JSONL of
-    ``run_ids`` under ``output_path/<model>/``; returns the paths written."""
+    ``run_ids`` under ``output_path/<model>/``; returns the paths written. ``con``: a read-only
+    connection (the metrics make it a sandbox, see :func:`compute_metrics`)."""
     if output_path.exists() and not output_path.is_dir():
         raise ProbeError(f"--output-path {output_path} is a file; give a folder")
     runs = frame(con, f"""SELECT run_id, model, revision, backend, task, probe, status,

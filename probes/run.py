@@ -24,7 +24,7 @@ from kg import config
 from kg.errors import KgError
 from probes import chat, model_args, outputs, parquet_sync, scale_cli
 from probes.errors import ProbeError
-from probes.results import connect, diagnose
+from probes.results import connect, diagnose, disk_error
 from probes.runner.cached import RecordedScorer, fully_cached, recorded_scorer
 from probes.runner.cli import (
     ScorerFactory,
@@ -138,18 +138,30 @@ def main(argv: list[str] | None = None, scorer_factory: ScorerFactory | None = N
         t0 = time.perf_counter()
         reports = [run_probe(con, scorer, p, opts, where, (plans or {}).get(p.spec.name))
                    for p in probes]
-        if args.output_path is not None:
-            written = outputs.write_outputs(
-                con, args.output_path, [r.run_id for r in reports],
-                {"model": args.model, **opts.runtime, "probes": [r.probe for r in reports],
-                 "splits": opts.splits, "limit": opts.limit, "sample": opts.sample,
-                 "top_k": opts.top_k, "results": where}, log_samples=args.log_samples)
+        if args.output_path is not None:  # the metrics read the file opened read-only,
+            con.close()                      # sandboxed (eval.sqlfile.sandbox)
+            con = None
+            con = connect(args.results, read_only=True)
+            try:
+                written = outputs.write_outputs(
+                    con, args.output_path, [r.run_id for r in reports],
+                    {"model": args.model, **opts.runtime, "probes": [r.probe for r in reports],
+                     "splits": opts.splits, "limit": opts.limit, "sample": opts.sample,
+                     "top_k": opts.top_k, "results": where}, log_samples=args.log_samples)
+            except OSError as e:  # a full disk, a read-only folder: the runs are stored
+                raise ProbeError(f"cannot write the --output-path files under "
+                                 f"{args.output_path}: {disk_error(e) or e.strerror or e}; the "
+                                 "runs are stored in the results file: free space or choose "
+                                 "another --output-path and run the command again (it scores "
+                                 "nothing twice)") from e
     except (ProbeError, KgError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except duckdb.Error as e:  # the file went bad under us: never report success
         where_ = Path(results or config.results_path())
-        print(f"error: {diagnose(where_, e)}", file=sys.stderr)
+        kept = (". Nothing of the chunk being scored was written; the chunks scored before "
+                "it are kept and the same command resumes" if disk_error(e) else "")
+        print(f"error: {diagnose(where_, e)}{kept}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted: the chunks scored so far are saved; run the same command again "

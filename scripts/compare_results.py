@@ -43,6 +43,7 @@ from eval.sqlfile import (
     discover_metrics,
     one_thread,
     run_metric,
+    run_support,
 )
 from probes.results import connect
 
@@ -145,7 +146,8 @@ def materialize(path: Path) -> None:
             table = f'"metric__{metric.name}"'
             con.execute(f"DROP TABLE IF EXISTS {table}")
             try:
-                run_metric(con, metric)  # validates, and runs the support files
+                run_metric(con, metric)  # validates (on a cursor of its own)
+                run_support(con, metric.requires)  # the views the query reads, on con
                 with one_thread(con):
                     con.execute(f"CREATE TABLE {table} AS {metric.sql.strip().rstrip(';')}")
             except (MetricError, duckdb.Error) as e:

@@ -16,7 +16,9 @@ scripts/fault_drill_kit.py; this file holds the cases and the table.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fcntl
+import io
 import os
 import signal
 import subprocess
@@ -413,6 +415,170 @@ def one_line(d: Drill) -> None:
              results_counts(res))
 
 
+# --- issue 21, points 1 and 4 (metric files are data; errors that tell the truth) ---------------
+
+METRIC_HEAD = "-- name: {}\n-- description: d.\n-- tasks: [choice]\n-- grain: [probe]\n"
+
+
+def _report(res: Path, mine: Path, out: Path) -> int:
+    from eval.report import main as report_main
+    return report_main(["--results", str(res), "--metrics", str(mine), "--out", str(out),
+                        "--no-plots"])
+
+
+def _accuracy(md: Path) -> str:
+    lines = md.read_text(encoding="utf-8").splitlines()
+    head = next(ln for ln in lines if ln.startswith("| model |") and "choice_accuracy" in ln)
+    row = next(ln for ln in lines[lines.index(head):] if "| d/choice |" in ln)
+    cols = [c.strip() for c in head.strip("|").split("|")]
+    return [c.strip() for c in row.strip("|").split("|")][cols.index("choice_accuracy")]
+
+
+def metric_files(d: Drill) -> None:
+    """Issue 21, point 1: a metric file (``--metrics DIR``) reads the results and nothing else."""
+    f = d.folder()
+    _, res = exported(f, CHOICE, score=True)
+
+    def one(name: str, body: str, extra: dict[str, str] | None = None) -> Path:
+        mine = f / name
+        mine.mkdir(parents=True)
+        (mine / "m.sql").write_text(METRIC_HEAD.format("m") + body, encoding="utf-8")
+        for file, text in (extra or {}).items():
+            (f / file).write_text(text, encoding="utf-8")
+        return mine
+
+    evil = f / "evil.py"
+    mine = one("copy", f"SELECT 'p' AS probe, 1 AS value;\nCOPY (SELECT 'import os') TO "
+               f"'{evil}' (HEADER false);\n")
+
+    def copy() -> tuple[str, str]:
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            code = _report(res, mine, f / "out1")
+        return f"exit {code}", f"{d.clean(err.getvalue())} [evil.py written: {evil.exists()}]"
+    d.record("21.1", "metric file with `COPY (...) TO '$TMP/evil.py'`", copy, results_counts(res))
+    d.record("21.1", "metric reading `read_text('/etc/passwd')`", lambda: _report(
+        res, one("passwd", "SELECT content AS probe, 1 AS value FROM read_text('/etc/passwd')\n"),
+        f / "out2"), results_counts(res))
+    with server("record") as srv:
+        net = one("net", f"SELECT 't' AS probe, 1 AS value FROM read_csv('{srv['url']}')\n")
+
+        def http() -> tuple[str, str]:
+            code = _report(res, net, f / "out3")
+            return f"exit {code}", f"requests the server received: {len(srv['bodies'])}"
+        d.record("21.1", "metric reading `read_csv('http://127.0.0.1:PORT/...')`", http)
+    d.record("21.1", "metric with `INSTALL httpfs`", lambda: _report(
+        res, one("install", "INSTALL httpfs;\nSELECT 'p' AS probe, 1 AS value\n"), f / "out4"))
+    d.record("21.1", "metric with `-- requires: [../../x.sql]`", lambda: _report(
+        res, one("a/b/req", "-- requires: [../../x.sql]\nSELECT 'p' AS probe, 1 AS value\n",
+                 {"a/x.sql": "CREATE TEMP VIEW evil AS SELECT 1;\n"}), f / "out5"))
+    plain = one("none", "SELECT 'p' AS probe, 1 AS value\n")
+    shadow = f / "shadow"
+    shadow.mkdir()
+    (shadow / "a_shadow.sql").write_text(
+        METRIC_HEAD.format("a_shadow") + "CREATE OR REPLACE TEMP VIEW scores AS SELECT s.* "
+        "REPLACE (CASE WHEN list_contains(i.gold, s.candidate) THEN 0.0 ELSE -99.0 END AS score)"
+        " FROM r.main.scores s JOIN r.main.instances i USING (probe, split, instance_id);\n"
+        "SELECT 'p' AS probe, 0 AS value\n", encoding="utf-8")
+
+    def shadowed() -> tuple[str, str]:
+        _report(res, plain, f / "out6")
+        code = _report(res, shadow, f / "out7")
+        return f"exit {code}", (f"choice_accuracy {_accuracy(f / 'out7' / 'report.md')} after "
+                                f"the shadowing metric, {_accuracy(f / 'out6' / 'report.md')} "
+                                "without it")
+    d.record("21.1", "metric `a_shadow` (runs first) with a `TEMP VIEW scores` that makes every "
+             "gold answer win (1.000 if it leaked)", shadowed, results_counts(res))
+
+
+def truthful_errors(d: Drill) -> None:
+    """Issue 21, point 4: a full disk, the notebook API, a cut-off GGUF."""
+    import errno
+
+    import probes.export
+    import probes.results.combine as combine_mod
+    from probes import api
+    from probes.results.__main__ import main as results_main
+
+    def full(*args: Any, **kwargs: Any) -> None:
+        raise duckdb.IOException('IO Error: Could not write file "r.duckdb.wal": '
+                                 + os.strerror(errno.ENOSPC))
+    f = d.folder()
+    q, res = exported(f, CHOICE, score=True)
+
+    def export_full() -> int:
+        real = probes.export.write_instances
+        probes.export.write_instances = full  # type: ignore[assignment]
+        try:
+            return export_cli(q, res)
+        finally:
+            probes.export.write_instances = real  # type: ignore[assignment]
+    d.record("21.4", "export onto a full disk (simulated: the write raises ENOSPC)",
+             export_full, results_counts(res))
+
+    g = d.folder()
+    _, a = exported(g, CHOICE, score=True)
+    out = g / "all.duckdb"
+
+    def combine_full() -> tuple[str, str]:
+        @contextlib.contextmanager
+        def commit_fails(con: duckdb.DuckDBPyConnection) -> Any:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                yield con
+            finally:
+                con.execute("ROLLBACK")
+            full()
+        real = combine_mod.transaction
+        combine_mod.transaction = commit_fails  # type: ignore[assignment]
+        try:
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                code = results_main(["combine", str(out), str(a)])
+            print(err.getvalue(), file=sys.stderr, end="")
+            return f"exit {code}", (f"{err.getvalue().strip()} [stderr lines: "
+                                    f"{err.getvalue().count(chr(10))}, OUT exists: "
+                                    f"{out.exists()}]")
+        finally:
+            combine_mod.transaction = real  # type: ignore[assignment]
+    d.record("21.4", "`combine OUT IN` onto a full disk (simulated: COMMIT raises ENOSPC)",
+             combine_full, results_counts(a))
+
+    h = d.folder()
+    (h / "deep").mkdir()
+    for where in (h, h / "deep"):
+        (where / "broken.rq").write_text("# name: x\n# task: nonsense\nSELECT WHERE {\n")
+
+    def from_text() -> tuple[str, str]:
+        before = Path.cwd()
+        os.chdir(h)
+        try:
+            probe = parse_probe(CHOICE.replace("d/choice", "d/text"))
+            api.export(probe, LocalStore.in_memory(), h / "r.duckdb")
+            rows = api.score(probe, StandInScorer(), h / "r.duckdb")
+        finally:
+            os.chdir(before)
+        return "ok", f"{rows.height} score rows; the broken .rq files were not read"
+    d.record("21.4", "`api.score` of a probe built from text, in a folder with broken .rq "
+             "files", from_text)
+    import torch
+
+    if not torch.cuda.is_available():
+        d.record("21.4", "`api.load_scorer(..., device='cuda')` without CUDA",
+                 lambda: api.load_scorer("smollm2-135m", device="cuda"))
+    stub = h / "stub.gguf"
+    stub.write_bytes(b"GGUF" + b"\0" * 60)
+    d.record("21.4", "`api.load_scorer` of a 64-byte GGUF", lambda: api.load_scorer(str(stub)))
+    d.record("21.4", "`probes.run --model` a 64-byte GGUF", lambda: _run_model(q, res, stub),
+             results_counts(res))
+
+
+def _run_model(q: Path, res: Path, model: Path) -> int:
+    from probes.run import main as run_main
+    return run_main(["--model", str(model), "--results", str(res), "--queries", str(q),
+                     "--only-extra", "--quiet", "-p", "d/*", "--no-cache"])
+
+
 # --- issue 21, point 3: no silent wrong number (shards, cache key, endpoints, Parquet) ----------
 
 _KILLED_EXPORT = """
@@ -563,6 +729,8 @@ def main(argv: list[str] | None = None) -> int:
         security(drill)
         wrong_numbers(drill)
         faults(drill)
+        metric_files(drill)
+        truthful_errors(drill)
         no_silent_numbers(drill)
     table = markdown(drill.rows)
     stamp = (f"Generated by `PYTHONPATH=$PWD python scripts/fault_drill.py` on "

@@ -76,5 +76,7 @@ def test_metric_values_are_the_same_to_the_last_digit(tmp_path: Path) -> None:
                           "GROUP BY probe ORDER BY probe\n", "mean_score.sql")
     values = {tuple(run_metric(con, metric)[1]) for _ in range(6)}
     assert len(values) == 1
-    assert con.execute("SELECT current_setting('threads')").fetchone() == (4,)  # restored
+    # the connection is now a metric sandbox: one thread for good, its configuration locked
+    assert con.execute("SELECT current_setting('threads')").fetchone() == (1,)
+    assert con.execute("SELECT current_setting('lock_configuration')").fetchone() == (True,)
     con.close()

@@ -10,8 +10,8 @@ columns, grain) is described in docs/results.md.
 >>> con = connect(":memory:")
 >>> tables = con.execute("SELECT table_name FROM information_schema.tables").fetchall()
 >>> sorted(r[0] for r in tables)  # doctest: +NORMALIZE_WHITESPACE
-['human_responses', 'instances', 'model_vocab', 'probe_exports', 'prompts', 'responses',
- 'runs', 'score_cache', 'scores']
+['gold_forms', 'human_responses', 'instances', 'model_vocab', 'probe_exports', 'prompts',
+ 'responses', 'runs', 'score_cache', 'scores']
 >>> with transaction(con):
 ...     _ = con.execute("INSERT INTO probe_exports VALUES ('p', 'h', now())")
 >>> try:
@@ -27,6 +27,7 @@ columns, grain) is described in docs/results.md.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 from collections.abc import Iterator
@@ -78,8 +79,48 @@ def sql_path(path: Path) -> str:
     return "'" + str(path).replace("'", "''") + "'"
 
 
+#: The write errors that say the disk, not the file, is at fault: errno -> what it means.
+DISK_ERRORS = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up",
+               errno.EIO: "the disk failed to write (input/output error: a full or failing "
+               "disk)"}
+
+
+def disk_error(error: BaseException | None) -> str | None:
+    """What a failed write says about the disk (full, over quota, input/output error), from an
+    ``OSError``'s errno or from the system's message that DuckDB quotes (``Could not write file
+    ...: No space left on device``); None for any other error.
+
+    >>> disk_error(OSError(errno.ENOSPC, "No space left on device"))
+    'the disk is full'
+    >>> import duckdb
+    >>> disk_error(duckdb.IOException('IO Error: Could not write file "r.duckdb": Disk quota '
+    ...                               'exceeded'))
+    'the disk quota is used up'
+    >>> disk_error(duckdb.IOException("IO Error: Corrupt database file")) is None
+    True
+    """
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, OSError) and error.errno in DISK_ERRORS:
+            return DISK_ERRORS[error.errno]
+        text = str(error)
+        for code, what in DISK_ERRORS.items():
+            if os.strerror(code) in text:
+                return what
+        error = error.__cause__ or error.__context__
+    return None
+
+
 def diagnose(path: Path, error: Exception | None = None) -> str:
-    """What is wrong with the results file at ``path``: one sentence naming the fix."""
+    """What is wrong with the results file at ``path``: one sentence naming the fix. A full
+    disk (:func:`disk_error`) is named as such: the file is not damaged."""
+    disk = disk_error(error)
+    if disk is not None:
+        detail = str(error).splitlines()[0] if str(error) else type(error).__name__
+        return (f"{disk} where the results file {path} lives ({detail}); the file is not "
+                "damaged: free space (or point --results at another disk) and run the command "
+                "again")
     if path.is_dir():
         return (f"the results path {path} is a folder, not a file; point --results (or "
                 "KGPROBE_RESULTS) at a file such as results.duckdb")

@@ -40,7 +40,15 @@ from pathlib import Path
 
 import duckdb
 
-from probes.results import SCHEMA, ResultsError, connect, diagnose, sql_path, transaction
+from probes.results import (
+    SCHEMA,
+    ResultsError,
+    connect,
+    diagnose,
+    disk_error,
+    sql_path,
+    transaction,
+)
 from probes.results.upgrade import missing_columns
 
 RUN_TABLES = ("prompts", "scores", "responses")
@@ -124,6 +132,28 @@ def combine(out: Path, inputs: Sequence[Path]) -> CombineSummary:
                                "file")
     for p in paths:
         _check_current(p)
+    created = [f for f in (out, _wal(out)) if not f.exists()]
+    try:
+        return _combine(out, paths)
+    except BaseException as e:
+        # A file this call created is removed whole: no half-written OUT is left behind.
+        for f in created:
+            with contextlib.suppress(OSError):
+                f.unlink(missing_ok=True)
+        if isinstance(e, duckdb.Error | OSError):
+            undone = (f"{out} was not created" if out in created else
+                      f"{out} is as it was")
+            what = (diagnose(out, e) if disk_error(e) else
+                    f"combining into {out} failed ({str(e).splitlines()[0] if str(e) else e!r})")
+            raise ResultsError(f"{what}. Nothing was written: {undone}") from e
+        raise
+
+
+def _wal(path: Path) -> Path:
+    return path.with_name(path.name + ".wal")
+
+
+def _combine(out: Path, paths: list[Path]) -> CombineSummary:
     connect(out).close()  # create or upgrade the output under the current schema
     con = duckdb.connect(":memory:")
     summary = CombineSummary(out, paths)

@@ -134,25 +134,28 @@ def batch_size(value: str) -> int | None:
     return n
 
 
-def check_device(device: str | None) -> None:
-    """A clear error for a ``--device`` torch does not know or this machine lacks."""
+def check_device(device: str | None, option: str = "--device {}", cpu: str = "--device cpu"
+                 ) -> None:
+    """A clear error for a ``--device`` torch does not know or this machine lacks. ``option``
+    and ``cpu`` say how the caller spells the option (the notebook API: ``device={!r}`` and
+    ``device='cpu'``)."""
     if device is None:
         return
     import torch
 
+    shown = option.format(device)
     try:
         dev = torch.device(device)
     except (RuntimeError, ValueError) as e:
-        raise ProbeError(f"--device {device!r} is not a torch device; use cpu, cuda, cuda:N "
-                         "or mps") from e
+        raise ProbeError(f"{shown} is not a torch device; use cpu, cuda, cuda:N or mps") from e
     if dev.type == "cuda" and not torch.cuda.is_available():
-        raise ProbeError(f"--device {device}: this machine has no CUDA GPU that torch can use; "
-                         "run with --device cpu (or leave --device out)")
+        raise ProbeError(f"{shown}: this machine has no CUDA GPU that torch can use; "
+                         f"run with {cpu} (or leave the device out)")
     if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
-        raise ProbeError(f"--device {device}: there are only {torch.cuda.device_count()} CUDA "
+        raise ProbeError(f"{shown}: there are only {torch.cuda.device_count()} CUDA "
                          "device(s)")
     if dev.type == "mps" and not torch.backends.mps.is_available():
-        raise ProbeError(f"--device {device}: MPS is not available here; use --device cpu")
+        raise ProbeError(f"{shown}: MPS is not available here; use {cpu}")
 
 
 ScorerFactory = Callable[..., Any]

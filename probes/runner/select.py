@@ -22,6 +22,13 @@ def select_probes(con: duckdb.DuckDBPyConnection, patterns: list[str], queries: 
     if not probes:
         raise ProbeError(f"{' '.join(patterns)} matches only 'records' probes: they hold data, "
                          "not prompts, so there is nothing to score")
+    return check_exported(con, probes, results)
+
+
+def check_exported(con: duckdb.DuckDBPyConnection, probes: list[Probe], results: str
+                   ) -> list[Probe]:
+    """``probes`` (already loaded: no probe file is read) if every one has instances in the
+    results file, exported from the probe file as it is now; else a ProbeError with the fix."""
     exported = {r[0]: r[1] for r in con.execute(
         """SELECT DISTINCT i.probe, e.query_hash FROM instances i
            LEFT JOIN probe_exports e USING (probe)""").fetchall()}
