@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,7 +86,26 @@ def check_syntax(text: str) -> None:
 def analyse(text: str) -> QueryShape:
     """The algebra of ``text`` (a query Oxigraph parses) as a :class:`QueryShape`.
 
-    Raises QueryShapeError when rdflib's parser cannot read it."""
+    Raises QueryShapeError when rdflib's parser cannot read it. The parser runs on a thread of
+    its own: pyparsing leaves reference cycles through the frames of the caller's stack, which
+    would keep the caller's objects (an open store) alive until the next garbage collection."""
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["shape"] = _analyse(text)
+        except BaseException as e:  # handed to the caller's thread
+            box["error"] = e.with_traceback(None)
+
+    worker = threading.Thread(target=work, name="kgprobe-sparql-analyse", daemon=True)
+    worker.start()
+    worker.join()
+    if "error" in box:
+        raise box["error"]
+    return box["shape"]
+
+
+def _analyse(text: str) -> QueryShape:
     from pyparsing import ParseBaseException
     from rdflib.plugins.sparql.algebra import translateQuery
     from rdflib.plugins.sparql.parser import Query
