@@ -220,9 +220,9 @@ def main(argv: list[str] | None = None) -> int:
                         "0: no limit)")
     args = parser.parse_args(argv)
     try:
-        files = discover(args.folder)
         # an existing store only: a mistyped --store is an error, not a new empty store
         store = LocalStore.open(args.store, read_only=False).oxigraph
+        files = discover(args.folder)
         reports = materialise(store, files, timeout=args.query_timeout or None,
                               max_triples=args.max_rows or None)
         store.flush()

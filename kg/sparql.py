@@ -29,6 +29,7 @@ at a carriage return, as Oxigraph does), so carriage returns become line feeds f
 from __future__ import annotations
 
 import functools
+import logging
 import re
 import threading
 from dataclasses import dataclass
@@ -101,7 +102,11 @@ def analyse(text: str) -> QueryShape:
     worker.start()
     worker.join()
     if "error" in box:
-        raise box["error"]
+        error = box.pop("error")
+        try:
+            raise error
+        finally:
+            del error
     return box["shape"]
 
 
@@ -110,6 +115,8 @@ def _analyse(text: str) -> QueryShape:
     from rdflib.plugins.sparql.algebra import translateQuery
     from rdflib.plugins.sparql.parser import Query
 
+    terms = logging.getLogger("rdflib.term")  # "... does not look like a valid URI": noise
+    quiet, terms.disabled = terms.disabled, True
     try:
         parsed = Query.parse_string(text.replace("\r", "\n"), parse_all=True)
         query = translateQuery(parsed)
@@ -124,6 +131,8 @@ def _analyse(text: str) -> QueryShape:
     except Exception as e:  # rdflib's translation raises plain exceptions on odd queries
         raise QueryShapeError(None, f"kgprobe's SPARQL checker (rdflib) cannot translate the "
                               f"query ({type(e).__name__}: {e}); simplify it") from e
+    finally:
+        terms.disabled = quiet
     return _shape(query.algebra)
 
 

@@ -210,7 +210,11 @@ class LocalStore:
                 stop.set()
                 raise QueryLimitError(f"the query ran longer than {timeout:g} s")
         if "error" in box:
-            raise box["error"]
+            error = box.pop("error")
+            try:  # no cycle error -> traceback -> this frame -> error: it would keep the store
+                raise error  # open until the next garbage collection
+            finally:
+                del error
         return box["rows"]
 
     def _evaluate(self, sparql: str) -> Any:

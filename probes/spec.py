@@ -390,7 +390,8 @@ def _syntax_error(text: str, path: str | Path, error: SyntaxError) -> ProbeFileE
             if isinstance(other, int) and other >= 1 and (line is None or other <= line):
                 line = other
     lines = re.split(r"\r\n|\r|\n", text)
-    near = f" near `{_clip(lines[line - 1].strip())}`" if line and line <= len(lines) else ""
+    at = lines[line - 1].strip() if line and line <= len(lines) else ""
+    near = f" near `{_clip(at)}`" if at else (" at the end of the query" if line else "")
     detail = _clip(re.sub(r"\s+", " ", detail), 200)
     return ProbeFileError(path, line, f"SPARQL syntax error{near}: {detail}; fix the query "
                           "there (it must parse as a SPARQL 1.1 SELECT)")
