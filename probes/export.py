@@ -39,6 +39,7 @@ from tqdm import tqdm
 
 from kg import config
 from kg.errors import KgError
+from kg.sparql import keyword_line
 from kg.store import (
     DEFAULT_MAX_ROWS,
     DEFAULT_TIMEOUT_S,
@@ -130,7 +131,7 @@ def run_query(probe: Probe, store: KnowledgeStore, limits: QueryLimits | None = 
     probe and the option that bounds it."""
     limits = limits or QueryLimits()
     if probe.services and not limits.allow_service:
-        raise ProbeFileError(probe.path, None,
+        raise ProbeFileError(probe.path, keyword_line(probe.query, "SERVICE"),
                              f"probe {probe.spec.name!r} calls other SPARQL endpoints with "
                              f"SERVICE ({', '.join(probe.services)}); a probe file is data and "
                              "does not contact servers unless you pass --allow-service (its "

@@ -442,14 +442,15 @@ def _listing(q: Path, srv: dict[str, Any]) -> Callable[[], tuple[str, str]]:
 
 def service_spellings(d: Drill) -> None:
     with server("silent") as srv:
-        service = f"SERVICE <{srv['url']}> {{ ?x ?p ?o }}"
+        service = f"SERVICE <{srv['url']}> {{ ?x ?p 'v' }}"
         prefix = "PREFIX ex: <http://e.org/>\n"
+        base, last = srv["url"].rsplit("/", 1)
         for what, body in (
                 ("`ex:a\\#` before it", f"{prefix}SELECT ?x WHERE {{ ?x ex:a\\# ?o . {service} }}"),
                 ("`ex:it\\'s` before it", f"{prefix}SELECT ?x WHERE {{ ?x ex:it\\'s ?o . "
                  f"{service} }}"),
-                ("a `·` in the prefix name", "PREFIX e\u00b7x: <http://e.org/>\nSELECT ?x WHERE "
-                 f"{{ ?x e\u00b7x:a ?o . {service} }}"),
+                ("its IRI a prefixed name `e·x:...`", f"PREFIX e\u00b7x: <{base}/>\nSELECT ?x "
+                 f"WHERE {{ SERVICE e\u00b7x:{last} {{ ?x ?p ?o }} }}"),
                 ("CR-only line ends", f"SELECT ?x WHERE {{ # comment\r {service}\r}}")):
             f = d.folder()
             q = probe_dir(f, RECORDS + body + "\n")

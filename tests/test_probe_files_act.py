@@ -37,13 +37,14 @@ PREFIX = "PREFIX ex: <http://e.org/>\n"
 
 def spellings(url: str) -> dict[str, str]:
     """The four legal spellings that slipped past the old keyword detector, each with a SERVICE
-    to ``url`` after the unusual part."""
-    service = f"SERVICE <{url}> {{ ?x ?p ?o }}"
+    to ``url``: after a backslash-escaped '#' (read as a comment) or "'" (read as a string up to
+    the next quote), named by a prefix with a middle dot, or after a comment ended by a CR."""
+    service = f"SERVICE <{url}> {{ ?x ?p 'v' }}"
     return {
         "escaped #": f"{PREFIX}SELECT ?x WHERE {{ ?x ex:a\\# ?o . {service} }}",
         "escaped '": f"{PREFIX}SELECT ?x WHERE {{ ?x ex:it\\'s ?o . {service} }}",
-        "middle dot": f"PREFIX e\u00b7x: <http://e.org/>\nSELECT ?x WHERE {{ ?x e\u00b7x:a ?o . "
-                      f"{service} }}",
+        "middle dot": f"PREFIX e\u00b7x: <{url.rsplit('/', 1)[0]}/>\nSELECT ?x WHERE {{ "
+                      f"SERVICE e\u00b7x:{url.rsplit('/', 1)[1]} {{ ?x ?p ?o }} }}",
         "CR line ends": f"SELECT ?x WHERE {{ # a comment\r {service}\r}}",
     }
 
