@@ -24,6 +24,10 @@ at a carriage return, as Oxigraph does), so carriage returns become line feeds f
 ('SELECT', ['a', 'b'], (), (), ['42', '7'])
 >>> analyse("SELECT ?x WHERE { SERVICE <http://e.org/q> { ?x ?p ?o } }").services
 ('http://e.org/q',)
+>>> analyse("SELECT * WHERE { ?b ?a ?c }").variables  # as Oxigraph orders them
+['a', 'b', 'c']
+>>> analyse("SELECT ?s FROM <http://e.org/g> FROM NAMED <http://e.org/n> { ?s ?p ?o }").dataset
+('http://e.org/g', 'http://e.org/n')
 """
 
 from __future__ import annotations
@@ -119,6 +123,7 @@ def _analyse(text: str) -> QueryShape:
     quiet, terms.disabled = terms.disabled, True
     try:
         parsed = Query.parse_string(text.replace("\r", "\n"), parse_all=True)
+        star = parsed[1].name == "SelectQuery" and "projection" not in parsed[1]
         query = translateQuery(parsed)
     except ParseBaseException as e:
         raise QueryShapeError(e.lineno, f"kgprobe's SPARQL checker (rdflib) cannot read the "
@@ -133,10 +138,10 @@ def _analyse(text: str) -> QueryShape:
                               f"query ({type(e).__name__}: {e}); simplify it") from e
     finally:
         terms.disabled = quiet
-    return _shape(query.algebra)
+    return _shape(query.algebra, star)
 
 
-def _shape(algebra: Any) -> QueryShape:
+def _shape(algebra: Any, star: bool) -> QueryShape:
     from rdflib.plugins.sparql.parserutils import CompValue
     from rdflib.term import Literal, Variable
 
@@ -156,7 +161,7 @@ def _shape(algebra: Any) -> QueryShape:
         elif isinstance(node, CompValue):
             name = node.name
             if name == "ServiceGraphPattern":
-                term = node.get("term")
+                term = dict.get(node, "term")  # CompValue.get answers a missing key with the key
                 services.append(f"?{term}" if isinstance(term, Variable) else str(term))
             elif name.startswith("Builtin_") and name[8:] in NONDETERMINISTIC:
                 calls.append(name[8:])
@@ -165,11 +170,13 @@ def _shape(algebra: Any) -> QueryShape:
             stack.extend(node.values())
         elif isinstance(node, list | tuple | set | frozenset):
             stack.extend(node)
-    variables = [str(v) for v in (algebra.get("PV") or [])] if form == "SELECT" else []
+    variables = [str(v) for v in (dict.get(algebra, "PV") or [])] if form == "SELECT" else []
+    if star:  # SELECT *: Oxigraph orders the variables by name; rdflib's order is a set's
+        variables.sort()
     dataset: list[str] = []
-    for clause in algebra.get("datasetClause") or []:
+    for clause in dict.get(algebra, "datasetClause") or []:
         for key in ("default", "named"):
-            iri = clause.get(key)
+            iri = dict.get(clause, key)
             if iri is not None:
                 dataset.append(str(iri))
     return QueryShape(form=form, variables=variables, services=tuple(dict.fromkeys(services)),

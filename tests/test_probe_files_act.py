@@ -300,3 +300,14 @@ def test_probe_with_from_exports_only_that_graph(tmp_path: Path) -> None:
     con = duckdb.connect(str(tmp_path / "r.duckdb"), read_only=True)
     assert con.execute("SELECT fields FROM instances").fetchall() == [('{"x": "a"}',)]
     con.close()
+
+
+@pytest.mark.parametrize("query", [
+    "SELECT * WHERE { ?b ?a ?c }",
+    "SELECT * WHERE { VALUES (?z ?y) { (1 2) } BIND(3 AS ?x) ?z ?m ?k }",
+    "SELECT ?b (STR(?a) AS ?s) ?c WHERE { ?b ?a ?c }",
+])
+def test_variables_from_the_algebra_are_oxigraphs(query: str) -> None:
+    # the run's rows come from Oxigraph; its order of the variables is what the probe keeps
+    expected = [v.value for v in ox.Store().query(query).variables]
+    assert parse_probe(HEAD + query + "\n", "v.rq").variables == expected
