@@ -21,11 +21,11 @@ at a carriage return, as Oxigraph does), so carriage returns become line feeds f
 
 >>> shape = analyse('SELECT ?a (STR(?a) AS ?b) WHERE { ?a ?p "42" } ORDER BY MD5(CONCAT(?b, "7"))')
 >>> shape.form, shape.variables, shape.services, shape.nondeterministic, sorted(shape.literals)
-('SELECT', ['a', 'b'], (), (), ['42', '7'])
+('SELECT', ('a', 'b'), (), (), ['42', '7'])
 >>> analyse("SELECT ?x WHERE { SERVICE <http://e.org/q> { ?x ?p ?o } }").services
 ('http://e.org/q',)
 >>> analyse("SELECT * WHERE { ?b ?a ?c }").variables  # as Oxigraph orders them
-['a', 'b', 'c']
+('a', 'b', 'c')
 >>> analyse("SELECT ?s FROM <http://e.org/g> FROM NAMED <http://e.org/n> { ?s ?p ?o }").dataset
 ('http://e.org/g', 'http://e.org/n')
 """
@@ -59,7 +59,7 @@ class QueryShape:
     """What a query does, read from its algebra."""
 
     form: str                        # SELECT, ASK, CONSTRUCT or DESCRIBE
-    variables: list[str]             # projected variables (SELECT), in order
+    variables: tuple[str, ...]       # projected variables (SELECT), in order
     services: tuple[str, ...]        # SERVICE targets: an IRI, or '?var' for a variable
     nondeterministic: tuple[str, ...]  # RAND, UUID, ... called anywhere in the query
     literals: frozenset[str]         # lexical forms of every literal in the query
@@ -179,7 +179,8 @@ def _shape(algebra: Any, star: bool) -> QueryShape:
             iri = dict.get(clause, key)
             if iri is not None:
                 dataset.append(str(iri))
-    return QueryShape(form=form, variables=variables, services=tuple(dict.fromkeys(services)),
+    return QueryShape(form=form, variables=tuple(variables),
+                      services=tuple(dict.fromkeys(services)),
                       nondeterministic=tuple(dict.fromkeys(calls)),
                       literals=frozenset(literals), dataset=tuple(dataset))
 

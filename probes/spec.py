@@ -361,7 +361,7 @@ def check_query(text: str, path: str | Path) -> tuple[list[str], tuple[str, ...]
                                  "SERVICE endpoint held in a variable is not allowed in probe "
                                  "files (the data would choose which server is called); name "
                                  "the endpoint IRI, SERVICE <https://...>")
-    return shape.variables, shape.services
+    return list(shape.variables), shape.services
 
 
 _REFINE_LIMIT = 8_000
