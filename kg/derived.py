@@ -30,13 +30,21 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pyoxigraph as ox
-import yaml
 
-from kg import config
 from kg.errors import KgError
+from kg.header import (
+    HeaderError,
+    check_bom,
+    comment_block,
+    field_lines,
+    parse_yaml,
+    unknown_fields,
+)
+from kg.sparql import QueryShapeError, analyse, check_syntax, keyword_line
+from kg.store import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, LocalStore, QueryLimitError
+from kg.textfile import TextFileError, read_text
 from kg.vocab import graph
 
 DERIVED_DIR = Path(__file__).resolve().parent.parent / "queries" / "derived"
@@ -77,20 +85,42 @@ def derived_graph(name: str) -> ox.NamedNode:
 
 
 def parse_derived(text: str, path: str | Path) -> Derived:
-    """Read one derived file (header + CONSTRUCT query); errors name the file."""
+    """Read one derived file (header + CONSTRUCT query); errors name the file and line.
+
+    The header is read like a probe file's (kg.header: no anchors, aliases or repeated keys);
+    the query must parse (Oxigraph, without running it) and its algebra (kg.sparql) must be a
+    CONSTRUCT without SERVICE: a derived file is data and never calls another server."""
     path = Path(path)
-    header = []
-    for line in text.splitlines():
-        if not line.startswith("#"):
-            break
-        header.append(line[1:])
-    fields: dict[str, Any] = {}
-    for body in header:
-        m = re.match(r"\s*([a-z_]+)\s*:", body)
-        if m and m.group(1) in HEADER_FIELDS:
-            fields.update(yaml.safe_load(body) or {})
-    if not re.search(r"\bCONSTRUCT\b", text, re.IGNORECASE):
-        raise DerivedError(f"{path}: a derived-graph file must be a SPARQL CONSTRUCT query")
+    try:
+        check_bom(text)
+        block, _ = comment_block(text, "#")
+        fields = parse_yaml(block) if block else {}
+        if not isinstance(fields, dict):
+            raise HeaderError(block[0][0], "header must be 'field: value' lines (a YAML mapping)")
+        unknown = unknown_fields(fields, HEADER_FIELDS)
+        if unknown:
+            raise HeaderError(field_lines(block).get(unknown[0], block[0][0]), unknown[1])
+    except HeaderError as e:
+        raise DerivedError(f"{path}:{e.line}: {e.message}") from None
+    try:
+        check_syntax(text)
+    except SyntaxError as e:
+        detail = re.sub(r"\s+", " ", str(e))[:200]
+        m = re.match(r"error at (\d+):\d+: ", detail)
+        where, detail = (f":{m.group(1)}", detail[m.end():]) if m else ("", detail)
+        raise DerivedError(f"{path}{where}: SPARQL syntax error: {detail}; fix the query (it "
+                           "must parse as a SPARQL 1.1 CONSTRUCT)") from None
+    try:
+        shape = analyse(text)
+    except QueryShapeError as e:
+        raise DerivedError(f"{path}:{e.line or 1}: {e.message}") from None
+    if shape.form != "CONSTRUCT":
+        raise DerivedError(f"{path}: a derived-graph file must be a SPARQL CONSTRUCT query "
+                           f"(this one is {shape.form or 'not a query'})")
+    if shape.services:
+        raise DerivedError(f"{path}:{keyword_line(text, 'SERVICE') or 1}: SERVICE "
+                           f"({', '.join(shape.services)}) is not allowed in a derived file: it "
+                           "is data and never calls another server; load that data as a source")
     requires = fields.get("requires") or []
     if isinstance(requires, str):
         requires = [requires]
@@ -102,8 +132,14 @@ def parse_derived(text: str, path: str | Path) -> Derived:
 def discover(folder: Path | None = None) -> list[Derived]:
     """Every ``*.rq`` file of ``folder`` (default ``queries/derived``), in dependency order."""
     folder = folder or DERIVED_DIR
-    return order([parse_derived(p.read_text(encoding="utf-8"), p)
-                  for p in sorted(folder.glob("*.rq"))])
+    files = []
+    for p in sorted(folder.glob("*.rq")):
+        try:
+            text = read_text(p)
+        except TextFileError as e:
+            raise DerivedError(f"{p}{f':{e.line}' if e.line else ''}: {e.message}") from None
+        files.append(parse_derived(text, p))
+    return order(files)
 
 
 def order(files: list[Derived]) -> list[Derived]:
@@ -131,20 +167,39 @@ def order(files: list[Derived]) -> list[Derived]:
     return done
 
 
-def materialise(store: ox.Store, files: list[Derived] | None = None) -> list[DerivedReport]:
-    """Replace each derived graph of ``store`` with its CONSTRUCT query's triples."""
+STAGING = "derived-staging/"
+"""Graphs ``derived-staging/<name>`` hold a new derived graph until it replaces the old one."""
+
+
+def materialise(store: ox.Store, files: list[Derived] | None = None,
+                timeout: float | None = DEFAULT_TIMEOUT_S,
+                max_triples: int | None = DEFAULT_MAX_ROWS) -> list[DerivedReport]:
+    """Replace each derived graph of ``store`` with its CONSTRUCT query's triples.
+
+    The query runs first, bounded by ``timeout`` seconds and ``max_triples`` triples; its
+    triples go to a staging graph, which replaces the derived graph in one SPARQL update (one
+    transaction). A query that fails, runs too long or yields too much leaves the old graph as
+    it was."""
     reports = []
+    local = LocalStore(store)
     for d in files if files is not None else discover():
         t0 = time.perf_counter()
-        store.remove_graph(d.graph)
         try:
-            result = store.query(d.query, use_default_graph_as_union=True)
-            triples = list(result) if isinstance(result, ox.QueryTriples) else None
-        except (SyntaxError, OSError, ValueError) as e:
-            raise DerivedError(f"{d.path}: the CONSTRUCT query failed: {e}") from e
-        if triples is None:
-            raise DerivedError(f"{d.path}: the query is not a CONSTRUCT query")
-        store.bulk_extend(ox.Quad(t.subject, t.predicate, t.object, d.graph) for t in triples)
+            triples = local.construct(d.query, timeout=timeout, max_rows=max_triples)
+        except QueryLimitError as e:
+            option = "--max-rows" if "triples" in str(e) else "--query-timeout"
+            raise DerivedError(f"{d.path}: the CONSTRUCT query stopped: {e}; narrow its pattern "
+                               f"or raise {option}. The graph derived/{d.name} is unchanged.") \
+                from None
+        except (SyntaxError, OSError, ValueError, KgError) as e:
+            raise DerivedError(f"{d.path}: the CONSTRUCT query failed: {e}. The graph "
+                               f"derived/{d.name} is unchanged.") from None
+        staging = graph(STAGING + d.name)
+        store.remove_graph(staging)
+        store.bulk_extend(ox.Quad(t.subject, t.predicate, t.object, staging) for t in triples)
+        store.update(f"DROP SILENT GRAPH <{d.graph.value}> ; "
+                     f"ADD SILENT GRAPH <{staging.value}> TO GRAPH <{d.graph.value}> ; "
+                     f"DROP SILENT GRAPH <{staging.value}>")
         reports.append(DerivedReport(d.name, len(triples), time.perf_counter() - t0))
     return reports
 
@@ -157,11 +212,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--store", type=Path, default=None,
                         help="store folder (default: $KGPROBE_STORE or .kgprobe/store)")
     parser.add_argument("--folder", type=Path, default=None, help="folder of derived files")
+    parser.add_argument("--query-timeout", type=float, default=DEFAULT_TIMEOUT_S,
+                        help=f"seconds one CONSTRUCT may run (default {DEFAULT_TIMEOUT_S:g}; "
+                        "0: no limit)")
+    parser.add_argument("--max-rows", type=int, default=DEFAULT_MAX_ROWS,
+                        help=f"triples one CONSTRUCT may yield (default {DEFAULT_MAX_ROWS:,}; "
+                        "0: no limit)")
     args = parser.parse_args(argv)
     try:
+        # an existing store only: a mistyped --store is an error, not a new empty store
+        store = LocalStore.open(args.store, read_only=False).oxigraph
         files = discover(args.folder)
-        store = ox.Store(str(args.store or config.store_path()))
-        reports = materialise(store, files)
+        reports = materialise(store, files, timeout=args.query_timeout or None,
+                              max_triples=args.max_rows or None)
         store.flush()
     except (KgError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)

@@ -96,11 +96,76 @@ def field_lines(block: Iterable[tuple[int, str]]) -> dict[str, int]:
     return out
 
 
+MAX_DEPTH = 20
+"""How deeply a header's values may nest (lists in mappings in lists ...)."""
+
+
+class _Refused(yaml.YAMLError):
+    """A header that is valid YAML but uses what a header must not (alias, anchor, a key twice,
+    nesting deeper than MAX_DEPTH)."""
+
+    def __init__(self, mark: Any, message: str) -> None:
+        super().__init__(message)
+        self.mark, self.message = mark, message
+
+
+class _HeaderLoader(yaml.SafeLoader):
+    """PyYAML's safe loader without anchors and aliases (an alias bomb expands a few lines into
+    gigabytes), without repeated keys (the last one would win silently) and with a depth bound
+    (50,000 nested brackets would exhaust Python's stack)."""
+
+    _depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+            kind = "alias '*" if isinstance(event, yaml.AliasEvent) else "anchor '&"
+            raise _Refused(event.start_mark, f"YAML {kind}{event.anchor}' is not allowed in a "
+                           "header; write the value out where it is used")
+        if self._depth >= MAX_DEPTH:
+            raise _Refused(event.start_mark, f"header values nest deeper than {MAX_DEPTH} "
+                           "levels; flatten them")
+        self._depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                repeated = key in seen
+                seen.add(key)
+            except TypeError:  # an unhashable key: SafeLoader's own error follows
+                continue
+            if repeated:
+                raise _Refused(key_node.start_mark, f"field {key!r} is given twice; keep one "
+                               "(YAML would silently keep the last)")
+        return super().construct_mapping(node, deep=deep)
+
+
+def check_bom(text: str) -> None:
+    """A HeaderError on line 1 when ``text`` starts with a byte-order mark."""
+    if text.startswith("\ufeff"):
+        raise HeaderError(1, "the file starts with a byte-order mark (U+FEFF), so its first "
+                          "line is not a comment; save it as UTF-8 without BOM")
+
+
 def parse_yaml(block: list[tuple[int, str]]) -> Any:
     """The YAML value of a comment block; a syntax error is a HeaderError on the line where the
-    mistake starts (an unclosed quote or bracket: where it was opened)."""
+    mistake starts (an unclosed quote or bracket: where it was opened). Anchors, aliases, a
+    key given twice and nesting deeper than MAX_DEPTH are refused on their line."""
     try:
-        return yaml.safe_load("\n".join(body for _, body in block))
+        return yaml.load("\n".join(body for _, body in block), Loader=_HeaderLoader)
+    except _Refused as e:
+        line = block[e.mark.line][0] if e.mark is not None and e.mark.line < len(block) else (
+            block[0][0] if block else 1)
+        raise HeaderError(line, e.message) from None
+    except RecursionError:
+        raise HeaderError(block[0][0] if block else 1, "header values nest too deeply; "
+                          "flatten them") from None
     except yaml.YAMLError as e:
         # The problem mark is where the parser gave up (often the next line, or the end); the
         # context mark, when there is one, is where the unclosed quote or bracket started.
@@ -121,6 +186,7 @@ def read_header(text: str, marker: str) -> Header:
     Raises HeaderError when there is no comment block, when it is not valid YAML, or when it
     is not a mapping of fields.
     """
+    check_bom(text)
     block, end = comment_block(text, marker)
     if not block:
         raise HeaderError(1, f"no header: the file must start with '{marker} field: value' "

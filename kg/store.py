@@ -178,12 +178,21 @@ class LocalStore:
         """Run a SELECT (or ASK); rows as dicts of plain values. Raises QueryLimitError when
         the query runs longer than ``timeout`` seconds or returns more than ``max_rows`` rows
         (None: no limit)."""
+        return self._bounded(lambda stop: self._rows(sparql, max_rows, stop), timeout)
+
+    def construct(self, sparql: str, timeout: float | None = DEFAULT_TIMEOUT_S,
+                  max_rows: int | None = DEFAULT_MAX_ROWS) -> list[ox.Triple]:
+        """Run a CONSTRUCT; its triples, within the same limits as :meth:`query` (``max_rows``
+        bounds the triples)."""
+        return self._bounded(lambda stop: self._triples(sparql, max_rows, stop), timeout)
+
+    def _bounded(self, call: Any, timeout: float | None) -> Any:
         box: dict[str, Any] = {}
         stop = threading.Event()
 
         def work() -> None:
             try:
-                box["rows"] = self._rows(sparql, max_rows, stop)
+                box["rows"] = call(stop)
             except BaseException as e:  # handed to the caller's thread, without the frames
                 box["error"] = e.with_traceback(None)  # (they hold Oxigraph objects that
                 # must be dropped on this thread)
@@ -200,18 +209,26 @@ class LocalStore:
                 stop.set()
                 raise QueryLimitError(f"the query ran longer than {timeout:g} s")
         if "error" in box:
-            raise box["error"]
+            error = box.pop("error")
+            try:  # no cycle error -> traceback -> this frame -> error: it would keep the store
+                raise error  # open until the next garbage collection
+            finally:
+                del error
         return box["rows"]
 
-    def _rows(self, sparql: str, max_rows: int | None,
-              stop: threading.Event) -> list[dict[str, Any]]:
-        # Probes read the union of all named graphs as their default graph (documented above).
+    def _evaluate(self, sparql: str) -> Any:
+        # Probes read the union of all named graphs as their default graph (documented above),
+        # unless the query names its own dataset with FROM / FROM NAMED: then that is honoured.
         try:
-            result = self.oxigraph.query(sparql, use_default_graph_as_union=True)
+            return self.oxigraph.query(sparql, use_default_graph_as_union=not names_dataset(sparql))
         except (OSError, RuntimeError) as e:  # SyntaxError is for the caller
             raise StoreError(f"the store{f' at {self.path}' if self.path else ''} could not be "
                              f"read ({e}); if it is damaged, rebuild it with "
                              "`python -m kg.build --force-new`") from None
+
+    def _rows(self, sparql: str, max_rows: int | None,
+              stop: threading.Event) -> list[dict[str, Any]]:
+        result = self._evaluate(sparql)
         if isinstance(result, bool | ox.QueryBoolean):
             return [{"ask": bool(result)}]
         if not isinstance(result, ox.QuerySolutions):
@@ -223,12 +240,48 @@ class LocalStore:
             raise QueryLimitError(f"the query returned more than {max_rows:,} rows")
         return rows
 
+    def _triples(self, sparql: str, max_rows: int | None,
+                 stop: threading.Event) -> list[ox.Triple]:
+        result = self._evaluate(sparql)
+        if not isinstance(result, ox.QueryTriples):
+            del result
+            raise StoreError("the query is not a CONSTRUCT query")
+        triples: list[ox.Triple] = []
+        for triple in result:
+            if stop.is_set():
+                break
+            triples.append(triple)
+            if max_rows is not None and len(triples) > max_rows:
+                del result
+                raise QueryLimitError(f"the query returned more than {max_rows:,} triples")
+        del result
+        return triples
+
     def graphs(self) -> list[str]:
         return sorted(g.value for g in self.oxigraph.named_graphs() if isinstance(g, ox.NamedNode))
 
     def count(self, graph_iri: str | None = None) -> int:
         g = f"GRAPH <{graph_iri}>" if graph_iri else "GRAPH ?g"
         return self.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ {g} {{ ?s ?p ?o }} }}")[0]["n"]
+
+
+def names_dataset(sparql: str) -> bool:
+    """Whether ``sparql`` has a ``FROM`` or ``FROM NAMED`` clause (read from its algebra; a text
+    without the letters "from" has none). A query kg.sparql cannot read counts as having none.
+
+    >>> names_dataset("SELECT ?s FROM <http://e.org/g> WHERE { ?s ?p ?o }")
+    True
+    >>> names_dataset("# taken from the sources\\nSELECT ?s WHERE { ?s ?p ?o }")
+    False
+    """
+    if "from" not in sparql.lower():
+        return False
+    from kg.sparql import QueryShapeError, analyse
+
+    try:
+        return bool(analyse(sparql).dataset)
+    except QueryShapeError:
+        return False
 
 
 def _solution_rows(result: Any, max_rows: int | None,

@@ -182,7 +182,7 @@ def list_main(argv: list[str]) -> int:
     """``kgprobe list``: the probes found (the same list as ``probes.export --list``), or with
     ``--what`` the task kinds, the metrics or the ``--model-args`` keys, each with its
     description (:func:`probes.api.listing`), or all of them."""
-    from probes.errors import ProbeError
+    from probes.errors import ProbeError, ProbeFileError
     from probes.export import format_probe_list, list_probes
 
     p = argparse.ArgumentParser(prog="kgprobe list", description="List the probes found under "
@@ -200,10 +200,12 @@ def list_main(argv: list[str]) -> int:
     if args.probe and args.what not in ("probes", "all"):
         p.error(f"--probe selects probes; it does not apply to --what {args.what}")
     parts = LIST_WHAT if args.what == "all" else (args.what,)
+    problems: list[ProbeFileError] = []  # files that cannot be read: after the list
     try:
         for part in parts:
             if part == "probes":
-                probes = format_probe_list(list_probes(None, args.probe, not args.only_extra))
+                probes = format_probe_list(list_probes(None, args.probe, not args.only_extra,
+                                                       problems))
                 print(probes if args.what == "probes"
                       else "probes:\n" + "\n".join(f"  {ln}" for ln in probes.splitlines())
                       + "\n")
@@ -216,7 +218,9 @@ def list_main(argv: list[str]) -> int:
     except ProbeError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    return 0
+    for problem in problems:
+        print(f"error: {problem}", file=sys.stderr)
+    return 2 if problems else 0
 
 
 def _find_probe(ref: str) -> Probe:

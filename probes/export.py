@@ -39,6 +39,7 @@ from tqdm import tqdm
 
 from kg import config
 from kg.errors import KgError
+from kg.sparql import keyword_line
 from kg.store import (
     DEFAULT_MAX_ROWS,
     DEFAULT_TIMEOUT_S,
@@ -132,7 +133,7 @@ def run_query(probe: Probe, store: KnowledgeStore, limits: QueryLimits | None = 
     probe and the option that bounds it."""
     limits = limits or QueryLimits()
     if probe.services and not limits.allow_service:
-        raise ProbeFileError(probe.path, None,
+        raise ProbeFileError(probe.path, keyword_line(probe.query, "SERVICE"),
                              f"probe {probe.spec.name!r} calls other SPARQL endpoints with "
                              f"SERVICE ({', '.join(probe.services)}); a probe file is data and "
                              "does not contact servers unless you pass --allow-service (its "
@@ -428,12 +429,26 @@ def format_reports(reports: list[ExportReport]) -> str:
 
 
 def list_probes(extra_dirs: list[Path] | None = None, patterns: list[str] | None = None,
-                include_default: bool = True) -> list[Probe]:
+                include_default: bool = True,
+                problems: list[ProbeFileError] | None = None) -> list[Probe]:
     """The probes that ``--list`` shows and an export exports: every probe file found (see
     :func:`probes.spec.discover`) except building blocks with ``export: false``. One function
-    for ``probes.export --list``, ``probes.run --list`` and ``kgprobe list``."""
-    return [p for p in discover(extra_dirs, patterns, include_default=include_default)
+    for ``probes.export --list``, ``probes.run --list`` and ``kgprobe list``; with
+    ``problems`` a bad file is collected there instead of stopping the list."""
+    return [p for p in discover(extra_dirs, patterns, include_default=include_default,
+                                problems=problems)
             if p.spec.export]
+
+
+def print_probe_list(extra_dirs: list[Path] | None = None, patterns: list[str] | None = None,
+                     include_default: bool = True) -> int:
+    """Print the probe list (stdout) and one line per probe file that cannot be read (stderr,
+    after the list); 0 when every file was read, else 2. One bad file never hides the others."""
+    problems: list[ProbeFileError] = []
+    print(format_probe_list(list_probes(extra_dirs, patterns, include_default, problems)))
+    for e in problems:
+        print(f"error: {e}", file=sys.stderr)
+    return 2 if problems else 0
 
 
 def format_probe_list(probes: list[Probe]) -> str:
@@ -510,10 +525,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     try:
-        probes = list_probes(args.queries, args.probe, include_default=not args.only_extra)
         if args.list:
-            print(format_probe_list(probes))
-            return 0
+            return print_probe_list(args.queries, args.probe, not args.only_extra)
+        probes = list_probes(args.queries, args.probe, include_default=not args.only_extra)
         for flag, value in (("--timeout", args.timeout), ("--query-timeout", args.query_timeout),
                             ("--max-rows", args.max_rows)):
             if value < 0 or (flag == "--timeout" and value == 0):

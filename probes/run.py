@@ -75,14 +75,13 @@ def main(argv: list[str] | None = None, scorer_factory: ScorerFactory | None = N
         print(f"error: {e}", file=sys.stderr)
         return 2
     if args.list:  # the same list as probes.export --list
-        from probes.export import format_probe_list, list_probes
+        from probes.export import print_probe_list
 
         try:
-            print(format_probe_list(list_probes(args.queries, args.probe, not args.only_extra)))
+            return print_probe_list(args.queries, args.probe, not args.only_extra)
         except ProbeError as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
-        return 0
     if not args.probe:
         parser.error("the following arguments are required: --probe/-p")
     try:  # --model-args folded into --dtype/--allow-pickle/--device-map; the rest for loading

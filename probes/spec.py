@@ -49,7 +49,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pyoxigraph as ox
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -61,7 +60,9 @@ from pydantic import (
 )
 
 from kg import config
-from kg.header import HeaderError, comment_block, field_lines, parse_yaml, unknown_fields
+from kg.header import HeaderError, check_bom, comment_block, field_lines, parse_yaml, unknown_fields
+from kg.sparql import QueryShapeError, analyse, check_syntax, keyword_line
+from kg.textfile import TextFileError, read_text
 from probes.errors import ProbeFileError
 from probes.tasks import params_problem
 from probes.tasks.registry import TASK_NAMES
@@ -231,6 +232,10 @@ def split_header(text: str) -> tuple[list[tuple[int, str]], int]:
 def parse_probe(text: str, path: str | Path = "<string>") -> Probe:
     """Parse and validate a probe file's text. Raises ProbeFileError naming file and line."""
     path = Path(path)
+    try:
+        check_bom(text)
+    except HeaderError as e:
+        raise ProbeFileError(path, e.line, e.message) from None
     header, _ = split_header(text)
     if not header:
         raise ProbeFileError(path, 1, "no header: a probe file starts with a comment block such as "
@@ -281,13 +286,9 @@ def parse_probe(text: str, path: str | Path = "<string>") -> Probe:
                  services=services)
 
 
-_COMMENT = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:\\.|[^"\\\n])*"|'
-                      r"'(?:\\.|[^'\\\n])*'|<[^<>\s]*>|(?P<c>#[^\n]*)")
-_NONDETERMINISTIC = re.compile(r"(?<![\w?$:])(RAND|UUID|STRUUID|NOW|BNODE)\s*\(", re.IGNORECASE)
-
-
 def strip_comments(text: str) -> str:
-    """``text`` with SPARQL comments blanked (strings and IRIs kept, line numbers kept).
+    """``text`` with SPARQL comments blanked (strings and IRIs kept, line numbers kept). Used
+    only to point at a line in a message, never to decide what a query does.
 
     >>> strip_comments('SELECT ?a # drop graph\\nWHERE { ?a ?b "#x" }')
     'SELECT ?a             \\nWHERE { ?a ?b "#x" }'
@@ -295,76 +296,76 @@ def strip_comments(text: str) -> str:
     return _COMMENT.sub(lambda m: " " * len(m.group(0)) if m.group("c") else m.group(0), text)
 
 
+_COMMENT = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:\\.|[^"\\\n])*"|'
+                      r"'(?:\\.|[^'\\\n])*'|<[^<>\s]*>|(?P<c>#[^\n]*)")
+_SEED_TOKEN = r"(?<![\w.:/#-]){}(?![\w.:/#-])"
+
+
 def check_ordering(text: str, seed: int | None, path: str | Path, seed_line: int | None) -> None:
-    """A probe's sample must be reproducible: no ``RAND()``/``UUID()``/``NOW()``/``BNODE()``
-    anywhere in the query, and a ``seed`` must appear in the query (comments aside) as a token
-    of its own (``"42"`` or ``42``), as in ``ORDER BY MD5(CONCAT(STR(?x), "42"))``."""
-    body = strip_comments(text)
-    stripped = _STRIP.sub(_blank, text)
-    bad = _NONDETERMINISTIC.search(stripped)
-    if bad:
-        line = stripped.count("\n", 0, bad.start()) + 1
-        raise ProbeFileError(path, line, f"{bad.group(1).upper()}() gives a different result on "
-                             "every run, so the probe's rows would change between exports; "
+    """A probe's sample must be reproducible: no call of ``RAND()``/``UUID()``/``STRUUID()``/
+    ``NOW()``/``BNODE()`` anywhere in the query's algebra, and a ``seed`` must be a value of
+    the query (a literal ``"42"`` or ``42``, or a token of one), as in ``ORDER BY
+    MD5(CONCAT(STR(?x), "42"))``. Both are read from the algebra (kg.sparql.analyse), so a
+    comment or an IRI never counts and no spelling hides a call."""
+    try:
+        shape = analyse(text)
+    except QueryShapeError as e:
+        raise ProbeFileError(path, e.line, e.message) from e
+    if shape.nondeterministic:
+        name = shape.nondeterministic[0]
+        raise ProbeFileError(path, keyword_line(text, name), f"{name}() gives a different result "
+                             "on every run, so the probe's rows would change between exports; "
                              "order or sample by a seeded hash instead: ORDER BY "
                              "MD5(CONCAT(STR(?x), \"42\")) with '# seed: 42' in the header")
     if seed is None:
         return
-    # A token, not a substring: seed 1 is not "in" LIMIT 100 or in an IRI's digits.
-    token = re.compile(rf"(?<![\w.:/#-]){re.escape(str(seed))}(?![\w.:/#-])")
-    if not token.search(body):
+    # A token, not a substring: seed 1 is not "in" the literal "100" or "x1".
+    token = re.compile(_SEED_TOKEN.format(re.escape(str(seed))))
+    if not any(token.search(value) for value in shape.literals):
         raise ProbeFileError(path, seed_line, f"seed {seed} does not appear in the query as a "
                              "value; write it into the hash ordering: ORDER BY "
                              f"MD5(CONCAT(STR(?x), \"{seed}\"))")
 
 
-_SERVICE = re.compile(r"(?<![\w?$:])SERVICE(?P<silent>\s+SILENT)?\s+(?P<target>[?$]\w+|<|[\w.-]*:)",
-                      re.IGNORECASE)
-
-
 def check_query(text: str, path: str | Path) -> tuple[list[str], tuple[str, ...]]:
     """Check that ``text`` is a read-only SPARQL SELECT without executing anything; return its
-    projected variables and the endpoints its ``SERVICE`` clauses name."""
-    stripped = _STRIP.sub(_blank, text)
-    m = _UPDATE.search(stripped)
-    if m:
-        line = stripped.count("\n", 0, m.start("kw")) + 1
-        words = [w for w in m.group("kw").upper().split() if w != "SILENT"]
-        kw = " ".join(words[:2]).rstrip("{<").strip()
-        raise ProbeFileError(path, line, f"{kw} is a SPARQL UPDATE; probe files are read-only "
-                             "queries against the store: write a SELECT")
-    # The query is parsed by running it on an empty store; SERVICE would make Oxigraph call the
-    # endpoint, so each SERVICE keyword becomes GRAPH (the same grammar: keyword, IRI, group)
-    # and nothing leaves the machine. The caller decides whether SERVICE may run at all.
-    services: list[str] = []
-    checked = text
-    for m in _SERVICE.finditer(stripped):
-        line = stripped.count("\n", 0, m.start()) + 1
-        target = m.group("target")
-        if target[0] in "?$":
-            raise ProbeFileError(path, line, f"SERVICE {target}: a SERVICE endpoint held in a "
-                                 "variable is not allowed in probe files (the data would choose "
-                                 "which server is called); name the endpoint IRI, "
-                                 "SERVICE <https://...>")
-        rest = text[m.start("target"):]
-        iri = re.match(r"<([^<>\s]*)>|[\w.-]*:[^\s{]*", rest)
-        services.append(iri.group(1) if iri and iri.group(1) is not None
-                        else (iri.group(0) if iri else target))
-        end = m.end("silent") if m.group("silent") else m.start() + len("SERVICE")
-        checked = checked[:m.start()] + "GRAPH".ljust(end - m.start()) + checked[end:]
+    projected variables and the endpoints its ``SERVICE`` clauses name.
+
+    Oxigraph's parser checks the syntax (kg.sparql.check_syntax: parsed, never evaluated) and
+    rdflib's algebra says what the query does (kg.sparql.analyse): its form, its variables and
+    its SERVICE clauses."""
     try:
-        result = ox.Store().query(checked)
+        check_syntax(text)
     except SyntaxError as e:
+        stripped = _STRIP.sub(_blank, text)
+        m = _UPDATE.search(stripped)
+        if m:  # a clearer message than the parser's for the usual mistake
+            line = stripped.count("\n", 0, m.start("kw")) + 1
+            words = [w for w in m.group("kw").upper().split() if w != "SILENT"]
+            kw = " ".join(words[:2]).rstrip("{<").strip()
+            raise ProbeFileError(path, line, f"{kw} is a SPARQL UPDATE; probe files are "
+                                 "read-only queries against the store: write a SELECT") from e
         raise _syntax_error(text, path, e) from e
-    if not isinstance(result, ox.QuerySolutions):
-        form = re.search(r"(?<![\w?$:])(ASK|CONSTRUCT|DESCRIBE)(?![\w:])", stripped, re.IGNORECASE)
-        form_line = stripped.count("\n", 0, form.start()) + 1 if form else None
-        kind = form.group(1).upper() if form else "an ASK, CONSTRUCT or DESCRIBE"
-        raise ProbeFileError(path, form_line, f"a probe file must hold a SELECT query, not {kind}; "
-                             "rewrite it as SELECT ?var ... WHERE { ... }")
-    variables = [v.value for v in result.variables]
-    del result
-    return variables, tuple(services)
+    try:
+        shape = analyse(text)
+    except QueryShapeError as e:
+        raise ProbeFileError(path, e.line, e.message) from e
+    if shape.form != "SELECT":
+        kind = shape.form or "an ASK, CONSTRUCT or DESCRIBE"
+        raise ProbeFileError(path, keyword_line(text, shape.form) if shape.form else None,
+                             f"a probe file must hold a SELECT query, not {kind}; rewrite it as "
+                             "SELECT ?var ... WHERE { ... }")
+    for target in shape.services:
+        if target.startswith("?"):
+            raise ProbeFileError(path, keyword_line(text, "SERVICE"), f"SERVICE {target}: a "
+                                 "SERVICE endpoint held in a variable is not allowed in probe "
+                                 "files (the data would choose which server is called); name "
+                                 "the endpoint IRI, SERVICE <https://...>")
+    return list(shape.variables), shape.services
+
+
+_REFINE_LIMIT = 8_000
+"""Queries up to this many characters get rdflib's opinion on the line of a syntax error."""
 
 
 def _syntax_error(text: str, path: str | Path, error: SyntaxError) -> ProbeFileError:
@@ -372,37 +373,40 @@ def _syntax_error(text: str, path: str | Path, error: SyntaxError) -> ProbeFileE
 
     Oxigraph reports the furthest character its keyword matching looked at, which can be a
     line or more past the mistake (often the end of the file). rdflib's parser names the start
-    of the clause that fails; its line is used when it is not after Oxigraph's.
+    of the clause that fails; its line is used when it is not after Oxigraph's, for queries of
+    up to ``_REFINE_LIMIT`` characters (on a longer one it would take seconds to minutes).
     """
     detail = str(error)
     m = re.match(r"error at (\d+):(\d+): ", detail)
     line = int(m.group(1)) if m else None
     detail = detail[m.end():] if m else detail
-    try:
-        from rdflib.plugins.sparql.parser import parseQuery
+    if len(text) <= _REFINE_LIMIT:  # rdflib's parser is slow (seconds per 10 kB): small only
+        try:
+            from rdflib.plugins.sparql.parser import Query
 
-        parseQuery(text)
-    except Exception as e2:  # pyparsing's ParseException; anything else gives no line
-        other = getattr(e2, "lineno", None)
-        if isinstance(other, int) and other >= 1 and (line is None or other <= line):
-            line = other
-    lines = text.splitlines()
-    near = f" near `{lines[line - 1].strip()}`" if line and line <= len(lines) else ""
+            Query.parse_string(text.replace("\r", "\n"), parse_all=True)
+        except Exception as e2:  # pyparsing's ParseException; anything else gives no line
+            other = getattr(e2, "lineno", None)
+            if isinstance(other, int) and other >= 1 and (line is None or other <= line):
+                line = other
+    lines = re.split(r"\r\n|\r|\n", text)
+    at = lines[line - 1].strip() if line and line <= len(lines) else ""
+    near = f" near `{_clip(at)}`" if at else (" at the end of the query" if line else "")
+    detail = _clip(re.sub(r"\s+", " ", detail), 200)
     return ProbeFileError(path, line, f"SPARQL syntax error{near}: {detail}; fix the query "
                           "there (it must parse as a SPARQL 1.1 SELECT)")
 
 
+def _clip(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def load_probe(path: Path) -> Probe:
+    """Read and parse one probe file (a regular UTF-8 file of at most kg.textfile.MAX_BYTES)."""
     try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise ProbeFileError(path, None, f"cannot read the probe file: {e}") from e
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data.count(b"\n", 0, e.start) + 1
-        raise ProbeFileError(path, line, f"the file is not UTF-8 text (byte {data[e.start]:#04x} "
-                             "cannot be decoded); save it as UTF-8") from e
+        text = read_text(path)
+    except TextFileError as e:
+        raise ProbeFileError(path, e.line, e.message) from None
     return parse_probe(text, path)
 
 
@@ -414,36 +418,84 @@ def default_query_dirs() -> list[Path]:
     return [Path(__file__).resolve().parents[1] / "queries"]
 
 
+def header_name(text: str) -> str | None:
+    """The ``name:`` of a probe file's header, or None when the header cannot be read: enough to
+    choose a probe by name without parsing its query.
+
+    >>> header_name("# name: a/b\\n# task: [\\nSELECT ?x {}"), header_name("SELECT ?x {}")
+    (None, None)
+    >>> header_name("# name: a/b\\n# task: records\\nSELECT ?x {}")
+    'a/b'
+    """
+    try:
+        raw = parse_yaml(split_header(text)[0])
+    except HeaderError:
+        return None
+    name = raw.get("name") if isinstance(raw, dict) else None
+    return name if isinstance(name, str) else None
+
+
 def discover(extra_dirs: list[Path] | None = None, patterns: list[str] | None = None,
-             include_default: bool = True) -> list[Probe]:
+             include_default: bool = True,
+             problems: list[ProbeFileError] | None = None) -> list[Probe]:
     """All probe files (``*.rq``) under ``queries/`` and the extra folders (except folders named
     ``derived``, which hold kg.derived's CONSTRUCT files), optionally filtered by
-    name patterns (``fnmatch``: ``starter/*``). Duplicate names are an error naming both files."""
+    name patterns (``fnmatch``: ``starter/*``). Duplicate names are an error naming both files.
+
+    With patterns, a file is chosen by the ``name:`` of its header before its query is parsed,
+    so a broken file that is not asked for does not stop the others (one whose name cannot be
+    read is skipped, and named when no probe matches). Without patterns a bad file is an error,
+    unless ``problems`` is given: then its error is appended there and the others are returned
+    (``--list``)."""
     dirs = (default_query_dirs() if include_default else []) + list(extra_dirs or [])
     dirs += [d for d in config.extra_query_dirs()  # KGPROBE_QUERIES, each folder once
              if d.resolve() not in {x.resolve() for x in dirs}]
     probes: dict[str, Probe] = {}
+    skipped: list[ProbeFileError] = []
+    seen: set[str] = set()  # header names of every file read, for "known probes"
+
+    def wanted(name: str) -> bool:
+        return not patterns or any(fnmatch.fnmatch(name, pat) for pat in patterns)
+
     for d in dirs:
         if not d.is_dir():
             raise ProbeFileError(d, None, "probe folder does not exist")
         for path in sorted(d.rglob("*.rq")):
             if "derived" in path.relative_to(d).parts[:-1]:
                 continue  # queries/derived: CONSTRUCT files of kg.derived, not probes
-            probe = load_probe(path)
+            try:
+                try:
+                    text = read_text(path)
+                except TextFileError as e:
+                    raise ProbeFileError(path, e.line, e.message) from None
+                name = header_name(text)
+                seen.update([name] if name else [])
+                if patterns and (name is None or not wanted(name)):
+                    if name is None:
+                        parse_probe(text, path)  # raises the reason it has no name
+                    continue
+                probe = parse_probe(text, path)
+            except ProbeFileError as e:
+                if problems is not None:
+                    problems.append(e)
+                elif patterns:
+                    skipped.append(e)
+                else:
+                    raise
+                continue
             other = probes.get(probe.spec.name)
             if other is not None:
                 raise ProbeFileError(path, probe.header_lines.get("name"),
                                      f"probe name {probe.spec.name!r} is already used by "
                                      f"{other.path}; names must be unique")
             probes[probe.spec.name] = probe
-    chosen = list(probes.values())
-    if patterns:
-        chosen = [p for p in chosen if any(fnmatch.fnmatch(p.spec.name, pat) for pat in patterns)]
-        if not chosen:
-            names = ", ".join(sorted(probes)) or "(none found)"
-            raise ProbeFileError(", ".join(map(str, dirs)), None,
-                                 f"no probe matches {' '.join(patterns)}; known probes: {names}. "
-                                 "A probe in a folder of your own needs --queries DIR on every "
-                                 "command that reads it (export, run, ...), or set "
-                                 "KGPROBE_QUERIES=DIR once")
+    chosen = [p for p in probes.values() if wanted(p.spec.name)]
+    if patterns and not chosen:
+        names = ", ".join(sorted(seen)) or "(none found)"
+        unread = "".join(f"; {e} (this file could not be read)" for e in skipped[:3])
+        raise ProbeFileError(", ".join(map(str, dirs)), None,
+                             f"no probe matches {' '.join(patterns)}; known probes: {names}. "
+                             "A probe in a folder of your own needs --queries DIR on every "
+                             "command that reads it (export, run, ...), or set "
+                             f"KGPROBE_QUERIES=DIR once{unread}")
     return chosen

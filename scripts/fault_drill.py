@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 import types
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,7 @@ from fault_drill_kit import (
 )
 
 import kg.build
+import kg.derived
 from kg.manifest import Source
 from kg.store import LocalStore, RemoteStore
 from probes.export import QueryLimits, export, instances_for
@@ -698,6 +700,161 @@ def no_silent_numbers(d: Drill) -> None:
              reason_dirs)
 
 
+# --- issue 21, point 2: probe files and derived files never act --------------------------------
+
+def probe_files_act(d: Drill) -> None:
+    """Issue 21 point 2: SERVICE spellings, RAND after a CR, large syntax errors, files that are
+    not regular, YAML headers, one bad file among others, derived graphs, FROM."""
+    service_spellings(d)
+    odd_files(d)
+    yaml_headers(d)
+    derived_graphs(d)
+    from_clause(d)
+
+
+def _listing(q: Path, srv: dict[str, Any]) -> Callable[[], tuple[str, str]]:
+    def call() -> tuple[str, str]:
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            code = export_main(["--queries", str(q), "--only-extra", "--list"])
+        time.sleep(0.2)
+        first = (err.getvalue().strip().splitlines() or ["(no message)"])[0]
+        return f"exit {code}", f"{first} — requests the server received: {len(srv['bodies'])}"
+    return call
+
+
+def service_spellings(d: Drill) -> None:
+    with server("silent") as srv:
+        service = f"SERVICE <{srv['url']}> {{ ?x ?p 'v' }}"
+        prefix = "PREFIX ex: <http://e.org/>\n"
+        base, last = srv["url"].rsplit("/", 1)
+        for what, body in (
+                ("`ex:a\\#` before it", f"{prefix}SELECT ?x WHERE {{ ?x ex:a\\# ?o . {service} }}"),
+                ("`ex:it\\'s` before it", f"{prefix}SELECT ?x WHERE {{ ?x ex:it\\'s ?o . "
+                 f"{service} }}"),
+                ("its IRI a prefixed name `e·x:...`", f"PREFIX e\u00b7x: <{base}/>\nSELECT ?x "
+                 f"WHERE {{ SERVICE e\u00b7x:{last} {{ ?x ?p ?o }} }}"),
+                ("CR-only line ends", f"SELECT ?x WHERE {{ # comment\r {service}\r}}")):
+            f = d.folder()
+            q = probe_dir(f, RECORDS + body + "\n")
+            d.record("21.2", f"`--list`, SERVICE to a silent server, {what}", _listing(q, srv))
+            res = f / "r.duckdb"
+            d.record("21.2", f"export of that probe ({what})", lambda q=q, res=res:
+                     export_cli(q, res), results_counts(res))
+    d.record("21.2", "`ORDER BY RAND()` after a comment ended by a CR", lambda: parse_probe(
+        RECORDS + "SELECT ?x WHERE { ?x ?p ?o } # sample\rORDER BY RAND()\n", "p.rq"))
+    rows = " ".join(f'("w{i}" "x{i}")' for i in range(13_000))
+    big = RECORDS + f"SELECT ?a ?b WHERE {{\n VALUES (?a ?b) {{\n{rows}\n}}\n ?a ?p ?b\n"
+    d.record("21.2", f"one syntax error (a missing `}}`) in a {len(big) / 1e6:.2f} MB query",
+             lambda: parse_probe(big, "p.rq"))
+
+
+def odd_files(d: Drill) -> None:
+    f = d.folder()
+    q = probe_dir(f, RECORDS + 'SELECT ?x WHERE { VALUES ?x { "a" } }\n')
+    (q / "huge.rq").write_text(RECORDS.replace("d/x", "d/huge") + "SELECT ?x WHERE { }\n"
+                               + "# padding\n" * 1_000_000)
+    d.record("21.2", "10 MB probe file", lambda: load_probe(q / "huge.rq"))
+    (q / "huge.rq").unlink()
+    os.mkfifo(q / "fifo.rq")
+    d.record("21.2", "a FIFO named `fifo.rq` in the probe folder, `--list`",
+             lambda: export_main(["--queries", str(q), "--only-extra", "--list"]))
+    (q / "fifo.rq").unlink()
+    (q / "zero.rq").symlink_to("/dev/zero")
+    d.record("21.2", "`zero.rq`, a link to /dev/zero, `--list`",
+             lambda: export_main(["--queries", str(q), "--only-extra", "--list"]))
+    (q / "zero.rq").unlink()
+    (q / "bad.rq").write_text(RECORDS.replace("d/x", "d/bad") + "SELECT ?x WHERE { ?x\n")
+    res = f / "r.duckdb"
+    d.record("21.2", "export `-p d/x` beside a broken `bad.rq`",
+             lambda: export_cli(q, res, "-p", "d/x"), results_counts(res))
+
+
+def yaml_headers(d: Drill) -> None:
+    lines = ['# builder_params: {a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"],']
+    prev = ["a", *(f"l{i}" for i in range(9))]
+    lines += [f"#   l{i}: &l{i} [{', '.join([f'*{prev[i]}'] * 9)}]" + ("," if i < 8 else "}")
+              for i in range(9)]
+    body = "SELECT ?x WHERE { }\n"
+    for what, header in (("a 9-level alias bomb in `builder_params`", "\n".join(lines) + "\n"),
+                         ("a recursive alias `&x [*x]`", "# builder_params: &x [*x]\n"),
+                         ("50,000-deep nesting in `params`",
+                          "# params: " + "[" * 50_000 + "]" * 50_000 + "\n"),
+                         ("`name:` given twice", "# name: d/y\n")):
+        d.record("21.2", f"YAML header with {what}",
+                 lambda h=header: parse_probe(RECORDS + h + body, "p.rq"))
+    f = d.folder()
+    (f / "bom.rq").write_bytes(b"\xef\xbb\xbf" + (RECORDS + body).encode())
+    d.record("21.2", "probe file starting with a byte-order mark",
+             lambda: load_probe(f / "bom.rq"))
+
+
+def derived_graphs(d: Drill) -> None:
+    f = d.folder()
+    path, folder = f / "store", f / "derived"
+    folder.mkdir()
+    store = ox.Store(str(path))
+    store.extend(ox.Quad(ox.NamedNode(f"http://e.org/s{i}"), ox.NamedNode("http://e.org/p"),
+                         ox.Literal(i), ox.NamedNode("https://w3id.org/kgprobe/graph/src"))
+                 for i in range(1000))
+    store.flush()
+    del store
+    copy = folder / "copy.rq"
+    copy.write_text("CONSTRUCT { ?s ?p ?o } WHERE { GRAPH <https://w3id.org/kgprobe/graph/src> "
+                    "{ ?s ?p ?o } }\n")
+    derive = ["--store", str(path), "--folder", str(folder)]
+    d.record("21.2", "`kg.derived` (1,000 source quads, derived graph `copy`)",
+             lambda: kg.derived.main(derive), quad_count(path))
+    copy.write_text("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p\n")
+    d.record("21.2", "`kg.derived` with a syntax-broken CONSTRUCT",
+             lambda: kg.derived.main(derive), quad_count(path))
+    copy.write_text("CONSTRUCT { ?a ?p ?c } WHERE { ?a ?p ?b . ?c ?q ?d }\n")
+    d.record("21.2", "`kg.derived` with an exploding CONSTRUCT (10^6 triples), `--max-rows "
+             "100000`", lambda: kg.derived.main([*derive, "--max-rows", "100000"]),
+             quad_count(path))
+    copy.write_text("CONSTRUCT { ?a ?b ?c } WHERE { ?a ?p ?x . ?b ?q ?y . ?c ?r ?z }\n")
+    d.record("21.2", "`kg.derived` with a CONSTRUCT of 10^9 solutions, `--query-timeout 2`",
+             lambda: kg.derived.main([*derive, "--query-timeout", "2"]), quad_count(path))
+    with server("record") as srv:
+        copy.write_text(f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{\n SERVICE <{srv['url']}> "
+                        "{ ?s ?p ?o }\n}\n")
+
+        def service() -> tuple[str, str]:
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err):
+                code = kg.derived.main(derive)
+            time.sleep(0.2)
+            return f"exit {code}", (f"{err.getvalue().strip()} — requests the server "
+                                    f"received: {len(srv['bodies'])}")
+        d.record("21.2", "`kg.derived` with SERVICE in a derived file", service,
+                 quad_count(path))
+    typo = f / "stroe"
+
+    def mistyped() -> tuple[str, str]:
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            code = kg.derived.main(["--store", str(typo), "--folder", str(folder)])
+        return f"exit {code}", f"{err.getvalue().strip()} — folder created: {typo.exists()}"
+    d.record("21.2", "`kg.derived --store` with a mistyped path", mistyped)
+
+
+def from_clause(d: Drill) -> None:
+    store = LocalStore.in_memory()
+    for g, n in (("pizza", 2), ("wordnet", 5)):
+        store.oxigraph.extend(ox.Quad(ox.NamedNode(f"http://e.org/{g}{i}"),
+                                      ox.NamedNode("http://e.org/p"), ox.Literal(i),
+                                      ox.NamedNode(f"https://w3id.org/kgprobe/graph/{g}"))
+                              for i in range(n))
+    for target in ("pizza", "nothing"):
+        probe = parse_probe(RECORDS + "SELECT (COUNT(*) AS ?n) FROM <https://w3id.org/kgprobe/"
+                            f"graph/{target}> WHERE {{ ?s ?p ?o }}\n", "p.rq")
+
+        def count(probe: Any = probe) -> tuple[str, str]:
+            n = instances_for(probe, store)["fields"][0]
+            return "ok", f"counted {n} (the store holds 7 quads, graph pizza 2)"
+        d.record("21.2", f"`FROM <.../graph/{target}>` against the embedded store", count)
+
+
 # --- the table ----------------------------------------------------------------------------------
 
 def markdown(rows: list[Outcome]) -> str:
@@ -732,6 +889,7 @@ def main(argv: list[str] | None = None) -> int:
         metric_files(drill)
         truthful_errors(drill)
         no_silent_numbers(drill)
+        probe_files_act(drill)
     table = markdown(drill.rows)
     stamp = (f"Generated by `PYTHONPATH=$PWD python scripts/fault_drill.py` on "
              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} ({len(drill.rows)} cases).")

@@ -1,0 +1,202 @@
+"""Read a SPARQL query without running it: its syntax (Oxigraph) and its algebra (rdflib).
+
+Probe files and derived files are data, so kgprobe decides what a query does from what a parser
+makes of it, never from its words and never by running it:
+
+- :func:`check_syntax` hands the text to Oxigraph's parser, the one that will run the query, and
+  stops before evaluation (pyoxigraph parses first, then refuses the contradictory dataset
+  options this call passes, so nothing is evaluated and no ``SERVICE`` endpoint is called).
+  A syntax error comes back as Oxigraph's ``SyntaxError`` with its line and column.
+- :func:`analyse` parses the text again with rdflib's SPARQL parser and translates it into SPARQL
+  algebra (rdflib.plugins.sparql.algebra); the query form, the projected variables, every
+  ``SERVICE``, every call of ``RAND``/``UUID``/``STRUUID``/``NOW``/``BNODE``, the literals and the
+  ``FROM``/``FROM NAMED`` clauses are read off that tree. A text that Oxigraph reads but rdflib's
+  parser cannot is refused (kgprobe cannot tell what it would do), with the hint to spell the
+  unusual part plainly.
+
+Two differences between the parsers are closed before rdflib reads the text: rdflib turns
+``\\uXXXX`` escapes into characters before parsing (Oxigraph does not), so the grammar is
+called without that step; rdflib ends a ``#`` comment only at a line feed (SPARQL also ends it
+at a carriage return, as Oxigraph does), so carriage returns become line feeds for rdflib.
+
+>>> shape = analyse('SELECT ?a (STR(?a) AS ?b) WHERE { ?a ?p "42" } ORDER BY MD5(CONCAT(?b, "7"))')
+>>> shape.form, shape.variables, shape.services, shape.nondeterministic, sorted(shape.literals)
+('SELECT', ('a', 'b'), (), (), ['42', '7'])
+>>> analyse("SELECT ?x WHERE { SERVICE <http://e.org/q> { ?x ?p ?o } }").services
+('http://e.org/q',)
+>>> analyse("SELECT * WHERE { ?b ?a ?c }").variables  # as Oxigraph orders them
+('a', 'b', 'c')
+>>> analyse("SELECT ?s FROM <http://e.org/g> FROM NAMED <http://e.org/n> { ?s ?p ?o }").dataset
+('http://e.org/g', 'http://e.org/n')
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import pyoxigraph as ox
+
+NONDETERMINISTIC = ("RAND", "UUID", "STRUUID", "NOW", "BNODE")
+"""Built-in functions whose value changes on every run."""
+
+
+class QueryShapeError(ValueError):
+    """A query that rdflib's SPARQL parser cannot read (``line``: where, when known)."""
+
+    def __init__(self, line: int | None, message: str) -> None:
+        self.line = line
+        self.message = message
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class QueryShape:
+    """What a query does, read from its algebra."""
+
+    form: str                        # SELECT, ASK, CONSTRUCT or DESCRIBE
+    variables: tuple[str, ...]       # projected variables (SELECT), in order
+    services: tuple[str, ...]        # SERVICE targets: an IRI, or '?var' for a variable
+    nondeterministic: tuple[str, ...]  # RAND, UUID, ... called anywhere in the query
+    literals: frozenset[str]         # lexical forms of every literal in the query
+    dataset: tuple[str, ...]         # IRIs of FROM and FROM NAMED clauses
+
+
+def check_syntax(text: str) -> None:
+    """Parse ``text`` with Oxigraph without evaluating it; ``SyntaxError`` when it does not parse.
+
+    >>> check_syntax("SELECT ?x WHERE { SERVICE <http://127.0.0.1:9/> { ?x ?p ?o } }")
+    >>> check_syntax("SELECT ?x WHERE { ?x ")
+    Traceback (most recent call last):
+    ...
+    SyntaxError: error at 1:22: expected ...
+    """
+    try:
+        # pyoxigraph parses the query first and only then checks the options: these two
+        # contradict each other, so the call ends before the query is evaluated.
+        ox.Store().query(text, use_default_graph_as_union=True, default_graph=ox.DefaultGraph())
+    except ValueError as e:
+        if "use_default_graph_as_union" not in str(e):
+            raise
+        return
+    raise RuntimeError("pyoxigraph evaluated a query it was asked only to parse; kgprobe "
+                       "relies on its option check (kg.sparql.check_syntax)")
+
+
+@functools.lru_cache(maxsize=512)
+def analyse(text: str) -> QueryShape:
+    """The algebra of ``text`` (a query Oxigraph parses) as a :class:`QueryShape`.
+
+    Raises QueryShapeError when rdflib's parser cannot read it. The parser runs on a thread of
+    its own: pyparsing leaves reference cycles through the frames of the caller's stack, which
+    would keep the caller's objects (an open store) alive until the next garbage collection."""
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            box["shape"] = _analyse(text)
+        except BaseException as e:  # handed to the caller's thread
+            box["error"] = e.with_traceback(None)
+
+    worker = threading.Thread(target=work, name="kgprobe-sparql-analyse", daemon=True)
+    worker.start()
+    worker.join()
+    if "error" in box:
+        error = box.pop("error")
+        try:
+            raise error
+        finally:
+            del error
+    return box["shape"]
+
+
+def _analyse(text: str) -> QueryShape:
+    from pyparsing import ParseBaseException
+    from rdflib.plugins.sparql.algebra import translateQuery
+    from rdflib.plugins.sparql.parser import Query
+
+    terms = logging.getLogger("rdflib.term")  # "... does not look like a valid URI": noise
+    quiet, terms.disabled = terms.disabled, True
+    try:
+        parsed = Query.parse_string(text.replace("\r", "\n"), parse_all=True)
+        star = parsed[1].name == "SelectQuery" and "projection" not in parsed[1]
+        query = translateQuery(parsed)
+    except ParseBaseException as e:
+        raise QueryShapeError(e.lineno, f"kgprobe's SPARQL checker (rdflib) cannot read the "
+                              f"query ({e.msg} at column {e.col}), so it cannot tell what the "
+                              "query does; spell that part plainly (a full <IRI> instead of a "
+                              "prefixed name with backslash escapes)") from e
+    except RecursionError as e:
+        raise QueryShapeError(None, "the query is nested too deeply to be checked; flatten "
+                              "its groups or expressions") from e
+    except Exception as e:  # rdflib's translation raises plain exceptions on odd queries
+        raise QueryShapeError(None, f"kgprobe's SPARQL checker (rdflib) cannot translate the "
+                              f"query ({type(e).__name__}: {e}); simplify it") from e
+    finally:
+        terms.disabled = quiet
+    return _shape(query.algebra, star)
+
+
+def _shape(algebra: Any, star: bool) -> QueryShape:
+    from rdflib.plugins.sparql.parserutils import CompValue
+    from rdflib.term import Literal, Variable
+
+    form = str(getattr(algebra, "name", "")).removesuffix("Query").upper()
+    services: list[str] = []
+    calls: list[str] = []
+    literals: set[str] = set()
+    stack: list[object] = [algebra]
+    seen: set[int] = set()
+    while stack:  # iterative: a deeply nested query does not exhaust the Python stack
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, Literal):
+            literals.add(str(node))
+        elif isinstance(node, CompValue):
+            name = node.name
+            if name == "ServiceGraphPattern":
+                term = dict.get(node, "term")  # CompValue.get answers a missing key with the key
+                services.append(f"?{term}" if isinstance(term, Variable) else str(term))
+            elif name.startswith("Builtin_") and name[8:] in NONDETERMINISTIC:
+                calls.append(name[8:])
+            stack.extend(node.values())
+        elif isinstance(node, dict):
+            stack.extend(node.values())
+        elif isinstance(node, list | tuple | set | frozenset):
+            stack.extend(node)
+    variables = [str(v) for v in (dict.get(algebra, "PV") or [])] if form == "SELECT" else []
+    if star:  # SELECT *: Oxigraph orders the variables by name; rdflib's order is a set's
+        variables.sort()
+    dataset: list[str] = []
+    for clause in dict.get(algebra, "datasetClause") or []:
+        for key in ("default", "named"):
+            iri = dict.get(clause, key)
+            if iri is not None:
+                dataset.append(str(iri))
+    return QueryShape(form=form, variables=tuple(variables),
+                      services=tuple(dict.fromkeys(services)),
+                      nondeterministic=tuple(dict.fromkeys(calls)),
+                      literals=frozenset(literals), dataset=tuple(dataset))
+
+
+_SKIP = re.compile(r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:\\.|[^"\\\r\n])*"|'
+                   r"'(?:\\.|[^'\\\r\n])*'|<[^<>\s]*>|#[^\r\n]*")
+
+
+def keyword_line(text: str, word: str) -> int | None:
+    """The line of the first ``word`` (any case) outside comments, strings and IRIs of
+    ``text``: where an error about a clause the algebra holds points (the algebra keeps no
+    positions). Only a pointer for a message, never a decision. None when not found.
+
+    >>> keyword_line("# rand\\rSELECT ?x\\rWHERE { ?x ?p 'rand' } ORDER BY rand()", "RAND")
+    3
+    """
+    blank = _SKIP.sub(lambda m: re.sub(r"[^\r\n]", " ", m.group(0)), text)
+    m = re.search(rf"(?<![\w?$:]){re.escape(word)}(?![\w:])", blank, re.IGNORECASE)
+    return len(re.split(r"\r\n|\r|\n", text[:m.start()])) if m else None
