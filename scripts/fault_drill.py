@@ -861,10 +861,12 @@ def markdown(rows: list[Outcome]) -> str:
     def cell(text: str) -> str:
         return text.replace("|", "\\|").replace("\n", " ")
 
-    lines = ["| # | input | outcome | message (first line) | rows before | rows after |",
-             "|---|---|---|---|---|---|"]
+    lines = ["| # | input | outcome | message (first line) | rows before | rows after | "
+             "files left | connections |",
+             "|---|---|---|---|---|---|---|---|"]
     lines += [f"| {r.point} | {cell(r.case)} | {cell(r.outcome)} | {cell(r.message)} | "
-              f"{cell(r.before)} | {cell(r.after)} |" for r in rows]
+              f"{cell(r.before)} | {cell(r.after)} | {cell(r.files_left)} | "
+              f"{cell(r.connections)} |" for r in rows]
     return "\n".join(lines)
 
 

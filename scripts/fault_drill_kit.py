@@ -10,7 +10,9 @@ import http.server
 import io
 import os
 import re
+import socket
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -127,6 +129,38 @@ class Outcome:
     message: str
     before: str
     after: str
+    files_left: str = "none"
+    connections: str = "none"
+
+
+LEFTOVERS = ("*.tmp", "*.wal", "*.partial", "kgprobe-reason-*", "*staging*")
+
+
+@contextlib.contextmanager
+def counted_connections() -> Iterator[list[Any]]:
+    """Every socket connection this process opens while the block runs (Python sockets: urllib,
+    SPARQLWrapper, http.client; a connection made inside DuckDB's or Oxigraph's native code is
+    not seen here, so the SERVICE cases count their server's requests themselves)."""
+    made: list[Any] = []
+    real = socket.socket.connect
+
+    def connect(sock: socket.socket, address: Any) -> Any:
+        made.append(address)
+        return real(sock, address)
+
+    socket.socket.connect = connect  # type: ignore[method-assign]
+    try:
+        yield made
+    finally:
+        socket.socket.connect = real  # type: ignore[method-assign]
+
+
+def describe_connections(made: list[Any]) -> str:
+    """``none``, or the count and the hosts (only 127.0.0.1 may appear)."""
+    if not made:
+        return "none"
+    hosts = sorted({str(a[0]) if isinstance(a, tuple) else str(a) for a in made})
+    return f"{len(made)} to {', '.join(hosts)}"
 
 
 class Drill:
@@ -149,14 +183,24 @@ class Drill:
         text = re.sub(r"process \d+", "process PID", text)
         return text.removeprefix("error: ")
 
+    def leftovers(self) -> set[str]:
+        """Temporary files a command may leave behind: staged ``*.tmp`` files, write-ahead logs,
+        reasoner and staging folders, here and in the system's temporary folder."""
+        found = {str(p) for pattern in LEFTOVERS for p in self.tmp.rglob(pattern)}
+        system = Path(tempfile.gettempdir())
+        found |= {str(p) for p in system.glob("kgprobe-*") if not str(self.tmp).startswith(str(p))}
+        return found
+
     def record(self, point: str, case: str, call: Callable[[], Any],
                count: Callable[[], str] = lambda: "–") -> None:
         """Run ``call`` (a CLI main or a function), catch its stderr and exception."""
         before = count()
+        left_before = self.leftovers()
         err = io.StringIO()
         t0 = time.monotonic()
         try:
-            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()), \
+                    counted_connections() as connections:
                 result = call()
             if isinstance(result, tuple):  # (outcome, message) from a case of its own
                 outcome, message = result
@@ -165,8 +209,11 @@ class Drill:
         except Exception as e:
             outcome, message = type(e).__name__, str(e)
         seconds = time.monotonic() - t0
+        left = sorted(self.leftovers() - left_before)
         self.rows.append(Outcome(point, case, f"{outcome} ({seconds:.1f} s)",
-                                 self.clean(message), before, count()))
+                                 self.clean(message), before, count(),
+                                 ", ".join(self.clean(x) for x in left) or "none",
+                                 describe_connections(connections)))
         print(f"{point:4} {case[:60]:60} {outcome}", file=sys.stderr)
 
 
