@@ -57,13 +57,17 @@ def bar_chart(points: Sequence[tuple[str, str, float | None]], title: str, path:
               ylabel: str = "value",
               errors: Mapping[tuple[str, str], tuple[float, float]] | None = None,
               baselines: Mapping[str, float] | None = None,
-              baseline_label: str = "baseline", max_groups: int = MAX_GROUPS) -> Path:
+              baseline_label: str = "baseline", max_groups: int = MAX_GROUPS,
+              ceilings: Mapping[str, float] | None = None,
+              ceiling_label: str = "shortcut ceiling") -> Path:
     """A grouped bar chart: one group per x label (probe/split), one bar per series (model),
     the series named in a legend.
 
     ``points`` are ``(series, x label, value)``; missing values leave a gap. ``errors`` maps
     ``(series, x label)`` to an interval drawn as an error bar; ``baselines`` maps an x label
-    to a value drawn as a black tick across its group (named ``baseline_label`` in the legend).
+    to a value drawn as a black tick across its group (named ``baseline_label`` in the legend);
+    ``ceilings`` likewise, a second dashed tick in red (``ceiling_label``: the shortcut
+    ceiling).
     The y axis starts at 0 when no value is negative (and ends at 1 for shares); more than
     ``max_groups`` groups are wrapped into panels stacked below each other.
     """
@@ -72,10 +76,12 @@ def bar_chart(points: Sequence[tuple[str, str, float | None]], title: str, path:
     values = {(s, x): v for s, x, v in points}
     errors = errors or {}
     baselines = baselines or {}
+    ceilings = ceilings or {}
     width = 0.8 / max(1, len(series))
     chunks = [labels[i:i + max_groups] for i in range(0, len(labels), max_groups)] or [[]]
     per_panel = max(len(c) for c in chunks)
-    finite = [v for v in values.values() if v is not None] + list(baselines.values()) + [
+    finite = [v for v in values.values() if v is not None] + list(baselines.values()) + list(
+        ceilings.values()) + [
         b for lo_hi in errors.values() for b in lo_hi]
     with _figure(path, nrows=len(chunks), squeeze=False,
                  figsize=(max(4.5, 1.6 + 0.9 * per_panel * max(1, len(series)) ** 0.5),
@@ -91,12 +97,14 @@ def bar_chart(points: Sequence[tuple[str, str, float | None]], title: str, path:
                 ax.bar([x for x, _, _ in shown], [y for _, y, _ in shown], width=width,
                        label=s, yerr=yerr if any(e for _, _, e in shown) else None,
                        capsize=2, error_kw={"elinewidth": 0.8, "ecolor": "0.25"})
-            for j, lab in enumerate(chunk):
-                if lab in baselines:
-                    ax.hlines(baselines[lab], j - 0.45, j + 0.45, colors="black",
-                              linestyles="--", linewidth=1.2,
-                              label=baseline_label if j == min(
-                                  k for k, x in enumerate(chunk) if x in baselines) else None)
+            for ticks, colour, name in ((baselines, "black", baseline_label),
+                                        (ceilings, "tab:red", ceiling_label)):
+                for j, lab in enumerate(chunk):
+                    if lab in ticks:
+                        ax.hlines(ticks[lab], j - 0.45, j + 0.45, colors=colour,
+                                  linestyles="--", linewidth=1.2,
+                                  label=name if j == min(
+                                      k for k, x in enumerate(chunk) if x in ticks) else None)
             ax.set_xticks(range(len(chunk)))
             ax.set_xticklabels(chunk, rotation=30 if len(chunk) > 3 else 0, ha="right"
                                if len(chunk) > 3 else "center", fontsize=8)
@@ -105,7 +113,7 @@ def bar_chart(points: Sequence[tuple[str, str, float | None]], title: str, path:
             if finite and min(finite) >= 0:
                 ax.set_ylim(0, 1 if max(finite) <= 1 else max(finite) * 1.08)
             ax.grid(axis="y", alpha=0.3)
-            if series or baselines:  # one series is still named (which model is this?)
+            if series or baselines or ceilings:  # one series is still named (which model is this?)
                 ax.legend(fontsize=7, frameon=False, loc="upper left",
                           bbox_to_anchor=(1.0, 1.0))
         axes[0, 0].set_title(title)
@@ -114,9 +122,13 @@ def bar_chart(points: Sequence[tuple[str, str, float | None]], title: str, path:
 
 def line_chart(series: Mapping[str, Sequence[tuple[float, float, float | None]]], title: str,
                path: Path, xlabel: str = "x", ylabel: str = "value",
-               baselines: dict[str, float] | None = None) -> Path:
+               baselines: dict[str, float] | None = None,
+               series_baselines: Mapping[str, float] | None = None,
+               series_baseline_label: str = "baseline") -> Path:
     """One line per series through ``(x, y, error)`` points; ``error`` draws a ± bar (None:
-    none); ``baselines`` are dashed horizontal lines (name -> y). The x values present are
+    none); ``baselines`` are dashed horizontal lines (name -> y); ``series_baselines`` a
+    dashed line per series (series name -> y) in that series' colour, named
+    ``"<series>: <series_baseline_label>"``. The x values present are
     spaced evenly and labelled (K = 0, 4, 8, ... reads better so than on a linear or
     logarithmic axis)."""
     xs = sorted({x for points in series.values() for x, _, _ in points})
@@ -124,8 +136,13 @@ def line_chart(series: Mapping[str, Sequence[tuple[float, float, float | None]]]
     with _figure(path, figsize=(max(4.0, 1.5 + 0.8 * len(xs)), 3.6)) as (_fig, ax):
         for name, points in series.items():
             pts = sorted(points)
-            ax.errorbar([where[x] for x, _, _ in pts], [y for _, y, _ in pts],
-                        yerr=[e or 0.0 for _, _, e in pts], marker="o", capsize=3, label=name)
+            drawn = ax.errorbar([where[x] for x, _, _ in pts], [y for _, y, _ in pts],
+                                yerr=[e or 0.0 for _, _, e in pts], marker="o", capsize=3,
+                                label=name)
+            if name in (series_baselines or {}):
+                ax.axhline((series_baselines or {})[name], linestyle="--", linewidth=1,
+                           color=drawn.lines[0].get_color(),
+                           label=f"{name}: {series_baseline_label}")
         for name, y in (baselines or {}).items():
             ax.axhline(y, linestyle="--", linewidth=1, color="grey", label=name)
         ax.set_xticks(range(len(xs)))
@@ -134,7 +151,7 @@ def line_chart(series: Mapping[str, Sequence[tuple[float, float, float | None]]]
         ax.set_ylabel(ylabel)
         ax.set_title(title)
         ys = [y for points in series.values() for _, y, _ in points] + list(
-            (baselines or {}).values())
+            (baselines or {}).values()) + list((series_baselines or {}).values())
         if ys and min(ys) >= 0 and max(ys) <= 1:
             ax.set_ylim(0, 1)
         ax.grid(alpha=0.3)

@@ -11,8 +11,10 @@ call did not are removed).
 The generic report runs every metric file (eval/metrics/*.sql, see eval.sqlfile, plus the
 folders of ``--metrics``) over the results DuckDB file, prints markdown tables (one per grain:
 model x probe x split for the first metrics, one column per metric, a 95 % bootstrap interval
-beside every accuracy-like metric and the chance baseline ``chance_accuracy`` beside choice and
-binary accuracy), and writes ``report.md`` and one PNG bar chart per metric.
+beside every accuracy-like metric, the chance baseline ``chance_accuracy`` and the shortcut
+ceiling ``shortcut_ceiling`` (the best model-free rule, docs/shortcuts.md) beside choice and
+binary accuracy), and writes ``report.md`` and one PNG bar chart per metric (chance and the
+ceiling as two dashed ticks).
 
 >>> from probes.results import connect
 >>> con = connect(":memory:")
@@ -168,6 +170,11 @@ def report_command(results: Path | None, name: str, argv: Sequence[str] | None,
     return 0
 
 
+#: The shortcut metrics (docs/shortcuts.md): they need a train split, and are left out of the
+#: tables (named under "Skipped") where no probe has one.
+SHORTCUT_METRICS = frozenset({"shortcut_panel", "shortcut_ceiling"})
+
+
 def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | None = None,
                  probes: Sequence[str] | None = None, models: Sequence[str] | None = None
                  ) -> Report:
@@ -191,6 +198,9 @@ def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | Non
             report.skipped.append(f"{metric.name} (no {'/'.join(metric.tasks)} runs)")
             continue
         cols, rows = run_metric(con, metric)
+        if not rows and metric.name in SHORTCUT_METRICS:
+            report.skipped.append(f"{metric.name} (no probe with a train split)")
+            continue
         out = []
         for row in rows:
             d = dict(zip(cols, row, strict=True))
@@ -262,6 +272,9 @@ SHARE_METRICS = frozenset({"binary_accuracy", "choice_accuracy", "relatum_precis
                            "relatum_hits_at_10"})
 #: The baseline metric of a metric, drawn beside it (same grain, same rows).
 BASELINE_OF = {"choice_accuracy": "chance_accuracy", "binary_accuracy": "chance_accuracy"}
+#: The shortcut ceiling of a metric (eval/metrics/shortcut_ceiling.sql), a second tick.
+CEILING_OF = {"choice_accuracy": "shortcut_ceiling", "binary_accuracy": "shortcut_ceiling",
+              "relatum_precision_at_1": "shortcut_ceiling"}
 
 
 def interval(metric: str, row: dict[str, Any]) -> tuple[float, float] | None:
@@ -363,16 +376,24 @@ def plots(report: Report, out: Path) -> list[Path]:
         errors = {(series(row), group(row)): ci for row in r.rows
                   if (ci := interval(r.metric.name, row)) is not None}
         base = by_name.get(BASELINE_OF.get(r.metric.name, ""))
-        per_group: dict[str, set[float]] = {}
-        for row in base.rows if base else []:
-            if row["value"] is not None:
-                per_group.setdefault(group(row), set()).add(round(float(row["value"]), 9))
-        # one tick per group, where its runs share one baseline (else the table tells them)
-        baselines = {g: next(iter(v)) for g, v in per_group.items() if len(v) == 1}
+        ceiling = by_name.get(CEILING_OF.get(r.metric.name, ""))
         paths.append(bar_chart(points, r.metric.name, out / f"{r.metric.name}.png",
-                               ylabel=r.metric.name, errors=errors, baselines=baselines,
-                               baseline_label=base.metric.name if base else "baseline"))
+                               ylabel=r.metric.name, errors=errors,
+                               baselines=_ticks(base, group),
+                               baseline_label=base.metric.name if base else "baseline",
+                               ceilings=_ticks(ceiling, group)))
     return paths
+
+
+def _ticks(base: MetricResult | None, group: Callable[[dict[str, Any]], str]
+           ) -> dict[str, float]:
+    """One tick per group, where its runs share one value of ``base`` (else the table tells
+    them apart)."""
+    per_group: dict[str, set[float]] = {}
+    for row in base.rows if base else []:
+        if row["value"] is not None:
+            per_group.setdefault(group(row), set()).add(round(float(row["value"]), 9))
+    return {g: next(iter(v)) for g, v in per_group.items() if len(v) == 1}
 
 
 def render_markdown(report: Report, images: list[Path], results_path: str) -> str:
@@ -389,7 +410,10 @@ def render_markdown(report: Report, images: list[Path], results_path: str) -> st
                   "(1,000 seeded resamples). chance_accuracy: the chance baseline over the "
                   "same instances (multiple choice: a uniformly random pick; binary: the "
                   "majority class); for the relatum metrics chance is about 0 (a word drawn "
-                  "from the vocabulary).", ""]
+                  "from the vocabulary). shortcut_ceiling: the best model-free rule of the "
+                  "shortcut panel (shortcut_panel; fitted on train only, docs/shortcuts.md) on "
+                  "the same instances; the charts draw it as a red dashed tick beside chance's "
+                  "black one.", ""]
     for _, text in tables(report):
         parts += [text, ""]
     if report.results:
