@@ -66,7 +66,7 @@ def bar_chart(points: Sequence[tuple[str, str, float | None]], title: str, path:
     ``points`` are ``(series, x label, value)``; missing values leave a gap. ``errors`` maps
     ``(series, x label)`` to an interval drawn as an error bar; ``baselines`` maps an x label
     to a value drawn as a black tick across its group (named ``baseline_label`` in the legend);
-    ``ceilings`` likewise, a second dashed tick in red (``ceiling_label``: the shortcut
+    ``ceilings`` likewise, a second dashed tick in orange (``ceiling_label``: the shortcut
     ceiling).
     The y axis starts at 0 when no value is negative (and ends at 1 for shares); more than
     ``max_groups`` groups are wrapped into panels stacked below each other.
@@ -98,7 +98,7 @@ def bar_chart(points: Sequence[tuple[str, str, float | None]], title: str, path:
                        label=s, yerr=yerr if any(e for _, _, e in shown) else None,
                        capsize=2, error_kw={"elinewidth": 0.8, "ecolor": "0.25"})
             for ticks, colour, name in ((baselines, "black", baseline_label),
-                                        (ceilings, "tab:red", ceiling_label)):
+                                        (ceilings, "tab:orange", ceiling_label)):
                 for j, lab in enumerate(chunk):
                     if lab in ticks:
                         ax.hlines(ticks[lab], j - 0.45, j + 0.45, colors=colour,
@@ -228,11 +228,13 @@ Interval = tuple[float, float] | None
 
 def profile_chart(lines: Sequence[tuple[str, float | None, Interval, float | None,
                                       float | None, Interval]],
-                  title: str, path: Path, model: str = "model") -> Path:
+                  title: str, path: Path, model: str = "model",
+                  ceilings: Sequence[float | None] | None = None) -> Path:
     """One horizontal bar per measure, top to bottom in the given order: ``(label, value,
     interval, chance, human, human interval)``; the bar is the model's value (named ``model``
     in the legend, its value written beside it) with its interval as an error bar, chance a
-    black dashed tick and the human value a red diamond with its own interval. The x axis runs
+    black dashed tick, the shortcut ceiling (``ceilings``, one per line or None) an orange
+    dashed tick and the human value a red diamond with its own interval. The x axis runs
     from 0 to 1 (shares); long labels are wrapped; the legend sits above the axes."""
     n = len(lines)
     with _figure(path, figsize=(9.0, 1.6 + 0.42 * n)) as (_fig, ax):
@@ -252,6 +254,11 @@ def profile_chart(lines: Sequence[tuple[str, float | None, Interval, float | Non
         for i, (y, c) in enumerate(chance):
             ax.vlines(c, y - 0.4, y + 0.4, colors="black", linestyles="--", linewidth=1.4,
                       label="chance" if i == 0 else None)
+        tops = [(y, c) for y, c in zip(ys, ceilings or [None] * n, strict=True)
+                if c is not None]
+        for i, (y, c) in enumerate(tops):
+            ax.vlines(c, y - 0.4, y + 0.4, colors="tab:orange", linestyles="--",
+                      linewidth=1.4, label="shortcut ceiling" if i == 0 else None)
         human = [(y, h, hci) for y, (*_, h, hci) in zip(ys, lines, strict=True)
                  if h is not None]
         if human:

@@ -4,13 +4,17 @@
 SQL over the results file only (the metric files of ``eval/profile_sql``, run by the report
 runner of :mod:`eval.report`): per sampled item (a semrel word, an OntoLAMA instance, a COPEN
 instance) its score, then per key measure the mean with a 95 % bootstrap interval over the items
-(:func:`eval.stats.bootstrap_ci`), beside chance and, for the semantic relations, the human
-ceiling on the same words. Writes ``profile.md`` and ``profile.png`` into a folder of their own
-(see :func:`eval.report.report_folder`) and prints the table.
+(:func:`eval.stats.bootstrap_ci`), beside chance, the shortcut ceiling (the best model-free rule
+fitted on train, docs/shortcuts.md; OntoLAMA and COPEN, where the probe has a train split) and,
+for the semantic relations, the human ceiling on the same words. Writes ``profile.md`` and
+``profile.png`` into a folder of their own (see :func:`eval.report.report_folder`) and prints
+the table.
 
 >>> rows = {"profile_ontolama": [
-...     {"model": "m", "probe": "ontolama/pizza-atomic", "value": 1.0, "gold": "1"},
-...     {"model": "m", "probe": "ontolama/pizza-atomic", "value": 0.5, "gold": "0"}]}
+...     {"model": "m", "probe": "ontolama/pizza-atomic", "instance_id": "a", "value": 1.0,
+...      "gold": "1"},
+...     {"model": "m", "probe": "ontolama/pizza-atomic", "instance_id": "b", "value": 0.5,
+...      "gold": "0"}]}
 >>> [(p.measure, p.value, p.chance) for p in profile_lines(rows, "m")]
 [('pizza-atomic: accuracy, zero-shot', 0.75, 0.5)]
 """
@@ -51,6 +55,32 @@ class ProfileLine:
     chance: float | None
     human: float | None = None
     human_ci: tuple[float, float] | None = None
+    ceiling: float | None = None
+
+
+Items = list[tuple[str, str, str]]
+"""(probe, split, instance_id) of a profile line's items."""
+
+
+def shortcut_ceiling(rows: list[dict[str, Any]], items: Items) -> float | None:
+    """The best rule's mean over ``items`` (rows of ``profile_shortcuts``: one per item and
+    rule); None when no rule covers every item (no train split).
+
+    >>> r = [{"probe": "p", "split": "test", "instance_id": i, "rule": rule, "value": v}
+    ...      for i, rule, v in (("a", "x", 1.0), ("b", "x", 0.0), ("a", "y", 1.0),
+    ...                         ("b", "y", 1.0), ("a", "z", 1.0))]
+    >>> shortcut_ceiling(r, [("p", "test", "a"), ("p", "test", "b")])
+    1.0
+    >>> shortcut_ceiling(r, [("p", "test", "c")]) is None
+    True
+    """
+    wanted = set(items)
+    by_rule: dict[str, list[float]] = {}
+    for r in rows:
+        if (r["probe"], r["split"], r["instance_id"]) in wanted:
+            by_rule.setdefault(r["rule"], []).append(float(r["value"]))
+    means = [sum(v) / len(v) for v in by_rule.values() if len(v) == len(wanted)]
+    return max(means) if means and wanted else None
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -58,10 +88,10 @@ def _mean(values: Sequence[float]) -> float | None:
 
 
 def _line(benchmark: str, measure: str, values: Sequence[float], chance: float | None,
-          human: Sequence[float] | None = None) -> ProfileLine:
+          human: Sequence[float] | None = None, ceiling: float | None = None) -> ProfileLine:
     return ProfileLine(benchmark, measure, len(values), _mean(values), bootstrap_ci(values),
                        chance, _mean(human) if human else None,
-                       bootstrap_ci(human) if human else None)
+                       bootstrap_ci(human) if human else None, ceiling)
 
 
 def _semrel(rows: list[dict[str, Any]], model: str) -> list[ProfileLine]:
@@ -79,24 +109,30 @@ def _semrel(rows: list[dict[str, Any]], model: str) -> list[ProfileLine]:
     return out
 
 
-def _ontolama(rows: list[dict[str, Any]], model: str) -> list[ProfileLine]:
+def _ontolama(rows: list[dict[str, Any]], model: str,
+              shortcuts: list[dict[str, Any]]) -> list[ProfileLine]:
     out = []
     for probe in sorted({r["probe"] for r in rows if r["model"] == model}):
         mine = [r for r in rows if r["model"] == model and r["probe"] == probe]
         golds = [str(r["gold"]) for r in mine]
         majority = max(golds.count(g) for g in set(golds)) / len(golds)
+        items = [(probe, "test", r["instance_id"]) for r in mine]
         out.append(_line("OntoLAMA", f"{probe.removeprefix('ontolama/')}: accuracy, zero-shot",
-                         [float(r["value"]) for r in mine], majority))
+                         [float(r["value"]) for r in mine], majority,
+                         ceiling=shortcut_ceiling(shortcuts, items)))
     return out
 
 
-def _copen(rows: list[dict[str, Any]], model: str) -> list[ProfileLine]:
+def _copen(rows: list[dict[str, Any]], model: str,
+           shortcuts: list[dict[str, Any]]) -> list[ProfileLine]:
     out = []
     for probe, measure in COPEN_TASKS:
         mine = [r for r in rows if r["model"] == model and r["probe"] == probe]
         if mine:
+            items = [(probe, r["split"], r["instance_id"]) for r in mine]
             out.append(_line("COPEN", f"{measure} (accuracy)", [float(r["value"]) for r in mine],
-                             _mean([float(r["chance"]) for r in mine])))
+                             _mean([float(r["chance"]) for r in mine]),
+                             ceiling=shortcut_ceiling(shortcuts, items)))
     return out
 
 
@@ -104,8 +140,9 @@ def profile_lines(rows: Rows, model: str) -> list[ProfileLine]:
     """The profile's measures for ``model`` from the rows of the profile metrics (a benchmark
     without rows for the model has no line)."""
     return (_semrel(rows.get("profile_semrel", []), model)
-            + _ontolama(rows.get("profile_ontolama", []), model)
-            + _copen(rows.get("profile_copen", []), model))
+            + _ontolama(rows.get("profile_ontolama", []), model,
+                        rows.get("profile_shortcuts", []))
+            + _copen(rows.get("profile_copen", []), model, rows.get("profile_shortcuts", [])))
 
 
 def _num(v: float | None) -> str:
@@ -124,13 +161,13 @@ FEW_ITEMS = 10
 def profile_table(lines: Sequence[ProfileLine], model: str) -> str:
     """The profile as one markdown table; intervals over fewer than :data:`FEW_ITEMS` items
     are marked with a dagger."""
-    out = [f"| benchmark | measure | n | {model} | 95% CI | chance | human (95% CI) |",
-           "|---|---|---:|---:|---:|---:|---:|"]
+    out = [f"| benchmark | measure | n | {model} | 95% CI | chance | human (95% CI) | "
+           "shortcut ceiling |", "|---|---|---:|---:|---:|---:|---:|---:|"]
     for p in lines:
         human = "–" if p.human is None else f"{p.human:.3f} ({_ci(p.human_ci)})"
         few = " †" if p.n < FEW_ITEMS else ""
         out.append(f"| {p.benchmark} | {p.measure} | {p.n:,} | {_num(p.value)} | {_ci(p.ci)}{few} "
-                   f"| {_num(p.chance)} | {human} |")
+                   f"| {_num(p.chance)} | {human} | {_num(p.ceiling)} |")
     return "\n".join(out)
 
 
@@ -140,7 +177,9 @@ NOTES = ("n: items (semrel: sampled words; OntoLAMA, COPEN: instances). 95% CI: 
          "instances, COPEN a uniform pick among each instance's candidates. human: Cao et al.'s "
          "annotators on the same words (pooled answers ranked by frequency). †: fewer than "
          f"{FEW_ITEMS} items, so the interval understates the uncertainty (COPEN here: the "
-         "labelled train and dev instances of the released-format sample in the repository).")
+         "labelled train and dev instances of the released-format sample in the repository). "
+         "shortcut ceiling: the best model-free rule fitted on the probe's train split "
+         "(docs/shortcuts.md) on the same items; – where the probe has no train split.")
 
 
 def render_profile(model: str, results: str) -> Render:
@@ -156,7 +195,8 @@ def render_profile(model: str, results: str) -> Render:
         chart = profile_chart(
             [(f"{p.benchmark}: {p.measure}, n = {p.n}", p.value, p.ci, p.chance, p.human,
               p.human_ci) for p in lines],
-            f"What {model} knows (95% intervals)", out / "profile.png", model=model)
+            f"What {model} knows (95% intervals)", out / "profile.png", model=model,
+            ceilings=[p.ceiling for p in lines])
         parts += [profile_table(lines, model), "", NOTES, "", f"![profile]({chart.name})"]
         return Rendered("\n".join(parts), [chart])
 

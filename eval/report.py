@@ -412,8 +412,8 @@ def render_markdown(report: Report, images: list[Path], results_path: str) -> st
                   "majority class); for the relatum metrics chance is about 0 (a word drawn "
                   "from the vocabulary). shortcut_ceiling: the best model-free rule of the "
                   "shortcut panel (shortcut_panel; fitted on train only, docs/shortcuts.md) on "
-                  "the same instances; the charts draw it as a red dashed tick beside chance's "
-                  "black one.", ""]
+                  "the same instances; the charts draw it as an orange dashed tick beside "
+                  "chance's black one.", ""]
     for _, text in tables(report):
         parts += [text, ""]
     if report.results:
