@@ -29,8 +29,15 @@ LABEL = [("train", "1", "red apple", "fruit", "1"), ("train", "2", "green apple"
 CHOICE = [("train", "a", "apple", ["fruit", "tool", "animal"], "fruit"),
           ("train", "b", "hammer", ["tool", "fruit", "animal"], "tool"),
           ("train", "c", "pear", ["fruit", "animal", "vehicle"], "fruit"),
-          ("test", "d", "saw", ["tool", "fruit", "animal"], "tool"),
+          ("test", "d", "saw", ["fruit", "tool", "animal"], "tool"),
           ("test", "e", "dog", ["animal", "fruit", "vehicle"], "animal")]
+# Statements (concept, property, label): the property decides, the concept does not.
+CPJ = [("train", "p1", "dogs", " have cells.", "true"), ("train", "p2", "cats", " have cells.",
+                                                          "true"),
+       ("train", "p3", "cats", " have wheels.", "false"),
+       ("test", "p4", "cars", " have cells.", "false"), ("test", "p5", "birds", " have cells.",
+                                                         "true"),
+       ("test", "p6", "birds", " have wheels.", "false")]
 # Relatum (gold sets).
 RELATUM = [("train", "g1", ["animal", "pet"]), ("train", "g2", ["animal"]),
            ("train", "g3", ["tool"]), ("test", "t1", ["animal"]),
@@ -53,6 +60,8 @@ def con() -> duckdb.DuckDBPyConnection:
     for split, iid, gold in RELATUM:
         _add(c, "t/relatum", split, iid, f"w{iid}", gold)
     _add(c, "t/no-train", "test", "z", "x", ["1"], sub="x", super="y")
+    for split, iid, concept, prop, label in CPJ:
+        _add(c, "t/cpj", split, iid, concept + prop, [label], concept=concept, post=prop)
     return c
 
 
@@ -110,10 +119,12 @@ def test_choice_rules(con: duckdb.DuckDBPyConnection) -> None:
     # (1/2, 0, 1/2) = min (0, 1, 0) = 1/3 -> max (tie); test: d fruit/animal 0, e 1/2 -> 1/4.
     # candidate_characters: fruit 5, tool 4, animal 6, vehicle 7; train max 0, min 2/3 -> min;
     # test: d tool right, e fruit wrong -> 1/2. One-word candidates, no shared words or heads:
-    # every candidate ties -> 1/3.
+    # every candidate ties -> 1/3. candidate_position: the gold is first on all of train -> the
+    # lowest position; test d has tool second (wrong), e animal first (right) -> 1/2.
     assert _panel(con, "t/choice", "test") == pytest.approx({
         "answer_prior": 0.0, "candidate_frequency": 0.25, "candidate_characters": 0.5,
-        "candidate_length": 1 / 3, "shared_words": 1 / 3, "head_word_match": 1 / 3})
+        "candidate_length": 1 / 3, "shared_words": 1 / 3, "head_word_match": 1 / 3,
+        "candidate_position": 0.5})
 
 
 def test_relatum_constant_answers(con: duckdb.DuckDBPyConnection) -> None:
@@ -156,3 +167,31 @@ def test_ceiling_per_run(con: duckdb.DuckDBPyConnection) -> None:
     rows = _rows(con, "shortcut_ceiling")
     assert [(r["run_id"], r["split"], r["value"], r["rule"], r["n"]) for r in rows] == [
         ("r1", "test", 1.0, "frequent_in_split_super", 2)]
+
+
+def test_output_path_results_carry_the_ceiling(con: duckdb.DuckDBPyConnection) -> None:
+    """--output-path's results (probes.outputs.compute_metrics) hold the run's ceiling and the
+    panel of its probe beside its other metrics."""
+    from probes.outputs import compute_metrics
+
+    con.execute("INSERT INTO runs (run_id, model, probe, status, task) VALUES "
+                "('r1', 'm', 't/label', 'done', 'binary')")
+    con.execute("INSERT INTO scores (run_id, probe, split, instance_id, prompt_id, candidate, "
+                "score) VALUES ('r1', 't/label', 'test', '5', 0, '1', -1.0)")
+    rows = compute_metrics(con, run_ids=["r1"]).to_dicts()
+    (ceiling,) = [r for r in rows if r["metric"] == "shortcut_ceiling"]
+    assert (ceiling["run_id"], ceiling["value"], ceiling["n"]) == ("r1", 1.0, 1)
+    panel = {(r["probe"], r["rule"]) for r in rows if r["metric"] == "shortcut_panel"
+             and r["split"] == "test"}
+    assert ("t/label", "lookup_super") in panel
+
+
+def test_statement_rules(con: duckdb.DuckDBPyConnection) -> None:
+    """COPEN CPJ's shape: the concept and the property are sides of their own. Train: true 2,
+    false 1 -> majority "true". lookup_property: "have cells." -> true, "have wheels." -> false:
+    test p4 wrong, p5, p6 right -> 2/3. lookup_concept: dogs -> true, cats 1:1 -> "false"
+    (sort order); test concepts are unseen -> "true": p5 only -> 1/3 (as majority)."""
+    panel = _panel(con, "t/cpj", "test")
+    assert panel["lookup_property"] == pytest.approx(2 / 3)
+    assert panel["lookup_concept"] == pytest.approx(1 / 3)
+    assert panel["majority"] == pytest.approx(1 / 3)

@@ -28,13 +28,16 @@ HAVING bool_or(split = 'train');
 
 -- One row per instance with gold: its label (label probes) and its two sides. The sides are
 -- the premise and hypothesis where the fields name them (sub, super: OntoLAMA), else the
--- target alone; for Complex SI also the complex concept and the named one (complex_side).
+-- target alone; for Complex SI also the complex concept and the named one (complex_side); for
+-- a statement about a concept (COPEN CPJ: fields concept, post) the concept and the property.
 CREATE OR REPLACE TEMP VIEW sc_items AS
 SELECT i.probe, i.split, i.instance_id, k.kind, i.gold, i.candidates, i.target,
        i.gold[1] AS label,
        coalesce(json_extract_string(i.fields, '$.sub'), i.target) AS sub_text,
        json_extract_string(i.fields, '$.super') AS super_text,
-       json_extract_string(i.fields, '$.complex_side') AS complex_side
+       json_extract_string(i.fields, '$.complex_side') AS complex_side,
+       json_extract_string(i.fields, '$.concept') AS concept_text,
+       json_extract_string(i.fields, '$.post') AS property_text
 FROM instances i JOIN sc_kind k USING (probe)
 WHERE len(i.gold) > 0;
 
@@ -58,6 +61,11 @@ FROM (
     SELECT probe, split, instance_id, 'named',
            CASE complex_side WHEN 'premise' THEN super_text ELSE sub_text END
     FROM sc_items WHERE kind = 'label' AND complex_side IS NOT NULL
+    UNION ALL
+    SELECT probe, split, instance_id, 'concept', concept_text FROM sc_items WHERE kind = 'label'
+    UNION ALL
+    SELECT probe, split, instance_id, 'property', property_text FROM sc_items
+    WHERE kind = 'label'
 )
 WHERE text IS NOT NULL;
 
@@ -127,7 +135,8 @@ JOIN sc_label_fit m ON m.probe = k.probe AND m.rule = 'majority';
 -- instance counts the share of gold among the tied best), the highest or the lowest score,
 -- whichever is more accurate on train.
 CREATE OR REPLACE TEMP VIEW sc_candidates AS
-SELECT probe, split, instance_id, target, gold, unnest(list_distinct(candidates)) AS candidate
+SELECT probe, split, instance_id, target, gold, candidates,
+       unnest(list_distinct(candidates)) AS candidate
 FROM sc_items WHERE kind = 'choice';
 
 CREATE OR REPLACE TEMP VIEW sc_choice_scores AS
@@ -157,7 +166,9 @@ LATERAL (
         ('candidate_characters', length(c.candidate)::DOUBLE),
         ('shared_words', len(list_intersect(list_distinct(sc_tokens(c.target)),
                                             list_distinct(sc_tokens(c.candidate))))::DOUBLE),
-        ('head_word_match', (sc_tokens(c.target)[-1] = sc_tokens(c.candidate)[-1])::DOUBLE)
+        ('head_word_match', (sc_tokens(c.target)[-1] = sc_tokens(c.candidate)[-1])::DOUBLE),
+        -- where the candidate stands in the instance's list (1 = first)
+        ('candidate_position', list_position(c.candidates, c.candidate)::DOUBLE)
     ) AS v(rule, score)
 ) r;
 
