@@ -300,7 +300,9 @@ def _n(res: Results, run_id: str) -> int:
 RULE_ORDER = ("majority", "lookup_super", "lookup_sub", "lookup_complex", "lookup_named",
               "seen_in_train_super", "seen_in_train_sub", "seen_in_train_complex",
               "seen_in_train_named", "frequent_in_split_super", "frequent_in_split_sub",
-              "frequent_in_split_complex", "frequent_in_split_named", "shared_words",
+              "frequent_in_split_complex", "frequent_in_split_named",
+              "frequent_in_dataset_super", "frequent_in_dataset_sub",
+              "frequent_in_dataset_complex", "frequent_in_dataset_named", "shared_words",
               "head_word_match", "length_super", "length_sub", "length_complex",
               "length_named", "length_difference", "complex_side")
 

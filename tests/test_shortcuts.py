@@ -94,6 +94,12 @@ def test_label_rules_on_test(con: duckdb.DuckDBPyConnection) -> None:
         # train: fruit x3 -> "1", vehicle x1 -> "0"; test: fruit x2 (5 right, 7 wrong)
         "frequent_in_split_super": 0.75,
         "frequent_in_split_sub": 0.75,           # all unique -> "0"
+        # over the whole dataset: fruit (5) and vehicle (2) both twice or more -> train key
+        # true holds 1, 1, 0, 0 -> tie "0"; plant (1) false, unknown to train -> "0"
+        "frequent_in_dataset_super": 0.75,
+        # green apple twice (2 and 7): true -> "1" (7 wrong); the rest false -> {1, 0, 0} "0"
+        # (5 wrong)
+        "frequent_in_dataset_sub": 0.5,
         # train: 2 words -> "1", 1 word -> "0"; test: blue apple, green apple, wild pear -> "1"
         "length_sub": 0.5,
         "length_super": 0.75,                    # all one word -> tie "0"
@@ -147,7 +153,7 @@ def test_rules_never_see_the_evaluated_labels(con: duckdb.DuckDBPyConnection) ->
     con.execute("UPDATE instances SET gold = [CASE gold[1] WHEN '1' THEN '0' ELSE '1' END] "
                 "WHERE probe = 't/label' AND split = 'test'")
     after = con.execute(query).fetchall()
-    assert len(before) == len(after) == 12 * 4
+    assert len(before) == len(after) == 14 * 4
     assert [(p, i, r, 1 - c) for p, i, r, c in before] == after
     # and the choice rules: moving the gold answer of d to another candidate changes d's
     # correctness only through the answer (the picks stay)

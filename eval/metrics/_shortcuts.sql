@@ -92,6 +92,11 @@ LEFT JOIN sc_side_counts t
 UNION ALL                          -- the side's text occurs twice or more in its own split
 SELECT s.probe, s.split, s.instance_id, 'frequent_in_split_' || s.side, (c.n >= 2)::VARCHAR
 FROM sc_sides s JOIN sc_side_counts c USING (probe, split, side, text)
+UNION ALL                          -- the side's text occurs twice or more in the dataset (all
+SELECT s.probe, s.split, s.instance_id,   -- splits; no labels)
+       'frequent_in_dataset_' || s.side, (sum(c.n) >= 2)::VARCHAR
+FROM sc_sides s JOIN sc_side_counts c USING (probe, side, text)
+GROUP BY s.probe, s.split, s.instance_id, s.side
 UNION ALL                          -- number of words of the side (6 = six or more)
 SELECT probe, split, instance_id, 'length_' || side, least(len(sc_tokens(text)), 6)::VARCHAR
 FROM sc_sides

@@ -175,6 +175,7 @@ def ceiling_lines(con: Any) -> list[str]:
     the super-class lookup beside it."""
     from eval.sqlfile import default_metric_dir, load_metric, run_metric
     metric = load_metric(default_metric_dir().parent / "ontolama" / "ontolama_shortcuts.sql")
+    con.execute("SET enable_progress_bar = false")
     cols, rows = run_metric(con, metric)
     panel = [dict(zip(cols, r, strict=True)) for r in rows]
     best: dict[tuple[str, str], tuple[float, str]] = {}
