@@ -258,19 +258,29 @@ def run_support(con: duckdb.DuckDBPyConnection, files: tuple[Path, ...] | list[P
                                   f"the support file fails: {_error_text(str(e))}") from e
 
 
+#: DuckDB's memory limit while a metric runs. DuckDB's own default is 80 % of the machine's
+#: memory, which it fills with cached blocks on a large results file (the shortcut panel over
+#: the whole OntoLAMA build peaked at 19 GB without a limit; it needs under 3 GB and spills the
+#: rest).
+METRIC_MEMORY_LIMIT = "4GB"
+
+
 @contextlib.contextmanager
 def one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """Run DuckDB on one thread inside the block (the setting is restored after). Parallel
-    aggregation adds floating-point numbers in an order that changes from run to run, so a
-    metric's last digits would too; on one thread the order is the table's, the same every
-    time."""
-    before = con.execute("SELECT current_setting('threads')").fetchone()
+    """Run DuckDB on one thread and within :data:`METRIC_MEMORY_LIMIT` inside the block (the
+    settings are restored after). Parallel aggregation adds floating-point numbers in an order
+    that changes from run to run, so a metric's last digits would too; on one thread the order
+    is the table's, the same every time."""
+    before = con.execute("SELECT current_setting('threads'), "
+                         "current_setting('memory_limit')").fetchone()
     con.execute("SET threads = 1")
+    con.execute(f"SET memory_limit = '{METRIC_MEMORY_LIMIT}'")
     try:
         yield
     finally:
         if before is not None:
             con.execute(f"SET threads = {int(before[0])}")
+            con.execute(f"SET memory_limit = '{before[1]}'")
 
 
 def run_metric(con: duckdb.DuckDBPyConnection, metric: MetricFile

@@ -45,29 +45,20 @@ WHERE len(i.gold) > 0;
 CREATE OR REPLACE TEMP MACRO sc_tokens(t) AS
     list_filter(regexp_split_to_array(lower(coalesce(t, '')), '[^a-z0-9]+'), lambda x: x <> '');
 
--- The sides in long form: (instance, side, text).
+-- The sides in long form: (instance, label, side, text), one row per side an instance has.
 CREATE OR REPLACE TEMP VIEW sc_sides AS
-SELECT probe, split, instance_id, side, text
-FROM (
-    SELECT probe, split, instance_id, 'sub' AS side, sub_text AS text FROM sc_items
-    WHERE kind = 'label'
-    UNION ALL
-    SELECT probe, split, instance_id, 'super', super_text FROM sc_items WHERE kind = 'label'
-    UNION ALL
-    SELECT probe, split, instance_id, 'complex',
-           CASE complex_side WHEN 'premise' THEN sub_text ELSE super_text END
-    FROM sc_items WHERE kind = 'label' AND complex_side IS NOT NULL
-    UNION ALL
-    SELECT probe, split, instance_id, 'named',
-           CASE complex_side WHEN 'premise' THEN super_text ELSE sub_text END
-    FROM sc_items WHERE kind = 'label' AND complex_side IS NOT NULL
-    UNION ALL
-    SELECT probe, split, instance_id, 'concept', concept_text FROM sc_items WHERE kind = 'label'
-    UNION ALL
-    SELECT probe, split, instance_id, 'property', property_text FROM sc_items
-    WHERE kind = 'label'
-)
-WHERE text IS NOT NULL;
+SELECT probe, split, instance_id, label, s.side, s.text
+FROM sc_items,
+     LATERAL (SELECT unnest([
+         {'side': 'sub', 'text': sub_text},
+         {'side': 'super', 'text': super_text},
+         {'side': 'complex', 'text': CASE complex_side WHEN 'premise' THEN sub_text
+                                                      WHEN 'hypothesis' THEN super_text END},
+         {'side': 'named', 'text': CASE complex_side WHEN 'premise' THEN super_text
+                                                    WHEN 'hypothesis' THEN sub_text END},
+         {'side': 'concept', 'text': concept_text},
+         {'side': 'property', 'text': property_text}], recursive := true)) AS s
+WHERE kind = 'label' AND s.text IS NOT NULL;
 
 -- How often each side's text occurs in each split (no labels).
 CREATE OR REPLACE TEMP VIEW sc_side_counts AS
@@ -75,53 +66,63 @@ SELECT probe, split, side, text, count(*) AS n
 FROM sc_sides
 GROUP BY ALL;
 
+-- ... and in the whole dataset.
+CREATE OR REPLACE TEMP VIEW sc_side_totals AS
+SELECT probe, side, text, sum(n) AS n
+FROM sc_side_counts
+GROUP BY ALL;
+
 -- Label probes: each rule is a key per instance; the rule predicts the label most frequent
 -- among the train instances with the same key (ties: the label first in sort order), and the
 -- train majority for a key that train does not have.
 CREATE OR REPLACE TEMP VIEW sc_label_keys AS
-SELECT probe, split, instance_id, 'majority' AS rule, '' AS key
+SELECT probe, split, instance_id, label, 'majority' AS rule, '' AS key
 FROM sc_items WHERE kind = 'label'
 UNION ALL                          -- the side's own text: per-class prior from train (lookup)
-SELECT probe, split, instance_id, 'lookup_' || side, text FROM sc_sides
+SELECT probe, split, instance_id, label, 'lookup_' || side, text FROM sc_sides
 UNION ALL                          -- the side's text occurs in train (train: in another one)
-SELECT s.probe, s.split, s.instance_id, 'seen_in_train_' || s.side,
+SELECT s.probe, s.split, s.instance_id, s.label, 'seen_in_train_' || s.side,
        (coalesce(t.n, 0) > CASE WHEN s.split = 'train' THEN 1 ELSE 0 END)::VARCHAR
 FROM sc_sides s
-LEFT JOIN sc_side_counts t
-    ON t.probe = s.probe AND t.split = 'train' AND t.side = s.side AND t.text = s.text
+LEFT JOIN (SELECT probe, side, text, n FROM sc_side_counts WHERE split = 'train') t
+    ON t.probe = s.probe AND t.side = s.side AND t.text = s.text
 UNION ALL                          -- the side's text occurs twice or more in its own split
-SELECT s.probe, s.split, s.instance_id, 'frequent_in_split_' || s.side, (c.n >= 2)::VARCHAR
+SELECT s.probe, s.split, s.instance_id, s.label, 'frequent_in_split_' || s.side,
+       (c.n >= 2)::VARCHAR
 FROM sc_sides s JOIN sc_side_counts c USING (probe, split, side, text)
-UNION ALL                          -- the side's text occurs twice or more in the dataset (all
-SELECT s.probe, s.split, s.instance_id,   -- splits; no labels)
-       'frequent_in_dataset_' || s.side, (sum(c.n) >= 2)::VARCHAR
-FROM sc_sides s JOIN sc_side_counts c USING (probe, side, text)
-GROUP BY s.probe, s.split, s.instance_id, s.side
+UNION ALL                          -- ... in the whole dataset (all splits; no labels)
+SELECT s.probe, s.split, s.instance_id, s.label, 'frequent_in_dataset_' || s.side,
+       (c.n >= 2)::VARCHAR
+FROM sc_sides s JOIN sc_side_totals c USING (probe, side, text)
 UNION ALL                          -- number of words of the side (6 = six or more)
-SELECT probe, split, instance_id, 'length_' || side, least(len(sc_tokens(text)), 6)::VARCHAR
+SELECT probe, split, instance_id, label, 'length_' || side,
+       least(len(sc_tokens(text)), 6)::VARCHAR
 FROM sc_sides
-UNION ALL                          -- the two sides share 0, 1 or 2+ words
-SELECT probe, split, instance_id, 'shared_words',
-       least(len(list_intersect(list_distinct(sc_tokens(sub_text)),
-                                list_distinct(sc_tokens(super_text)))), 2)::VARCHAR
-FROM sc_items WHERE kind = 'label' AND super_text IS NOT NULL
-UNION ALL                          -- the sides end in the same word (the head of a noun phrase)
-SELECT probe, split, instance_id, 'head_word_match',
-       (sc_tokens(sub_text)[-1] = sc_tokens(super_text)[-1])::VARCHAR
-FROM sc_items WHERE kind = 'label' AND super_text IS NOT NULL
-UNION ALL                          -- which side is longer (in words): -1, 0, 1
-SELECT probe, split, instance_id, 'length_difference',
-       sign(len(sc_tokens(sub_text)) - len(sc_tokens(super_text)))::INTEGER::VARCHAR
-FROM sc_items WHERE kind = 'label' AND super_text IS NOT NULL
+UNION ALL                          -- pair rules: shared words (0, 1, 2+), the same last word
+SELECT probe, split, instance_id, label, p.rule, p.key
+FROM sc_items,
+     LATERAL (SELECT unnest([
+         -- the two sides share 0, 1 or 2+ words
+         {'rule': 'shared_words',
+          'key': least(len(list_intersect(list_distinct(sc_tokens(sub_text)),
+                                          list_distinct(sc_tokens(super_text)))), 2)::VARCHAR},
+         -- the sides end in the same word (the head of an English noun phrase)
+         {'rule': 'head_word_match',
+          'key': (sc_tokens(sub_text)[-1] = sc_tokens(super_text)[-1])::VARCHAR},
+         -- which side is longer (in words): -1, 0, 1
+         {'rule': 'length_difference',
+          'key': sign(len(sc_tokens(sub_text)) - len(sc_tokens(super_text)))::INTEGER::VARCHAR}
+         ], recursive := true)) AS p
+WHERE kind = 'label' AND super_text IS NOT NULL
 UNION ALL                          -- Complex SI: the side the complex concept is on
-SELECT probe, split, instance_id, 'complex_side', complex_side
+SELECT probe, split, instance_id, label, 'complex_side', complex_side
 FROM sc_items WHERE kind = 'label' AND complex_side IS NOT NULL;
 
 CREATE OR REPLACE TEMP VIEW sc_label_fit AS  -- train only
 WITH counts AS (
-    SELECT k.probe, k.rule, coalesce(k.key, '') AS key, i.label, count(*) AS n
-    FROM sc_label_keys k JOIN sc_items i USING (probe, split, instance_id)
-    WHERE k.split = 'train'
+    SELECT probe, rule, coalesce(key, '') AS key, label, count(*) AS n
+    FROM sc_label_keys
+    WHERE split = 'train'
     GROUP BY ALL
 )
 SELECT probe, rule, key, first(label ORDER BY n DESC, label) AS prediction
@@ -130,11 +131,11 @@ GROUP BY ALL;
 
 CREATE OR REPLACE TEMP VIEW sc_label_correct AS
 SELECT k.probe, k.split, k.instance_id, k.rule, 'accuracy' AS measure,
-       (coalesce(f.prediction, m.prediction) = i.label)::DOUBLE AS correct
+       (coalesce(f.prediction, m.prediction) = k.label)::DOUBLE AS correct
 FROM sc_label_keys k
-JOIN sc_items i USING (probe, split, instance_id)
 LEFT JOIN sc_label_fit f ON f.probe = k.probe AND f.rule = k.rule AND f.key = coalesce(k.key, '')
-JOIN sc_label_fit m ON m.probe = k.probe AND m.rule = 'majority';
+JOIN (SELECT probe, prediction FROM sc_label_fit WHERE rule = 'majority') m
+    ON m.probe = k.probe;
 
 -- Multiple choice: each rule scores every candidate; it picks the best (ties: at random, so an
 -- instance counts the share of gold among the tied best), the highest or the lowest score,
