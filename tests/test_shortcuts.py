@@ -201,3 +201,27 @@ def test_statement_rules(con: duckdb.DuckDBPyConnection) -> None:
     assert panel["lookup_property"] == pytest.approx(2 / 3)
     assert panel["lookup_concept"] == pytest.approx(1 / 3)
     assert panel["majority"] == pytest.approx(1 / 3)
+
+
+def test_eval_report_shows_the_ceiling_beside_chance(con: duckdb.DuckDBPyConnection,
+                                                     tmp_path: Path) -> None:
+    """eval.report: shortcut_ceiling is a column of the run table, beside chance_accuracy,
+    and the chart of binary_accuracy gets it as a second tick."""
+    from eval.report import build_report, plots, tables
+
+    con.execute("INSERT INTO runs (run_id, model, probe, status, task) VALUES "
+                "('r1', 'm', 't/label', 'done', 'binary')")
+    for iid in ("5", "6"):   # "1" scores best: right on 5 (gold 1), wrong on 6 (gold 0)
+        for cand, score in (("1", -1.0), ("0", -2.0)):
+            con.execute("INSERT INTO scores (run_id, probe, split, instance_id, prompt_id, "
+                        "candidate, label, score) "
+                        "VALUES ('r1', 't/label', 'test', ?, 0, ?, ?, ?)",
+                        [iid, cand, cand, score])
+    report = build_report(con)
+    (names, text), = [t for t in tables(report) if "shortcut_ceiling" in t[0]]
+    assert names.index("chance_accuracy") < names.index("shortcut_ceiling")
+    # accuracy 1/2 (interval over 2 items: 0 to 1); chance: the majority class of 5 and 6
+    # (1, 0) -> 0.5; ceiling 1.0 (test_ceiling_per_run)
+    assert text.splitlines()[-1] == ("| m | t/label | test | 2 | 0.500 | 0.000–1.000 | 0.500 "
+                                     "| 1.000 |")
+    assert (tmp_path / "binary_accuracy.png") in plots(report, tmp_path)
