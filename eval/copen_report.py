@@ -313,6 +313,18 @@ def _random_row(res: Results) -> dict[str, str]:
     return out
 
 
+def _ceiling_row(res: Results) -> dict[str, str]:
+    """The shortcut ceiling (copen_shortcut_ceiling) of each task on the split of its column,
+    with the rule's name."""
+    out = {}
+    for r in res.metrics.get("copen_shortcut_ceiling", []):
+        task = r["probe"].split("/")[1]
+        if r["split"] == res.splits.get(task):
+            out["CSJ" if task == "csj" else "CPJ" if task == "cpj" else "CiC"] = (
+                f"{_pct(r['value'])} ({r['rule']})")
+    return out
+
+
 def table2(res: Results) -> str:
     """Table 2 as printed: accuracy (%), models x (CSJ, CPJ instance, CPJ chain, CiC) x
     (ZP, LP, FT), a computed Random row first and the paper's Human row (quoted) last."""
@@ -331,6 +343,9 @@ def table2(res: Results) -> str:
                 cells.setdefault(model, {})[(col, short)] = text
     random = _random_row(res)
     lines.append("| Random | " + " | ".join(random.get(c, "–") for c, _ in keys) + " |")
+    ceiling = _ceiling_row(res)
+    lines.append("| Shortcut ceiling | " + " | ".join(ceiling.get(c, "–") for c, _ in keys)
+                 + " |")
     for model in sorted(cells):
         lines.append(f"| {model} | " + " | ".join(cells[model].get(k, "–") for k in keys)
                      + " |")
@@ -341,8 +356,10 @@ def table2(res: Results) -> str:
             "the part of the authors' merge_result" if res.zs_rule == "table8"
             else "the part with the best dev accuracy")
     lines += ["", "ZP cells give the 95 % Wilson interval over the instances in square "
-              "brackets; the Random row is chance on the same "
-              f"instances. ZP cells name the scored text part in brackets: {rule}. The "
+              "brackets; the Random row is chance on the same instances; the Shortcut ceiling "
+              "row is the best model-free rule fitted on the train split (docs/shortcuts.md) "
+              "on the column's split, its rule in brackets (– without a train split). "
+              f"ZP cells name the scored text part in brackets: {rule}. The "
               "paper's random row on the test set: "
               + ", ".join(f"{c} {v:.1f}" for c, v in PAPER_RANDOM.items())
               + f" (the chain-level rule above gives {CHAIN_RANDOM_AUTHORS} on the authors' 102 "

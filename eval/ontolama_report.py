@@ -2,8 +2,10 @@
 
 Runs the metric files of ``eval/ontolama/`` over the results file and prints markdown:
 
-1. **Datasets**: the shortcut baselines of every split (``ontolama_shortcuts``: the majority
-   class and, for Complex SI, "complex concept first => subsumption"), which must be 50 %;
+1. **Datasets**: the shortcut panel (``ontolama_shortcuts``: model-free rules fitted on train
+   only, docs/shortcuts.md) on the report's split, one column per dataset, and the shortcut
+   ceiling (the best rule) of every split; every run's table row carries the ceiling on the
+   instances it scored (``ontolama_shortcut_ceiling``);
 2. **Zero-shot**: one row per model and dataset (ontology, Atomic or Complex SI), the accuracy
    (%) of every template x label-word set (T1 L1 ... T2 L3) with the paper's class score (the
    sum of the label words' probabilities), their mean ± population std, the number of test
@@ -17,7 +19,8 @@ Runs the metric files of ``eval/ontolama/`` over the results file and prints mar
    complete); one row per K and prompt (mean ± std over seeds) beside zero-shot on the same
    prompt; and a PNG of the protocol mean against K, one line per dataset (error bars: the
    std over runs), zero-shot (mean over the six prompts) drawn as K = 0, the majority class
-   (50 %) dashed, as the paper's Figure 3;
+   (50 %) dashed grey and each dataset's shortcut ceiling dashed in its colour, as the
+   paper's Figure 3 with the ceiling added;
 4. **Runs**: wall time and throughput of each zero-shot run (``runs.wall_s``,
    ``runs.requests``).
 
@@ -177,9 +180,10 @@ def zero_shot_table(res: Results) -> str:
     models = {i.model for i in runs}
     head = (["model"] if len(models) > 1 else []) + ["dataset", "n", "of split"] + [
         f"{t} {s}" for t, s in combos] + ["mean ± std", "95% CI (sample)", "majority",
-                                          "positives"]
+                                          "shortcut ceiling", "positives"]
+    ceiling = _ceiling(res)
     lines = ["| " + " | ".join(head) + " |",
-             "|" + "---|" * (len(head) - len(combos) - 6) + "---:|" * (len(combos) + 6)]
+             "|" + "---|" * (len(head) - len(combos) - 7) + "---:|" * (len(combos) + 7)]
     for info in runs:
         z, b = summary[info.run_id], base.get(info.run_id, {})
         size = res.sizes.get((info.probe, res.split), 0)
@@ -190,7 +194,8 @@ def zero_shot_table(res: Results) -> str:
         cells += [_pct(acc.get((info.run_id, t, s))) for t, s in combos]
         cells += [_mean_std(z["value"], z["std"], z["combinations"]),
                   f"{_pct(low)}–{_pct(high)}" if sampled else "full split",
-                  _pct(b.get("value")), _pct(b.get("positive_share"))]
+                  _pct(b.get("value")), _ceiling_cell(ceiling.get(info.run_id)),
+                  _pct(b.get("positive_share"))]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -254,6 +259,18 @@ def _kshot_baseline(res: Results, row: dict[str, Any]) -> float | None:
     return None
 
 
+def _kshot_ceiling(res: Results, row: dict[str, Any]) -> dict[str, Any] | None:
+    """The best shortcut ceiling among the K-shot runs of a row (model, probe, K and, where the
+    row has them, template and label set); runs on the same test instances share one."""
+    ceiling = _ceiling(res)
+    found = [ceiling[i.run_id] for i in res.runs.values() if i.run_id in ceiling
+             and (i.model, i.probe, (i.kshot or {}).get("k")) == (row["model"], row["probe"],
+                                                                   row["k"])
+             and all((i.kshot or {}).get(f) == row[f] for f in ("template", "label_set")
+                     if f in row)]
+    return max(found, key=lambda c: c["value"]) if found else None
+
+
 def _kshot_rows(res: Results) -> list[dict[str, Any]]:
     return sorted(res.rows("ontolama_kshot"),
                   key=lambda r: (r["model"], *_order(r["probe"]), r["template"], r["label_set"],
@@ -276,15 +293,17 @@ def kshot_table(res: Results) -> str:
         return "No K-shot runs."
     models = {r["model"] for r in rows}
     head = (["model"] if len(models) > 1 else []) + [
-        "dataset", "K", "prompt", "accuracy", "seeds", "n", "zero-shot (n)", "majority"]
-    align = ["---"] * (len(models) > 1) + ["---", "---:", "---"] + ["---:"] * 5
+        "dataset", "K", "prompt", "accuracy", "seeds", "n", "zero-shot (n)", "majority",
+        "shortcut ceiling"]
+    align = ["---"] * (len(models) > 1) + ["---", "---:", "---"] + ["---:"] * 6
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
     for r in rows:
         zs = _zero_shot_at(res, r["model"], r["probe"], r["template"], r["label_set"])
         cells = ([r["model"]] if len(models) > 1 else []) + [
             dataset(r["probe"]), _k_label(r["k"]), f"{r['template']} {r['label_set']}",
             _mean_std(r["value"], r["std"], r["seeds"]), str(r["seeds"]), f"{r['n']:,}",
-            f"{_pct(zs[0])} ({zs[1]:,})" if zs else "–", _pct(_kshot_baseline(res, r))]
+            f"{_pct(zs[0])} ({zs[1]:,})" if zs else "–", _pct(_kshot_baseline(res, r)),
+            _ceiling_cell(_kshot_ceiling(res, r))]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -313,23 +332,80 @@ def _n(res: Results, run_id: str) -> int:
     return next((r["n"] for r in res.rows("ontolama_zero_shot") if r["run_id"] == run_id), 0)
 
 
+#: The panel's rules in the order the report lists them (others follow, sorted).
+RULE_ORDER = ("majority", "lookup_super", "lookup_sub", "lookup_complex", "lookup_named",
+              "seen_in_train_super", "seen_in_train_sub", "seen_in_train_complex",
+              "seen_in_train_named", "frequent_in_split_super", "frequent_in_split_sub",
+              "frequent_in_split_complex", "frequent_in_split_named",
+              "frequent_in_dataset_super", "frequent_in_dataset_sub",
+              "frequent_in_dataset_complex", "frequent_in_dataset_named", "shared_words",
+              "head_word_match", "length_super", "length_sub", "length_complex",
+              "length_named", "length_difference", "complex_side")
+
+
+def _split_order(split: str) -> int:
+    return ("train", "dev", "test").index(split) if split in ("train", "dev", "test") else 3
+
+
+def ceilings(rows: list[dict[str, Any]]) -> dict[tuple[str, str], tuple[float, str]]:
+    """(probe, split) -> (the best rule's value, its name) of the panel's accuracy rows (ties:
+    the name first in sort order).
+
+    >>> ceilings([{"probe": "p", "split": "test", "rule": "b", "value": 0.7},
+    ...           {"probe": "p", "split": "test", "rule": "a", "value": 0.7},
+    ...           {"probe": "p", "split": "test", "rule": "c", "value": 0.6}])
+    {('p', 'test'): (0.7, 'a')}
+    """
+    best: dict[tuple[str, str], tuple[float, str]] = {}
+    for r in rows:
+        if r.get("measure", "accuracy") != "accuracy" or r["value"] is None:
+            continue
+        key, cand = (r["probe"], r["split"]), (float(r["value"]), str(r["rule"]))
+        old = best.get(key)
+        if old is None or cand[0] > old[0] or (cand[0] == old[0] and cand[1] < old[1]):
+            best[key] = cand
+    return best
+
+
 def shortcuts_table(res: Results) -> str:
-    """The shortcut baselines of every dataset and split (not only the report's split)."""
+    """The shortcut panel on the report's split: one row per rule, one column per dataset,
+    the shortcut ceiling (best rule) last; then the ceiling of every split."""
     rows = res.metrics.get("ontolama_shortcuts", [])
     if not rows:
         return "No OntoLAMA datasets in the results file."
-    cell = {(r["probe"], r["split"], r["baseline"]): r for r in rows}
-    keys = sorted({(r["probe"], r["split"]) for r in rows},
-                  key=lambda ps: (*_order(ps[0]), ("train", "dev", "test").index(ps[1])
-                                  if ps[1] in ("train", "dev", "test") else 3))
-    lines = ["| dataset | split | n | positives | majority | complex first ⇒ yes |",
-             "|---|---|---:|---:|---:|---:|"]
+    probes = sorted({r["probe"] for r in rows}, key=_order)
+    mine = [r for r in rows if r["split"] == res.split]
+    cell = {(r["probe"], r["rule"]): r["value"] for r in mine}
+    rules = sorted({r["rule"] for r in mine},
+                   key=lambda x: (RULE_ORDER.index(x) if x in RULE_ORDER else len(RULE_ORDER), x))
+    best = ceilings(rows)
+    lines = [f"Shortcut panel, {res.split} (accuracy %, rules fitted on train):", "",
+             "| rule | " + " | ".join(dataset(p) for p in probes) + " |",
+             "|---|" + "---:|" * len(probes)]
+    for rule in rules:
+        lines.append(f"| {rule} | " + " | ".join(_pct(cell.get((p, rule))) for p in probes)
+                     + " |")
+    lines.append("| **shortcut ceiling** | " + " | ".join(
+        f"**{_pct(best[(p, res.split)][0])}**" if (p, res.split) in best else "–"
+        for p in probes) + " |")
+    n = {(r["probe"], r["split"]): r["n"] for r in rows if r["rule"] == "majority"}
+    keys = sorted(best, key=lambda ps: (*_order(ps[0]), _split_order(ps[1])))
+    lines += ["", "Shortcut ceiling of every split (train: in-sample):", "",
+              "| dataset | split | n | ceiling | rule |", "|---|---|---:|---:|---|"]
     for probe, split in keys:
-        m = cell[(probe, split, "majority")]
-        c = cell.get((probe, split, "complex_first"))
-        lines.append(f"| {dataset(probe)} | {split} | {m['n']:,} | {m['n'] // 2:,} | "
-                     f"{_pct(m['value'])} | {_pct(c['value']) if c else '–'} |")
+        value, rule = best[(probe, split)]
+        lines.append(f"| {dataset(probe)} | {split} | {n.get((probe, split), 0):,} | "
+                     f"{_pct(value)} | {rule} |")
     return "\n".join(lines)
+
+
+def _ceiling(res: Results) -> dict[str, dict[str, Any]]:
+    """run_id -> its shortcut ceiling row (the best rule on the instances it scored)."""
+    return {r["run_id"]: r for r in res.rows("ontolama_shortcut_ceiling")}
+
+
+def _ceiling_cell(row: dict[str, Any] | None) -> str:
+    return "–" if not row else f"{_pct(row['value'])} ({row['rule']})"
 
 
 def _protocol_rows(res: Results) -> list[dict[str, Any]]:
@@ -343,7 +419,8 @@ def protocol_table(res: Results) -> str:
     if not rows:
         return "No K-shot runs."
     lines = ["| model | dataset | K | accuracy (mean ± std over runs) | runs | test n | "
-             "of split | zero-shot (mean of 6) |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+             "of split | zero-shot (mean of 6) | shortcut ceiling |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         zs = _zero_shot_mean(res, r["model"], r["probe"])
         size = res.sizes.get((r["probe"], res.split), 0)
@@ -351,7 +428,8 @@ def protocol_table(res: Results) -> str:
         lines.append(f"| {r['model']} | {dataset(r['probe'])} | {k} | "
                      f"{_mean_std(r['value'], r['std'], r['runs'])} | {r['runs']} | "
                      f"{r['n']:,}{' (sample)' if r['n'] < size else ''} | {size:,} | "
-                     f"{_pct(zs[0]) if zs else '–'} |")
+                     f"{_pct(zs[0]) if zs else '–'} | "
+                     f"{_ceiling_cell(_kshot_ceiling(res, r))} |")
     return "\n".join(lines)
 
 
@@ -390,6 +468,20 @@ def kshot_baselines(res: Results) -> dict[str, float]:
     return {"majority class": max(b for b in bases if b is not None)}
 
 
+def kshot_ceilings(res: Results) -> dict[str, float]:
+    """Per curve of :func:`kshot_curves`: the shortcut ceiling of its K-shot test instances
+    (the best over its runs), drawn as a second dashed line in the curve's colour."""
+    rows = [r for r in _protocol_rows(res) if r["k"] > 0]
+    models = {r["model"] for r in rows}
+    out: dict[str, float] = {}
+    for r in rows:
+        name = dataset(r["probe"]) if len(models) == 1 else f"{r['model']}: {dataset(r['probe'])}"
+        c = _kshot_ceiling(res, r)
+        if c is not None:
+            out[name] = max(out.get(name, 0.0), float(c["value"]))
+    return out
+
+
 def kshot_plot(res: Results, path: Path) -> Path | None:
     """The K-shot curve PNG (None when there are no K-shot runs)."""
     curves = kshot_curves(res)
@@ -397,7 +489,8 @@ def kshot_plot(res: Results, path: Path) -> Path | None:
         return None
     return line_chart(curves, f"OntoLAMA K-shot ({res.split}, mean ± std)",
                       path, xlabel="K (examples per class; 0 = zero-shot)", ylabel="accuracy",
-                      baselines=kshot_baselines(res))
+                      baselines=kshot_baselines(res), series_baselines=kshot_ceilings(res),
+                      series_baseline_label="shortcut ceiling")
 
 
 def _rate(count: int | None, wall: float | None) -> str:
@@ -429,18 +522,19 @@ def render(res: Results, plot: Path | None = None) -> str:
                      "probes.export -p 'ontolama/*') and score them (python -m probes.run -p "
                      "ontolama/NAME) first.")
         return "\n".join(parts)
-    parts += ["## Datasets: shortcut baselines", "",
-              "Over the instances themselves, every split: majority = always answering the "
-              "more frequent class; complex first ⇒ yes = the rule \"the complex concept is the "
-              "premise => subsumption\" (Complex SI). Both must be 50 % (He et al. 2023, "
-              "L129, L190).", "", shortcuts_table(res), "",
+    parts += ["## Datasets: shortcut panel", "",
+              "Model-free rules fitted on each dataset's train split only and scored on each "
+              "split (docs/shortcuts.md): the best of them is the split's shortcut ceiling, the "
+              "accuracy a model can reach without reading the question. The paper reports "
+              "only the majority class (50 %, L190).", "", shortcuts_table(res), "",
               f"Accuracy (%) on {res.split}. A class's score is the paper's: the sum of its "
               "label words' probabilities (L149); a tie counts as wrong. mean ± std: over the "
               "template x label-word combinations (zero-shot) or over the runs (K-shot), "
               "population std. n: instances scored; \"(sample)\" marks a seeded "
               "class-balanced sample of the split (--sample), with the 95 % Wilson interval "
               "of the mean accuracy. majority: always answering the more frequent class on "
-              "them; positives: their share of label 1.", "", "## Zero-shot", "",
+              "them; shortcut ceiling: the best rule of the panel on them (the rule in "
+              "brackets); positives: their share of label 1.", "", "## Zero-shot", "",
               zero_shot_table(res), ""]
     paired = paired_table(res)
     if paired:

@@ -57,13 +57,17 @@ def bar_chart(points: Sequence[tuple[str, str, float | None]], title: str, path:
               ylabel: str = "value",
               errors: Mapping[tuple[str, str], tuple[float, float]] | None = None,
               baselines: Mapping[str, float] | None = None,
-              baseline_label: str = "baseline", max_groups: int = MAX_GROUPS) -> Path:
+              baseline_label: str = "baseline", max_groups: int = MAX_GROUPS,
+              ceilings: Mapping[str, float] | None = None,
+              ceiling_label: str = "shortcut ceiling") -> Path:
     """A grouped bar chart: one group per x label (probe/split), one bar per series (model),
     the series named in a legend.
 
     ``points`` are ``(series, x label, value)``; missing values leave a gap. ``errors`` maps
     ``(series, x label)`` to an interval drawn as an error bar; ``baselines`` maps an x label
-    to a value drawn as a black tick across its group (named ``baseline_label`` in the legend).
+    to a value drawn as a black tick across its group (named ``baseline_label`` in the legend);
+    ``ceilings`` likewise, a second dashed tick in orange (``ceiling_label``: the shortcut
+    ceiling).
     The y axis starts at 0 when no value is negative (and ends at 1 for shares); more than
     ``max_groups`` groups are wrapped into panels stacked below each other.
     """
@@ -72,10 +76,12 @@ def bar_chart(points: Sequence[tuple[str, str, float | None]], title: str, path:
     values = {(s, x): v for s, x, v in points}
     errors = errors or {}
     baselines = baselines or {}
+    ceilings = ceilings or {}
     width = 0.8 / max(1, len(series))
     chunks = [labels[i:i + max_groups] for i in range(0, len(labels), max_groups)] or [[]]
     per_panel = max(len(c) for c in chunks)
-    finite = [v for v in values.values() if v is not None] + list(baselines.values()) + [
+    finite = [v for v in values.values() if v is not None] + list(baselines.values()) + list(
+        ceilings.values()) + [
         b for lo_hi in errors.values() for b in lo_hi]
     with _figure(path, nrows=len(chunks), squeeze=False,
                  figsize=(max(4.5, 1.6 + 0.9 * per_panel * max(1, len(series)) ** 0.5),
@@ -91,12 +97,14 @@ def bar_chart(points: Sequence[tuple[str, str, float | None]], title: str, path:
                 ax.bar([x for x, _, _ in shown], [y for _, y, _ in shown], width=width,
                        label=s, yerr=yerr if any(e for _, _, e in shown) else None,
                        capsize=2, error_kw={"elinewidth": 0.8, "ecolor": "0.25"})
-            for j, lab in enumerate(chunk):
-                if lab in baselines:
-                    ax.hlines(baselines[lab], j - 0.45, j + 0.45, colors="black",
-                              linestyles="--", linewidth=1.2,
-                              label=baseline_label if j == min(
-                                  k for k, x in enumerate(chunk) if x in baselines) else None)
+            for ticks, colour, name in ((baselines, "black", baseline_label),
+                                        (ceilings, "tab:orange", ceiling_label)):
+                for j, lab in enumerate(chunk):
+                    if lab in ticks:
+                        ax.hlines(ticks[lab], j - 0.45, j + 0.45, colors=colour,
+                                  linestyles="--", linewidth=1.2,
+                                  label=name if j == min(
+                                      k for k, x in enumerate(chunk) if x in ticks) else None)
             ax.set_xticks(range(len(chunk)))
             ax.set_xticklabels(chunk, rotation=30 if len(chunk) > 3 else 0, ha="right"
                                if len(chunk) > 3 else "center", fontsize=8)
@@ -105,7 +113,7 @@ def bar_chart(points: Sequence[tuple[str, str, float | None]], title: str, path:
             if finite and min(finite) >= 0:
                 ax.set_ylim(0, 1 if max(finite) <= 1 else max(finite) * 1.08)
             ax.grid(axis="y", alpha=0.3)
-            if series or baselines:  # one series is still named (which model is this?)
+            if series or baselines or ceilings:  # one series is still named (which model is this?)
                 ax.legend(fontsize=7, frameon=False, loc="upper left",
                           bbox_to_anchor=(1.0, 1.0))
         axes[0, 0].set_title(title)
@@ -114,9 +122,13 @@ def bar_chart(points: Sequence[tuple[str, str, float | None]], title: str, path:
 
 def line_chart(series: Mapping[str, Sequence[tuple[float, float, float | None]]], title: str,
                path: Path, xlabel: str = "x", ylabel: str = "value",
-               baselines: dict[str, float] | None = None) -> Path:
+               baselines: dict[str, float] | None = None,
+               series_baselines: Mapping[str, float] | None = None,
+               series_baseline_label: str = "baseline") -> Path:
     """One line per series through ``(x, y, error)`` points; ``error`` draws a ± bar (None:
-    none); ``baselines`` are dashed horizontal lines (name -> y). The x values present are
+    none); ``baselines`` are dashed horizontal lines (name -> y); ``series_baselines`` a
+    dashed line per series (series name -> y) in that series' colour, named
+    ``"<series>: <series_baseline_label>"``. The x values present are
     spaced evenly and labelled (K = 0, 4, 8, ... reads better so than on a linear or
     logarithmic axis)."""
     xs = sorted({x for points in series.values() for x, _, _ in points})
@@ -124,8 +136,13 @@ def line_chart(series: Mapping[str, Sequence[tuple[float, float, float | None]]]
     with _figure(path, figsize=(max(4.0, 1.5 + 0.8 * len(xs)), 3.6)) as (_fig, ax):
         for name, points in series.items():
             pts = sorted(points)
-            ax.errorbar([where[x] for x, _, _ in pts], [y for _, y, _ in pts],
-                        yerr=[e or 0.0 for _, _, e in pts], marker="o", capsize=3, label=name)
+            drawn = ax.errorbar([where[x] for x, _, _ in pts], [y for _, y, _ in pts],
+                                yerr=[e or 0.0 for _, _, e in pts], marker="o", capsize=3,
+                                label=name)
+            if name in (series_baselines or {}):
+                ax.axhline((series_baselines or {})[name], linestyle="--", linewidth=1,
+                           color=drawn.lines[0].get_color(),
+                           label=f"{name}: {series_baseline_label}")
         for name, y in (baselines or {}).items():
             ax.axhline(y, linestyle="--", linewidth=1, color="grey", label=name)
         ax.set_xticks(range(len(xs)))
@@ -134,7 +151,7 @@ def line_chart(series: Mapping[str, Sequence[tuple[float, float, float | None]]]
         ax.set_ylabel(ylabel)
         ax.set_title(title)
         ys = [y for points in series.values() for _, y, _ in points] + list(
-            (baselines or {}).values())
+            (baselines or {}).values()) + list((series_baselines or {}).values())
         if ys and min(ys) >= 0 and max(ys) <= 1:
             ax.set_ylim(0, 1)
         ax.grid(alpha=0.3)
@@ -212,15 +229,17 @@ Interval = tuple[float, float] | None
 def profile_chart(lines: Sequence[tuple[str, float | None, Interval, float | None,
                                       float | None, Interval]],
                   title: str, path: Path, model: str = "model", few: Collection[int] = (),
-                  few_label: str = "too few items: not drawn", caption: str = "") -> Path:
+                  few_label: str = "too few items: not drawn", caption: str = "",
+                  ceilings: Sequence[float | None] | None = None) -> Path:
     """One horizontal bar per measure, top to bottom in the given order: ``(label, value,
     interval, chance, human, human interval)``; the bar is the model's value (named ``model``
     in the legend, its value written beside it) with its interval as an error bar, chance a
-    black dashed tick and the human value a red diamond with its own interval. The lines at
-    the indices ``few`` (too few items for a figure) get no bar, tick or marker: a grey
-    hatched band across the axis with ``few_label`` written on it. The x axis runs from 0 to 1
-    (shares); long labels are wrapped; the legend sits above the axes and ``caption`` (wrapped)
-    under them."""
+    black dashed tick, the shortcut ceiling (``ceilings``, one per line or None) an orange
+    dashed tick and the human value a red diamond with its own interval. The lines at the
+    indices ``few`` (too few items for a figure) get no bar, tick or marker: a grey hatched
+    band across the axis with ``few_label`` written on it. The x axis runs from 0 to 1
+    (shares); long labels are wrapped; the legend sits above the axes and ``caption``
+    (wrapped) under them."""
     n = len(lines)
     rows = 1 + caption.count("\n") + len(caption) // 80 if caption else 0
     with _figure(path, figsize=(9.0, 1.6 + 0.42 * n + 0.16 * rows)) as (_fig, ax):
@@ -248,6 +267,11 @@ def profile_chart(lines: Sequence[tuple[str, float | None, Interval, float | Non
         for i, (y, c) in enumerate(chance):
             ax.vlines(c, y - 0.4, y + 0.4, colors="black", linestyles="--", linewidth=1.4,
                       label="chance" if i == 0 else None)
+        tops = [(y, c) for y, c in zip(ys, ceilings or [None] * n, strict=True)
+                if c is not None and y not in skip]
+        for i, (y, c) in enumerate(tops):
+            ax.vlines(c, y - 0.4, y + 0.4, colors="tab:orange", linestyles="--",
+                      linewidth=1.4, label="shortcut ceiling" if i == 0 else None)
         human = [(y, h, hci) for y, (*_, h, hci) in zip(ys, lines, strict=True)
                  if h is not None]
         if human:

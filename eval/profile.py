@@ -5,15 +5,19 @@ SQL over the results file only (the metric files of ``eval/profile_sql``, run by
 runner of :mod:`eval.report`): per sampled item (a semrel word, an OntoLAMA instance, a COPEN
 instance) its score, then per key measure the mean with a 95 % interval over the items (the
 Wilson interval when every item is right or wrong, :func:`eval.stats.proportion_ci`; else the
-bootstrap over the items, :func:`eval.stats.bootstrap_ci`), beside chance and, for the semantic
-relations, the human ceiling on the same words. A measure over fewer than :data:`MIN_ITEMS`
-items is no figure: the chart draws it as a hatched band, not a bar, and says why under the
-axes; the table marks it. Writes ``profile.md`` and ``profile.png`` into a folder of their own
-(see :func:`eval.report.report_folder`) and prints the table.
+bootstrap over the items, :func:`eval.stats.bootstrap_ci`), beside chance, the shortcut ceiling
+(the best model-free rule fitted on train, docs/shortcuts.md; OntoLAMA and COPEN, where the
+probe has a train split) and, for the semantic relations, the human ceiling on the same words. A
+measure over fewer than :data:`MIN_ITEMS` items is no figure: the chart draws it as a hatched
+band, not a bar, and says why under the axes; the table marks it. Writes ``profile.md`` and
+``profile.png`` into a folder of their own (see :func:`eval.report.report_folder`) and prints
+the table.
 
 >>> rows = {"profile_ontolama": [
-...     {"model": "m", "probe": "ontolama/pizza-atomic", "value": 1.0, "gold": "1"},
-...     {"model": "m", "probe": "ontolama/pizza-atomic", "value": 0.5, "gold": "0"}]}
+...     {"model": "m", "probe": "ontolama/pizza-atomic", "instance_id": "a", "value": 1.0,
+...      "gold": "1"},
+...     {"model": "m", "probe": "ontolama/pizza-atomic", "instance_id": "b", "value": 0.5,
+...      "gold": "0"}]}
 >>> [(p.measure, p.value, p.chance) for p in profile_lines(rows, "m")]
 [('pizza-atomic: accuracy, zero-shot', 0.75, 0.5)]
 """
@@ -45,8 +49,8 @@ COPEN_TASKS = (("copen/csj", "CSJ: most similar entity"), ("copen/cpj", "CPJ: pr
 class ProfileLine:
     """One key measure of the profile: the model's mean over ``n`` items with its 95 %
     interval, chance on the same items, and the human value (with its interval) where there
-    is one. ``shortcut``: the best model-free baseline on the same items (the shortcut
-    ceiling), where one is computed; a column of the table when any line has one."""
+    is one. ``ceiling``: the best model-free rule on the same items (the shortcut ceiling,
+    :func:`shortcut_ceiling`), where the probe has a train split."""
 
     benchmark: str
     measure: str
@@ -56,7 +60,7 @@ class ProfileLine:
     chance: float | None
     human: float | None = None
     human_ci: tuple[float, float] | None = None
-    shortcut: float | None = None
+    ceiling: float | None = None
 
     @property
     def too_few(self) -> bool:
@@ -77,15 +81,40 @@ def _interval(values: Sequence[float]) -> tuple[float, float] | None:
     return bootstrap_ci(values)
 
 
+Items = list[tuple[str, str, str]]
+"""(probe, split, instance_id) of a profile line's items."""
+
+
+def shortcut_ceiling(rows: list[dict[str, Any]], items: Items) -> float | None:
+    """The best rule's mean over ``items`` (rows of ``profile_shortcuts``: one per item and
+    rule); None when no rule covers every item (no train split).
+
+    >>> r = [{"probe": "p", "split": "test", "instance_id": i, "rule": rule, "value": v}
+    ...      for i, rule, v in (("a", "x", 1.0), ("b", "x", 0.0), ("a", "y", 1.0),
+    ...                         ("b", "y", 1.0), ("a", "z", 1.0))]
+    >>> shortcut_ceiling(r, [("p", "test", "a"), ("p", "test", "b")])
+    1.0
+    >>> shortcut_ceiling(r, [("p", "test", "c")]) is None
+    True
+    """
+    wanted = set(items)
+    by_rule: dict[str, list[float]] = {}
+    for r in rows:
+        if (r["probe"], r["split"], r["instance_id"]) in wanted:
+            by_rule.setdefault(r["rule"], []).append(float(r["value"]))
+    means = [sum(v) / len(v) for v in by_rule.values() if len(v) == len(wanted)]
+    return max(means) if means and wanted else None
+
+
 def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
 def _line(benchmark: str, measure: str, values: Sequence[float], chance: float | None,
-          human: Sequence[float] | None = None) -> ProfileLine:
+          human: Sequence[float] | None = None, ceiling: float | None = None) -> ProfileLine:
     return ProfileLine(benchmark, measure, len(values), _mean(values), _interval(values),
                        chance, _mean(human) if human else None,
-                       _interval(human) if human else None)
+                       _interval(human) if human else None, ceiling)
 
 
 def _semrel(rows: list[dict[str, Any]], model: str) -> list[ProfileLine]:
@@ -103,24 +132,30 @@ def _semrel(rows: list[dict[str, Any]], model: str) -> list[ProfileLine]:
     return out
 
 
-def _ontolama(rows: list[dict[str, Any]], model: str) -> list[ProfileLine]:
+def _ontolama(rows: list[dict[str, Any]], model: str,
+              shortcuts: list[dict[str, Any]]) -> list[ProfileLine]:
     out = []
     for probe in sorted({r["probe"] for r in rows if r["model"] == model}):
         mine = [r for r in rows if r["model"] == model and r["probe"] == probe]
         golds = [str(r["gold"]) for r in mine]
         majority = max(golds.count(g) for g in set(golds)) / len(golds)
+        items = [(probe, "test", r["instance_id"]) for r in mine]
         out.append(_line("OntoLAMA", f"{probe.removeprefix('ontolama/')}: accuracy, zero-shot",
-                         [float(r["value"]) for r in mine], majority))
+                         [float(r["value"]) for r in mine], majority,
+                         ceiling=shortcut_ceiling(shortcuts, items)))
     return out
 
 
-def _copen(rows: list[dict[str, Any]], model: str) -> list[ProfileLine]:
+def _copen(rows: list[dict[str, Any]], model: str,
+           shortcuts: list[dict[str, Any]]) -> list[ProfileLine]:
     out = []
     for probe, measure in COPEN_TASKS:
         mine = [r for r in rows if r["model"] == model and r["probe"] == probe]
         if mine:
+            items = [(probe, r["split"], r["instance_id"]) for r in mine]
             out.append(_line("COPEN", f"{measure} (accuracy)", [float(r["value"]) for r in mine],
-                             _mean([float(r["chance"]) for r in mine])))
+                             _mean([float(r["chance"]) for r in mine]),
+                             ceiling=shortcut_ceiling(shortcuts, items)))
     return out
 
 
@@ -128,8 +163,9 @@ def profile_lines(rows: Rows, model: str) -> list[ProfileLine]:
     """The profile's measures for ``model`` from the rows of the profile metrics (a benchmark
     without rows for the model has no line)."""
     return (_semrel(rows.get("profile_semrel", []), model)
-            + _ontolama(rows.get("profile_ontolama", []), model)
-            + _copen(rows.get("profile_copen", []), model))
+            + _ontolama(rows.get("profile_ontolama", []), model,
+                        rows.get("profile_shortcuts", []))
+            + _copen(rows.get("profile_copen", []), model, rows.get("profile_shortcuts", [])))
 
 
 def _num(v: float | None) -> str:
@@ -166,18 +202,14 @@ def per_benchmark(lines: Sequence[ProfileLine]) -> str:
 
 def profile_table(lines: Sequence[ProfileLine], model: str) -> str:
     """The profile as one markdown table; measures over fewer than :data:`MIN_ITEMS` items
-    are marked with a dagger (no bar in the chart). A ``shortcut ceiling`` column when a line
-    has one."""
-    shortcut = any(p.shortcut is not None for p in lines)
-    head = (f"| benchmark | measure | n | {model} | 95% CI | chance | "
-            + ("shortcut ceiling | " if shortcut else "") + "human (95% CI) |")
-    out = [head, "|---|---|---:|---:|---:|---:|" + ("---:|" if shortcut else "") + "---:|"]
+    are marked with a dagger (no bar in the chart)."""
+    out = [f"| benchmark | measure | n | {model} | 95% CI | chance | shortcut ceiling | "
+           "human (95% CI) |", "|---|---|---:|---:|---:|---:|---:|---:|"]
     for p in lines:
         human = "–" if p.human is None else f"{p.human:.3f} ({_ci(p.human_ci)})"
         few = " †" if p.too_few else ""
         out.append(f"| {p.benchmark} | {p.measure} | {p.n:,} | {_num(p.value)}{few} | "
-                   f"{_ci(p.ci)} | {_num(p.chance)} | "
-                   + (f"{_num(p.shortcut)} | " if shortcut else "") + f"{human} |")
+                   f"{_ci(p.ci)} | {_num(p.chance)} | {_num(p.ceiling)} | {human} |")
     return "\n".join(out)
 
 
@@ -191,7 +223,9 @@ NOTES = ("n: items (semrel: sampled words; OntoLAMA, COPEN: instances). 95% CI: 
          f"{MIN_ITEMS} items: no figure, drawn as a hatched band instead of a bar in "
          "profile.png (COPEN from `scripts/profile.sh`: the labelled train and dev instances "
          "of the released-format sample in the repository, 4 to 5 per task; load the released "
-         "COPEN files for a real COPEN row).")
+         "COPEN files for a real COPEN row). shortcut ceiling: the best model-free rule fitted "
+         "on the probe's train split (docs/shortcuts.md) on the same items; – where the probe "
+         "has no train split.")
 
 
 def caption(lines: Sequence[ProfileLine]) -> str:
@@ -224,7 +258,8 @@ def render_profile(model: str, results: str) -> Render:
               p.human_ci) for p in lines],
             f"What {model} knows (95% intervals)", out / "profile.png", model=model,
             few=[i for i, p in enumerate(lines) if p.too_few],
-            few_label=f"n < {MIN_ITEMS}: too few items, not drawn", caption=caption(lines))
+            few_label=f"n < {MIN_ITEMS}: too few items, not drawn", caption=caption(lines),
+            ceilings=[p.ceiling for p in lines])
         parts += [profile_table(lines, model), "", per_benchmark(lines) + ".", "", NOTES, "",
                   f"![profile]({chart.name})"]
         return Rendered("\n".join(parts), [chart])

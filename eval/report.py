@@ -11,11 +11,13 @@ call did not are removed).
 The generic report runs every metric file (eval/metrics/*.sql, see eval.sqlfile, plus the
 folders of ``--metrics``) over the results DuckDB file, prints markdown tables (one per grain
 and task: model x probe x split for the first metrics, one column per metric that applies,
-its 95 % interval over instances and its spread across prompts beside it (eval.items), and
-the chance baseline ``chance_accuracy`` beside choice and binary accuracy), the per-prompt
-values (:func:`prompt_tables`) and the paired comparisons of runs on the same instances
-(:func:`comparisons`), and writes ``report.md`` and one PNG bar chart per metric. A report
-without rows is an error (exit 2) that says what is missing (:func:`empty_reason`).
+its 95 % interval over instances and its spread across prompts beside it (eval.items), the
+chance baseline ``chance_accuracy`` and the shortcut ceiling ``shortcut_ceiling`` (the best
+model-free rule, docs/shortcuts.md) beside choice and binary accuracy), the per-prompt values
+(:func:`prompt_tables`) and the paired comparisons of runs on the same instances
+(:func:`comparisons`), and writes ``report.md`` and one PNG bar chart per metric (chance and the
+ceiling as two dashed ticks). A report without rows is an error (exit 2) that says what is
+missing (:func:`empty_reason`).
 
 >>> from probes.results import connect
 >>> con = connect(":memory:")
@@ -176,6 +178,11 @@ def report_command(results: Path | None, name: str, argv: Sequence[str] | None,
     return 0
 
 
+#: The shortcut metrics (docs/shortcuts.md): they need a train split, and are left out of the
+#: tables (named under "Skipped") where no probe has one.
+SHORTCUT_METRICS = frozenset({"shortcut_panel", "shortcut_ceiling"})
+
+
 def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | None = None,
                  probes: Sequence[str] | None = None, models: Sequence[str] | None = None
                  ) -> Report:
@@ -199,6 +206,9 @@ def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | Non
             report.skipped.append(f"{metric.name} (no {'/'.join(metric.tasks)} runs)")
             continue
         cols, rows = run_metric(con, metric)
+        if not rows and metric.name in SHORTCUT_METRICS:
+            report.skipped.append(f"{metric.name} (no probe with a train split)")
+            continue
         out = []
         for row in rows:
             d = dict(zip(cols, row, strict=True))
@@ -286,6 +296,9 @@ def _fmt(v: Any) -> str:
 SHARE_METRICS = frozenset({"binary_accuracy", "choice_accuracy"})
 #: The baseline metric of a metric, drawn beside it (same grain, same rows).
 BASELINE_OF = {"choice_accuracy": "chance_accuracy", "binary_accuracy": "chance_accuracy"}
+#: The shortcut ceiling of a metric (eval/metrics/shortcut_ceiling.sql), a second tick.
+CEILING_OF = {"choice_accuracy": "shortcut_ceiling", "binary_accuracy": "shortcut_ceiling",
+              "relatum_precision_at_1": "shortcut_ceiling"}
 
 
 def interval(metric: str, row: dict[str, Any]) -> tuple[float, float] | None:
@@ -491,15 +504,12 @@ def plots(report: Report, out: Path) -> list[Path]:
         errors = {(series(row), group(row)): ci for row in r.rows
                   if (ci := interval(r.metric.name, row)) is not None}
         base = by_name.get(BASELINE_OF.get(r.metric.name, ""))
-        per_group: dict[str, set[float]] = {}
-        for row in base.rows if base else []:
-            if row["value"] is not None:
-                per_group.setdefault(group(row), set()).add(round(float(row["value"]), 9))
-        # one tick per group, where its runs share one baseline (else the table tells them)
-        baselines = {g: next(iter(v)) for g, v in per_group.items() if len(v) == 1}
+        ceiling = by_name.get(CEILING_OF.get(r.metric.name, ""))
         paths.append(bar_chart(points, r.metric.name, out / f"{r.metric.name}.png",
-                               ylabel=r.metric.name, errors=errors, baselines=baselines,
-                               baseline_label=base.metric.name if base else "baseline"))
+                               ylabel=r.metric.name, errors=errors,
+                               baselines=_ticks(base, group),
+                               baseline_label=base.metric.name if base else "baseline",
+                               ceilings=_ticks(ceiling, group)))
     return paths
 
 
@@ -509,14 +519,27 @@ NOTES = ("n: instances (the units every interval resamples; relatum metrics aver
          "(never zero-width: 10/10 gives 0.722–1.000); otherwise the percentile cluster "
          "bootstrap over instances, each resampled with all its prompts (1,000 seeded "
          "resamples). prompts: the spread of the metric across the probe's prompts, each "
-         "scored alone: min–max (population sd); the values are under Per prompt. chance_accuracy: "
-         "the chance baseline over the same instances (multiple choice: a uniformly random "
-         "pick; binary: the majority class); for the relatum metrics chance is about 0 (a "
-         "word drawn from the vocabulary).")
+         "scored alone: min–max (population sd); the values are under Per prompt. "
+         "chance_accuracy: the chance baseline over the same instances (multiple choice: a "
+         "uniformly random pick; binary: the majority class); for the relatum metrics chance is "
+         "about 0 (a word drawn from the vocabulary). shortcut_ceiling: the best model-free rule "
+         "of the shortcut panel (shortcut_panel; fitted on train only, docs/shortcuts.md) on the "
+         "same instances; the charts draw it as an orange dashed tick beside chance's black one.")
 PAIRED_NOTE = ("Every two runs of one probe and split on the instances both scored: a − b is "
                "the mean difference of their per-instance values, its 95% CI the paired "
                "bootstrap over those instances (1,000 seeded resamples); test: McNemar's exact "
                "test for right/wrong outcomes, else Wilcoxon's signed-rank test; * p < 0.05.")
+
+
+def _ticks(base: MetricResult | None, group: Callable[[dict[str, Any]], str]
+           ) -> dict[str, float]:
+    """One tick per group, where its runs share one value of ``base`` (else the table tells
+    them apart)."""
+    per_group: dict[str, set[float]] = {}
+    for row in base.rows if base else []:
+        if row["value"] is not None:
+            per_group.setdefault(group(row), set()).add(round(float(row["value"]), 9))
+    return {g: next(iter(v)) for g, v in per_group.items() if len(v) == 1}
 
 
 def render_markdown(report: Report, images: list[Path], results_path: str) -> str:

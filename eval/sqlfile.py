@@ -361,9 +361,10 @@ def sandbox(con: duckdb.DuckDBPyConnection) -> None:
     """Make ``con``'s database a place where metric files can run and do nothing else: register
     the :mod:`eval.udf` functions, then turn off external access (no file but the open database,
     no network) and extension auto-install/auto-load, run on one thread (:func:`one_thread`)
-    and lock the configuration, so that no statement can turn them back on. It holds for every
-    connection and cursor of that database until it closes; open the results file first (the
-    report runner opens it read-only). Calling it again checks the settings.
+    within :data:`METRIC_MEMORY_LIMIT` and lock the configuration, so that no statement can turn
+    them back on. It holds for every connection and cursor of that database until it closes;
+    open the results file first (the report runner opens it read-only). Calling it again checks
+    the settings.
 
     >>> con = duckdb.connect()
     >>> sandbox(con); sandbox(con)
@@ -380,6 +381,7 @@ def sandbox(con: duckdb.DuckDBPyConnection) -> None:
                               "own (eval.sqlfile.sandbox before anything locks it)")
         return
     udf.register(con)
+    con.execute(f"SET memory_limit = '{METRIC_MEMORY_LIMIT}'")
     for name, value in SANDBOX:
         con.execute(f"SET {name} = {value}")
 
@@ -433,22 +435,33 @@ def run_support(con: duckdb.DuckDBPyConnection, files: tuple[Path, ...] | list[P
                                   f"the support file fails: {_error_text(str(e))}") from e
 
 
+#: DuckDB's memory limit while a metric runs. DuckDB's own default is 80 % of the machine's
+#: memory, which it fills with cached blocks on a large results file (the shortcut panel over
+#: the whole OntoLAMA build peaked at 19 GB without a limit; it needs under 3 GB and spills the
+#: rest).
+METRIC_MEMORY_LIMIT = "4GB"
+
+
 @contextlib.contextmanager
 def one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """Run DuckDB on one thread inside the block (the setting is restored after). Parallel
-    aggregation adds floating-point numbers in an order that changes from run to run, so a
-    metric's last digits would too; on one thread the order is the table's, the same every
-    time. A metric sandbox (:func:`sandbox`) is on one thread already (and locked)."""
-    before = con.execute("SELECT current_setting('threads')").fetchone()
+    """Run DuckDB on one thread and within :data:`METRIC_MEMORY_LIMIT` inside the block (the
+    settings are restored after). Parallel aggregation adds floating-point numbers in an order
+    that changes from run to run, so a metric's last digits would too; on one thread the order
+    is the table's, the same every time. A metric sandbox (:func:`sandbox`) is on one thread
+    and within the limit already (and locked)."""
+    before = con.execute("SELECT current_setting('threads'), "
+                         "current_setting('memory_limit')").fetchone()
     if before is not None and int(before[0]) == 1:
         yield
         return
     con.execute("SET threads = 1")
+    con.execute(f"SET memory_limit = '{METRIC_MEMORY_LIMIT}'")
     try:
         yield
     finally:
         if before is not None:
             con.execute(f"SET threads = {int(before[0])}")
+            con.execute(f"SET memory_limit = '{before[1]}'")
 
 
 def run_metric(con: duckdb.DuckDBPyConnection, metric: MetricFile

@@ -439,6 +439,9 @@ def test_build_stats_export(store: LocalStore, tmp_path: Path) -> None:
     atomic = next(r for r in reports if r.probe.endswith("atomic"))
     assert "/".join(f"{atomic.splits.get(s, 0):,}" for s in ontolama.SPLITS) in line
     assert "| 15 |" in line  # the 15 equivalence axioms
+    # each split's shortcut ceiling (issue 23): a row per dataset and split, with its rule
+    assert "Shortcut ceiling per split" in table
+    assert any(x.startswith("| ontolama/pizza-atomic | test | ") for x in table.splitlines())
     paths = ontolama.export_files(results, tmp_path / "out")
     names = {(p.parent.name, p.name) for p in paths}
     assert ("pizza-atomic-SI", "validation.jsonl") in names

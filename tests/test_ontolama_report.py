@@ -21,9 +21,10 @@ SETS = {"L1": {"1": ["Yes"], "0": ["No"]}, "L2": {"1": ["Right"], "0": ["Wrong"]
 WORDS = [SETS[name] for name in ("L1", "L2", "L3")]  # set index = position of the sorted name
 
 
-def add_instance(con: duckdb.DuckDBPyConnection, probe: str, iid: str, gold: str) -> None:
-    con.execute("INSERT INTO instances VALUES (?, 'test', ?, NULL, [?], [], '{}', now())",
-                [probe, iid, gold])
+def add_instance(con: duckdb.DuckDBPyConnection, probe: str, iid: str, gold: str,
+                 split: str = "test") -> None:
+    con.execute("INSERT INTO instances VALUES (?, ?, ?, NULL, [?], [], '{}', now())",
+                [probe, split, iid, gold])
 
 
 def add_run(con: duckdb.DuckDBPyConnection, rid: str, probe: str, *, kshot: dict | None = None,
@@ -63,6 +64,11 @@ def db(tmp_path: Path) -> Path:
     for iid in "EFG":
         add_instance(con, GO, iid, gold[iid])
     add_instance(con, GO, "H", "0")  # never scored: the go runs score a sample of 3 of 4
+    # pizza's train split: 2 of 3 positive, so the shortcut panel's majority rule answers "1"
+    # (texts are empty: no other rule); on A-D (1, 0, 1, 0) it scores 2/4. GO has no train
+    # split: no panel, no ceiling.
+    for iid, g in (("T1", "1"), ("T2", "1"), ("T3", "0")):
+        add_instance(con, PIZZA, iid, g, "train")
     # Zero-shot on pizza: who is right under each prompt id (T1 L1, T1 L2, T1 L3, T2 L1, ...)
     right = ["ABCD", "ABC", "AB", "A", "", "AB"]
     add_run(con, "Z1", PIZZA, wall=8.0, requests=20)
@@ -114,16 +120,17 @@ def test_majority_baseline_metric(db: Path) -> None:
 def test_zero_shot_table(db: Path) -> None:
     table = report.zero_shot_table(built(db)).splitlines()
     assert table[0] == ("| dataset | n | of split | T1 L1 | T1 L2 | T1 L3 | T2 L1 | T2 L2 | "
-                        "T2 L3 | mean ± std | 95% CI (sample) | majority | positives |")
+                        "T2 L3 | mean ± std | 95% CI (sample) | majority | shortcut ceiling | "
+                        "positives |")
     # pizza: 4/4, 3/4, 2/4, 1/4, 0/4, 2/4; mean 3/6 = 0.5; deviations .5 .25 0 -.25 -.5 0,
     # squares sum 0.625, / 6 = 0.10417, std 0.3227
     assert table[2] == ("| pizza atomic | 4 | 4 | 100.0 | 75.0 | 50.0 | 25.0 | 0.0 | 50.0 | "
-                        "50.0 ± 32.3 | full split | 50.0 | 50.0 |")
+                        "50.0 ± 32.3 | full split | 50.0 | 50.0 (majority) | 50.0 |")
     # go complex: 2/3 under every prompt, std 0; majority 2/3 (2 of 3 positive); 3 of the
     # split's 4 instances, so a sample: Wilson 95 % at p = 2/3, n = 3, z = 1.96: centre
     # (2/3 + z²/6) / (1 + z²/3) = 0.5731, half-width z sqrt(2/27 + z²/36) / (1 + z²/3) = 0.3654
     assert table[3] == ("| go complex | 3 (sample) | 4 | 66.7 | 66.7 | 66.7 | 66.7 | 66.7 | "
-                        "66.7 | 66.7 ± 0.0 | 20.8–93.9 | 66.7 | 66.7 |")
+                        "66.7 | 66.7 ± 0.0 | 20.8–93.9 | 66.7 | – | 66.7 |")
     assert len(table) == 4  # K-shot runs are not zero-shot rows
 
 
@@ -152,13 +159,16 @@ def test_kshot_table_and_curve(db: Path) -> None:
     res = built(db)
     table = report.kshot_table(res).splitlines()
     assert table[0] == ("| dataset | K | prompt | accuracy | seeds | n | zero-shot (n) | "
-                        "majority |")
+                        "majority | shortcut ceiling |")
     # K=4: seeds 2/4 and 4/4: mean 0.75, population std 0.25; zero-shot T1 L1 4/4
-    assert table[2] == "| pizza atomic | 4 | T1 L1 | 75.0 ± 25.0 | 2 | 4 | 100.0 (4) | 50.0 |"
+    assert table[2] == ("| pizza atomic | 4 | T1 L1 | 75.0 ± 25.0 | 2 | 4 | 100.0 (4) | 50.0 | "
+                        "50.0 (majority) |")
     # K=8: one seed, 3/4: no std
-    assert table[3] == "| pizza atomic | 8 | T1 L1 | 75.0 | 1 | 4 | 100.0 (4) | 50.0 |"
+    assert table[3] == ("| pizza atomic | 8 | T1 L1 | 75.0 | 1 | 4 | 100.0 (4) | 50.0 | "
+                        "50.0 (majority) |")
     # the fully supervised run last, named "full" (3/4), and left off the curve
-    assert table[4] == "| pizza atomic | full | T1 L1 | 75.0 | 1 | 4 | 100.0 (4) | 50.0 |"
+    assert table[4] == ("| pizza atomic | full | T1 L1 | 75.0 | 1 | 4 | 100.0 (4) | 50.0 | "
+                           "50.0 (majority) |")
     # The curve is the protocol's mean over all runs of a K; K = 0 is the zero-shot mean over
     # the six prompts: 4, 3, 2, 1, 0, 2 of 4 right: mean 0.5, deviations 0.5, 0.25, 0, -0.25,
     # -0.5, 0: population variance 0.625 / 6.
@@ -166,9 +176,12 @@ def test_kshot_table_and_curve(db: Path) -> None:
         "pizza atomic": [(0, 0.5, pytest.approx((0.625 / 6) ** 0.5)), (4, 0.75, 0.25),
                          (8, 0.75, None)]}
     assert report.kshot_baselines(res) == {"majority class": 0.5}
+    assert report.kshot_ceilings(res) == {"pizza atomic": 0.5}
     protocol = report.protocol_table(res).splitlines()
-    assert protocol[2] == "| m | pizza atomic | 4 | 75.0 ± 25.0 | 2 | 4 | 4 | 50.0 |"
-    assert protocol[4] == "| m | pizza atomic | full | 75.0 | 1 | 4 | 4 | 50.0 |"
+    assert protocol[2] == ("| m | pizza atomic | 4 | 75.0 ± 25.0 | 2 | 4 | 4 | 50.0 | "
+                           "50.0 (majority) |")
+    assert protocol[4] == ("| m | pizza atomic | full | 75.0 | 1 | 4 | 4 | 50.0 | "
+                           "50.0 (majority) |")
 
 
 def test_runs_table(db: Path) -> None:
@@ -186,6 +199,9 @@ def test_main_writes_markdown_and_png(db: Path, tmp_path: Path,
     assert "## Zero-shot" in text and "## K-shot" in text and "![K-shot accuracy]" in text
     assert (out / "ontolama_kshot.png").read_bytes()[:4] == b"\x89PNG"
     assert "| pizza atomic | 4 | T1 L1 | 75.0 ± 25.0 |" in capsys.readouterr().out
+    # the shortcut panel: pizza's majority rule (train 2 of 3 positive -> "1") on A-D
+    assert "| majority | 50.0 |" in text and "| **shortcut ceiling** | **50.0** |" in text
+    assert "| pizza atomic | train | 3 | 66.7 | majority |" in text
 
 
 def test_missing_results_file_is_a_clear_error(tmp_path: Path,

@@ -26,6 +26,7 @@ from kg.build import load_source
 from kg.manifest import Source, SourceFile
 from kg.store import LocalStore
 from probes import ontolama
+from probes.errors import ProbeFileError
 from probes.ontolama.complex import Sample
 from probes.results import connect
 from probes.spec import Probe, parse_probe
@@ -157,10 +158,80 @@ def test_complex_balance_removes_the_side_shortcut(tmp_path: Path) -> None:
     con.execute("INSERT INTO instances SELECT probe, split, instance_id, target, gold, "
                 "candidates, fields::JSON, now() FROM df")
     rows = _metric(con, "ontolama_shortcuts")
-    assert {(r["split"], r["baseline"]): r["value"] for r in rows} == {
-        (s, b): 0.5 for s in ("train", "dev", "test") for b in ("majority", "complex_first")}
+    # fitted on train (balanced: a tie, answered "0"), the majority class and the side of the
+    # complex concept score 50 % on every split
+    assert {(r["split"], r["rule"]): r["value"] for r in rows
+            if r["rule"] in ("majority", "complex_side")} == {
+        (s, b): 0.5 for s in ("train", "dev", "test") for b in ("majority", "complex_side")}
 
 
 def _metric(con: duckdb.DuckDBPyConnection, name: str) -> list[dict]:
     cols, rows = run_metric(con, METRICS[name])
     return [dict(zip(cols, r, strict=True)) for r in rows]
+
+
+def _sc_rows(df: pl.DataFrame, tmp_path: Path) -> list[dict]:
+    con = connect(tmp_path / "sc.duckdb")
+    con.register("df", df.to_arrow())
+    con.execute("INSERT INTO instances SELECT probe, split, instance_id, target, gold, "
+                "candidates, fields::JSON, now() FROM df")
+    return _metric(con, "ontolama_shortcuts")
+
+
+def test_controlled_atomic_split(store: LocalStore, tmp_path: Path) -> None:
+    """control: super_class (issue 23): no super-class in two splits, every split exactly
+    balanced, and so the super-class lookup fitted on train never finds a test super-class:
+    it answers the train majority (a tie: "0") everywhere, exactly 50 % on a balanced split."""
+    probe = ontolama.controlled(small_probe("{train: 0.6, dev: 0.2, test: 0.2}"))
+    assert probe.spec.name == "t/small-atomic-controlled"
+    assert ontolama.control(probe) == "super_class"
+    df, _ = ontolama.atomic_instances(probe, store)
+    fields = [json.loads(f) for f in df["fields"]]
+    where: dict[str, set[str]] = {}
+    for f, split in zip(fields, df["split"].to_list(), strict=True):
+        where.setdefault(f["super_class"], set()).add(split)
+        assert f["split"] == split
+    assert all(len(s) == 1 for s in where.values())
+    got = per_split(df)
+    assert all(c["1"] == c["0"] > 0 for c in got.values()) and set(got) == {"train", "dev",
+                                                                              "test"}
+    df = df.with_columns(pl.lit("ontolama/small-atomic-controlled").alias("probe"))
+    lookup = {r["split"]: r["value"] for r in _sc_rows(df, tmp_path)
+              if r["rule"] == "lookup_super"}
+    assert lookup["dev"] == lookup["test"] == 0.5
+
+
+def test_control_of_the_wrong_kind_is_an_error() -> None:
+    text = (ROOT / "queries" / "ontolama" / "pizza-atomic.rq").read_text(encoding="utf-8")
+    probe = parse_probe(text.replace("kind: atomic,", "kind: atomic, control: complex_concept,"),
+                        "x.rq")
+    with pytest.raises(ProbeFileError, match="use control: super_class"):
+        ontolama.control(probe)
+
+
+def test_controlled_complex_split() -> None:
+    """control: complex_concept: 10 complex concepts, each with 3 positives (the complex
+    concept first in 2) and 3 negatives; whole concepts go to one split, each split is cut to
+    its smaller class, and the complex-first rule stays at 50 % in each split."""
+    samples = []
+    for k in range(10):
+        expr = And((Named("X"), Some("p", Named(f"c{k}"))))
+        for j in range(3):
+            named = Named(f"a{k}-{j}")
+            samples.append(Sample(f"a{k}", expr, *((expr, named) if j else (named, expr)), 1,
+                                  "test"))
+            samples.append(Sample(f"a{k}", expr, named, expr, 0, "test"))
+    out = ontolama.balance_complex(samples, (Fraction(6, 10), Fraction(2, 10),
+                                             Fraction(2, 10)), 42, "complex_concept")
+    where: dict[str, set[str]] = {}
+    for s in out:
+        where.setdefault(ontolama.complex_concept(s), set()).add(s.split)
+    assert all(len(v) == 1 for v in where.values())
+    # every concept holds 3 + 3, so no split is cut: 30 of each class in all
+    counts = Counter((s.split, s.label) for s in out)
+    assert sum(counts.values()) == 60
+    for split in ("train", "dev", "test"):
+        assert counts[(split, 1)] == counts[(split, 0)] > 0
+        first = Counter(s.label for s in out if s.split == split
+                        and ontolama.complex_on_premise(s))
+        assert first[1] == first[0]

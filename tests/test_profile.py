@@ -59,6 +59,11 @@ def test_ontolama_lines(db: Path) -> None:  # noqa: F811
                                                        pytest.approx(2 / 3))}
     pizza = lines[1] if lines[1].measure.startswith("pizza") else lines[0]
     assert pizza.ci is not None and 1 / 6 <= pizza.ci[0] < 0.5 < pizza.ci[1] <= 5 / 6
+    # the shortcut ceiling: pizza's train split (2 of 3 positive) makes the majority rule answer
+    # "1": A, C right of A-D -> 1/2 (no texts, no other rule); go complex has no train split
+    assert pizza.ceiling == 0.5
+    go = lines[0] if pizza is lines[1] else lines[1]
+    assert go.ceiling is None
 
 
 def add_copen_run(con: duckdb.DuckDBPyConnection, rid: str, probe: str, part: str,

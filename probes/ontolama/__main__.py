@@ -10,7 +10,7 @@ from kg import config
 from kg.errors import KgError
 from kg.store import open_store
 from probes.errors import ProbeError
-from probes.ontolama.common import ontolama_probes
+from probes.ontolama.common import control, controlled, ontolama_probes
 from probes.ontolama.dataset import build, export_files, format_build, stats
 from probes.ontolama.inheritance import inheritance_report
 
@@ -36,6 +36,10 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--out", type=Path, default=None,
                    help="Parquet folder (default: $KGPROBE_EXPORTS or .kgprobe/exports)")
     b.add_argument("--no-parquet", action="store_true", help="write DuckDB only")
+    b.add_argument("--control", action="store_true",
+                   help="also build each dataset's shortcut-controlled split as "
+                   "<probe>-controlled: super-classes (Complex SI: complex concepts) disjoint "
+                   "between train, dev and test (docs/shortcuts.md)")
     sub.add_parser("stats", parents=[common],
                    help="dataset sizes per ontology beside the paper's Table 2")
     i = sub.add_parser("inheritance", parents=[common],
@@ -51,6 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "build":
             probes = ontolama_probes(args.probe, args.queries)
+            if args.control:
+                probes = [v for p in probes
+                          for v in ([p] if control(p) else [p, controlled(p)])]
             store = open_store(None, args.store)
             out = None if args.no_parquet else (args.out or config.exports_dir())
             print(format_build(build(probes, store, args.results, out)))

@@ -3,6 +3,7 @@ probe files and their ``builder_params.ontolama`` settings."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from fractions import Fraction
 from pathlib import Path
@@ -76,3 +77,35 @@ def split_proportions(probe: Probe) -> tuple[Fraction, Fraction, Fraction]:
                              f"builder_params.ontolama.splits must be non-negative and sum to 1 "
                              f"(got {raw})")
     return parts  # type: ignore[return-value]
+
+
+#: The control each kind of dataset takes (``builder_params.ontolama.control``): the field kept
+#: disjoint between the splits (docs/shortcuts.md, "Shortcut-controlled splits").
+CONTROLS = {"atomic": "super_class", "complex": "complex_concept"}
+
+
+def control(probe: Probe, expected: str | None = None) -> str | None:
+    """``builder_params.ontolama.control`` (None: the paper's random split); an error names the
+    header line when the value is not the control of the probe's kind (``expected``)."""
+    cfg = _settings(probe)
+    value = cfg.get("control")
+    if value is None:
+        return None
+    allowed = CONTROLS[cfg["kind"]]
+    if value != allowed or (expected is not None and value != expected):
+        raise ProbeFileError(probe.path, probe.header_lines.get("builder_params"),
+                             f"builder_params.ontolama.control {value!r} is not a control of "
+                             f"{cfg['kind']} datasets; use control: {allowed} (or leave it out "
+                             "for the paper's random split)")
+    return str(value)
+
+
+def controlled(probe: Probe) -> Probe:
+    """The probe's shortcut-controlled variant, ``<name>-controlled``, with the control of its
+    kind set (``python -m probes.ontolama build --control``)."""
+    cfg = _settings(probe)
+    params = {**probe.spec.builder_params,
+              "ontolama": {**cfg, "control": CONTROLS[cfg["kind"]]}}
+    spec = probe.spec.model_copy(update={"name": f"{probe.spec.name}-controlled",
+                                         "builder_params": params})
+    return dataclasses.replace(probe, spec=spec)

@@ -42,7 +42,13 @@ from kg.store import KnowledgeStore, LocalStore
 from kg.vocab import OWL, graph
 from probes.errors import ProbeError
 from probes.export import check_graphs, instance_id
-from probes.ontolama.common import DEFAULT_SEED, _settings, seeded_hash, split_proportions
+from probes.ontolama.common import (
+    DEFAULT_SEED,
+    _settings,
+    control,
+    seeded_hash,
+    split_proportions,
+)
 from probes.ontolama.splits import balance_complex, complex_on_premise
 from probes.spec import Probe
 from probes.verbalise import MissingName, PosLexicon, Verbaliser, article
@@ -299,7 +305,8 @@ def complex_samples(probe: Probe, store: KnowledgeStore
             report.full_negatives += kept == k_neg
     report.before_balance = (sum(s.label for s in samples),
                              sum(1 - s.label for s in samples))
-    samples = balance_complex(samples, split_proportions(probe), seed)
+    samples = balance_complex(samples, split_proportions(probe), seed,
+                              control(probe, "complex_concept"))
     report.positives = sum(s.label for s in samples)
     report.negatives = len(samples) - report.positives
     return samples, report, onto.verbaliser

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from fractions import Fraction
 from math import floor
@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from kg.owl_expressions import functional
 from probes.errors import ProbeFileError
 from probes.ontolama.common import SPLITS, seeded_hash
 from probes.spec import Probe
@@ -79,6 +80,75 @@ def split_per_class(df: pl.DataFrame, proportions: Sequence[Fraction], seed: int
                            pl.Series("fields", fields, dtype=pl.String))
 
 
+def group_splits(groups: dict[str, Counter[str]], proportions: Sequence[Fraction], seed: int
+                 ) -> dict[str, str]:
+    """Each group (name -> its samples per class) assigned to one split. Groups go largest
+    first (ties: by a seeded hash) to the split whose classes are furthest below their targets
+    (:func:`split_counts` of each class's total), relative to those targets.
+
+    >>> from collections import Counter
+    >>> g = {"a": Counter({"1": 6}), "b": Counter({"0": 5}), "c": Counter({"1": 2, "0": 2}),
+    ...      "d": Counter({"1": 1, "0": 2})}
+    >>> sorted(group_splits(g, (Fraction(1, 2), Fraction(1, 4), Fraction(1, 4)), 42).items())
+    [('a', 'train'), ('b', 'dev'), ('c', 'test'), ('d', 'test')]
+
+    (9 per class: targets 4/2/3. a: every split 2 below, the first wins; b: train is at
+    -2/4 + 4/4, dev and test at 2 -> dev; c: train 0.5, dev 1 - 3/2, test 2 -> test; d: train
+    0.5, dev -0.5, test 1/3 + 1/3 -> test.)
+    """
+    totals: Counter[str] = Counter()
+    for counts in groups.values():
+        totals.update(counts)
+    targets = {c: dict(zip(SPLITS, split_counts(n, proportions), strict=True))
+               for c, n in totals.items()}
+    have: dict[str, Counter[str]] = {s: Counter() for s in SPLITS}
+    out: dict[str, str] = {}
+    for g in sorted(groups, key=lambda g: (-sum(groups[g].values()),
+                                           seeded_hash(seed, "group", g), g)):
+        def gap(split: str) -> Fraction:
+            return sum((Fraction(targets[c][split] - have[split][c], targets[c][split])
+                        for c in totals if targets[c][split]), Fraction(0))
+        best = max(SPLITS, key=lambda sp: (gap(sp), -SPLITS.index(sp)))
+        out[g] = best
+        have[best].update(groups[g])
+    return out
+
+
+def split_by_group(df: pl.DataFrame, proportions: Sequence[Fraction], seed: int, field: str
+                   ) -> pl.DataFrame:
+    """``df`` split so that no value of ``fields[field]`` is in two splits (:func:`group_splits`),
+    then each split cut to as many samples of each class as its smallest class has (by a seeded
+    hash of the instance id): every split stays exactly balanced; the sizes are near, not at,
+    the proportions (whole groups move), and the larger class of a split loses its excess."""
+    fields = [json.loads(f) for f in df["fields"].to_list()]
+    labels = [str(g[0]) if len(g) else "" for g in df["gold"].to_list()]
+    keys = [str(f.get(field)) for f in fields]
+    groups: dict[str, Counter[str]] = defaultdict(Counter)
+    for k, label in zip(keys, labels, strict=True):
+        groups[k][label] += 1
+    where = group_splits(groups, proportions, seed)
+    ids = df["instance_id"].to_list()
+    split = [where[k] for k in keys]
+    keep: set[int] = set()
+    for name in SPLITS:
+        by_class: dict[str, list[int]] = defaultdict(list)
+        for i, (sp, label) in enumerate(zip(split, labels, strict=True)):
+            if sp == name:
+                by_class[label].append(i)
+        n = min((len(v) for v in by_class.values()), default=0) if len(by_class) > 1 else 0
+        for members in by_class.values():
+            members.sort(key=lambda i: (seeded_hash(seed, "split", ids[i]), ids[i]))
+            keep.update(members[:n])
+    out_fields = []
+    for f, sp in zip(fields, split, strict=True):
+        if "split" in f:
+            f["split"] = sp
+        out_fields.append(json.dumps(f, ensure_ascii=False))
+    mask = pl.Series([i in keep for i in range(len(ids))])
+    return df.with_columns(pl.Series("split", split, dtype=pl.String),
+                           pl.Series("fields", out_fields, dtype=pl.String)).filter(mask)
+
+
 def equalise(df: pl.DataFrame, seed: int) -> pl.DataFrame:
     """``df`` with its larger gold class cut (by a seeded hash of the instance id) to the size
     of the smaller: a no-op when :func:`balance` found enough negatives."""
@@ -101,25 +171,48 @@ def complex_on_premise(sample: Sample) -> bool:
     return not isinstance(sample.sub, Named)
 
 
-def balance_complex(samples: list[Sample], proportions: Sequence[Fraction], seed: int
-                    ) -> list[Sample]:
+def complex_concept(sample: Sample) -> str:
+    """The complex concept of a Complex SI sample, in OWL functional syntax (the key of the
+    ``complex_concept`` control)."""
+    return functional(sample.sub if complex_on_premise(sample) else sample.sup)
+
+
+def balance_complex(samples: list[Sample], proportions: Sequence[Fraction], seed: int,
+                    control: str | None = None) -> list[Sample]:
     """Complex SI samples cut to as many negatives as positives, split per class by exact
     counts, and each negative's direction chosen so that each split has as many negatives as
-    positives with the complex concept on the premise side (module docstring)."""
+    positives with the complex concept on the premise side (module docstring). With
+    ``control = "complex_concept"`` the split keeps each complex concept in one split
+    (:func:`group_splits`) and cuts each split to its smaller class."""
     by_label: dict[int, list[Sample]] = {1: [], 0: []}
     for s in samples:
         by_label[s.label].append(s)
     for group in by_label.values():
         group.sort(key=lambda s: (seeded_hash(seed, "keep", s.anchor, s.axiom), s.axiom))
     n = min(len(by_label[1]), len(by_label[0]))
+    parts: dict[tuple[int, str], list[Sample]] = {}
+    if control is None:
+        for label in (1, 0):
+            start = 0
+            for name, count in zip(SPLITS, split_counts(n, proportions), strict=True):
+                parts[(label, name)] = by_label[label][start:start + count]  # hash order
+                start += count
+    else:
+        kept = by_label[1][:n] + by_label[0][:n]
+        groups: dict[str, Counter[str]] = defaultdict(Counter)
+        for s in kept:
+            groups[complex_concept(s)][str(s.label)] += 1
+        where = group_splits(groups, proportions, seed)
+        for name in SPLITS:
+            mine = {label: [s for s in by_label[label][:n] if where[complex_concept(s)] == name]
+                    for label in (1, 0)}
+            m = min(len(v) for v in mine.values())
+            for label in (1, 0):
+                parts[(label, name)] = mine[label][:m]  # hash order
     out: list[Sample] = []
     for label in (1, 0):
-        group = by_label[label][:n]  # already in hash order
-        counts = split_counts(n, proportions)
-        start = 0
-        for name, count in zip(SPLITS, counts, strict=True):
-            part = [dataclasses.replace(s, split=name) for s in group[start:start + count]]
-            start += count
+        for name in SPLITS:
+            part = [dataclasses.replace(s, split=name) for s in parts[(label, name)]]
             if label == 0:
                 premise = sum(complex_on_premise(s) for s in out
                               if s.label == 1 and s.split == name)
