@@ -42,7 +42,7 @@ import yaml
 from eval.plots import bar_chart, heat_map, line_panels
 from eval.report import REPORT_ERRORS, Render, Rendered, Rows, report_folder, run_report
 from eval.sqlfile import MetricError, discover_metrics, run_metric, run_support
-from eval.stats import compare_with_humans, entropy_tests, soundness_intervals
+from eval.stats import compare_with_humans, entropy_tests, soundness_intervals, spread
 from kg import config
 
 METRIC_DIR = Path(__file__).with_name("semrel")
@@ -294,6 +294,30 @@ def relation_table(res: Results, relation: str) -> str:
     head = ["agent", "S", "S 95% CI", "C", *(c for _, c, _ in trick), "P", "words"]
     rows = [[a, *_measures(res, a, probe_of(relation), trick)] for a in agents]
     return _table(head, rows)
+
+
+def prompt_table(res: Results) -> str:
+    """S under each prompt alone (Appendix F), one row per agent and relation: the per-prompt
+    values in prompt order, their spread (min–max, population sd) and the words per prompt."""
+    by_key: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}
+    for (agent, probe, prompt), row in res.metrics.get("semrel_soundness_per_prompt",
+                                                        {}).items():
+        by_key.setdefault((agent, probe), {})[int(prompt)] = row
+    rows = []
+    for r in RELATIONS:
+        for a in res.agents:
+            got = by_key.get((a, probe_of(r)))
+            if not got:
+                continue
+            values = [float(got[k]["value"]) for k in sorted(got)]
+            lo, hi, sd = spread(values) or (0.0, 0.0, 0.0)
+            rows.append([r, a, " / ".join(f"{v:.3f}" for v in values),
+                         f"{lo:.3f}–{hi:.3f} (sd {sd:.3f})",
+                         "–".join(sorted({str(got[k]["n"]) for k in got}, key=int))])
+    if not rows:
+        return "No per-prompt rows."
+    return _table(["relation", "agent", "S per prompt (prompt 0, 1, ...)", "spread", "words"],
+                  rows, "llllr")
 
 
 def summary_table(res: Results) -> str:
@@ -548,6 +572,12 @@ def render(res: Results, images: list[Path] | None = None, stats: bool = True) -
              ""]
     for r in RELATIONS:
         parts += [f"## {r} ({NAMES[r]})", "", relation_table(res, r), ""]
+    parts += ["## Soundness per prompt (Appendix F)", "",
+              "S computed as if each prompt were the only one in the set (Appendix F): per "
+              "prompt the mean over the words of its Precision@1; spread: min–max and the "
+              "population sd across the relation's prompts (eval/semrel/"
+              "semrel_soundness_per_prompt.sql, which also gives C per prompt).", "",
+              prompt_table(res), ""]
     parts += ["## Averages", "",
               "macro = the mean over relations (n = relations), micro = the mean over "
               "per-word scores (section 9).", "", summary_table(res), "",

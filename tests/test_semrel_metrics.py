@@ -71,7 +71,8 @@ HYP, SYN = "semrel/hyp", "semrel/syn"
 def test_every_file_is_a_metric_with_its_views() -> None:
     assert {"semrel_soundness", "semrel_completeness", "semrel_symmetry", "semrel_asymmetry",
             "semrel_response_entropy", "semrel_prototypicality", "semrel_distinguishability",
-            "semrel_audc", "semrel_oor", "semrel_tables", "semrel_proto_probes"} <= set(METRICS)
+            "semrel_audc", "semrel_oor", "semrel_tables", "semrel_proto_probes",
+            "semrel_soundness_per_prompt"} <= set(METRICS)
 
 
 def test_soundness_eqs_11_12(con) -> None:
@@ -87,6 +88,19 @@ def test_soundness_eqs_11_12(con) -> None:
     assert rows[("mB", "macro")] == (0.75, 2)
     assert rows[("mB", "micro")] == (pytest.approx(2 / 3), 3)
     assert ("mC", HYP) not in rows          # no run of mC: it changes nothing
+
+
+def test_soundness_per_prompt_appendix_f(con) -> None:
+    # Appendix F: each prompt as if it were the only one. mA SYN p0: big -> large (in {large})
+    # 1, large -> big 1: S = 1 (2 words); p1: big -> small 0, large -> thing 0: S = 0 (their
+    # mean per word, .5, is eq. 12's S). mB SYN p0: small 0, big 1 -> .5; p1: large 1, small
+    # 0 -> .5. mA HYP: p0 dog -> animal 1, p1 puppy 0. C per prompt (k = min(|Y|, length) = 1
+    # for SYN): mA p0 1, p1 0.
+    rows = values(metric(con, "semrel_soundness_per_prompt"), "value", "completeness", "n")
+    assert rows[("mA", SYN, 0)] == (1.0, 1.0, 2) and rows[("mA", SYN, 1)] == (0.0, 0.0, 2)
+    assert rows[("mB", SYN, 0)][::2] == (0.5, 2) and rows[("mB", SYN, 1)][::2] == (0.5, 2)
+    assert rows[("mA", HYP, 0)][0] == 1.0 and rows[("mA", HYP, 1)][0] == 0.0
+    assert rows[("human", HYP, 0)][0] == 1.0 and rows[("human", HYP, 1)][0] == 0.0
 
 
 def test_completeness_eqs_13_14(con) -> None:

@@ -53,6 +53,10 @@ def test_report_tables_and_plots(results: Path, tmp_path: Path, capsys: Any,
         "| human | 0.500 | 0.500–0.500 | 0.500 | – | – | – | – | 1 |",
         "| mA | 0.500 | 0.500–0.500 | 0.500 | 0.000 | 0.500 | 0.500 | 0.750 | 1 |",
         "| mB | 1.000 | 1.000–1.000 | 1.000 | 0.000 | 0.500 | 0.500 | 0.250 | 1 |"]
+    # Appendix F, each prompt alone (test_soundness_per_prompt_appendix_f): mA SYN 1 then 0
+    per_prompt = section(text, "Soundness per prompt (Appendix F)")
+    assert "| SYN | mA | 1.000 / 0.000 | 0.000–1.000 (sd 0.500) | 2 |" in per_prompt
+    assert "| SYN | mB | 0.500 / 0.500 | 0.500–0.500 (sd 0.000) | 2 |" in per_prompt
     audc = section(text, "AuDC (distinguishability, eqs. 24-28)")
     assert "| human | 1.38 | 2 |" in audc and "| mA | 0.25 | 2 |" in audc
     paper = "\n".join(section(text, "The paper's human figures beside ours"))
