@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from bench_scoring import FRAMES, OPENERS, SUBJECTS  # the same sentence frames
 
 SCRIPTS = Path(__file__).resolve().parent
 TOKENIZER_DIRS = ("causal", "masked", "seq2seq")
@@ -182,14 +183,6 @@ def load_tokenizers(folder: Path | None) -> dict[str, Any]:
 
 # --- workloads ------------------------------------------------------------------------------
 
-SUBJECTS = ["A robin", "The old oak tree", "My neighbour's small dog", "Every violin", "An emu",
-            "The red car parked outside", "A hammer", "This kind of cheese", "The tallest tower",
-            "A sparrow", "Her favourite chair", "The river near the village"]  # fmt: skip
-FRAMES = ["is a kind of", "is a type of", "is best described as a", "belongs to the category of",
-          "can be found in the", "is usually made of", "is often used as a",
-          "would most likely be called a", "is commonly known as a"]  # fmt: skip
-OPENERS = ["", "In my opinion,", "Everyone knows that", "According to the old book,",
-           "As the teacher explained to the class,", "Strictly speaking,"]  # fmt: skip
 WORDS = ["apple", "bird", "table", "river", "stone", "music", "garden", "window", "winter",
          "animal", "flower", "cheese", "violin", "hammer", "forest", "mountain", "kitchen",
          "letter", "market", "island", "engine", "pencil", "doctor", "planet", "bottle", "castle",
