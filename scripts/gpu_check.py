@@ -157,8 +157,7 @@ def make_scorer(kind: str, model: Any, tokenizer: Any, name: str, device: torch.
 def local_tokenizers() -> dict[str, Any]:
     """The tokenizers that ship offline here: SmolLM2's (causal), all-MiniLM-L6-v2's WordPiece
     (masked) and a T5-style Unigram built from that vocabulary (``bench_models``)."""
-    sys.path.insert(0, str(SCRIPTS))
-    import bench_models
+    import bench_models  # a sibling script: this script's folder is on the path
     from transformers import AutoTokenizer
 
     from probes.models import load_tokenizer
