@@ -7,7 +7,9 @@ markdown:
 1. one table per relation (HYP, HPO, HOL, MER, ANT, SYN), a row per agent (humans first, then
    the models): soundness S, completeness C, symmetry M_1/M_5/M_10 (ANT, SYN) or asymmetry
    A_1/A_5/A_10 (the others), prototypicality P, out-of-relatum (OOR) rate, mean rank of the
-   first non-OOR answer, n (probes scored for S);
+   first non-OOR answer, n (probes scored for S); below them the constant-answer baseline
+   (``semrel_constant_answer``: S and C of the other words' most frequent relata, fitted
+   leave-one-out) and a note on how it is fitted;
 2. the macro / micro averages of the same measures, AuDC per agent and the humans' response
    entropy R per relation;
 3. the humans' figures of the paper beside ours (:data:`PAPER_HUMAN_S`, ...);
@@ -78,6 +80,12 @@ MODEL_LISTS = ("full", "shared")
 TARGETS = ("answered", "tuples")
 CONFLICTS = ("all", "keep-tuples")
 ENTROPY_POPULATIONS = ("file", "targets")
+CONSTANT = "constant answer (leave-one-out)"
+CONSTANT_NOTE = (
+    f"{CONSTANT}: no model; each word's answer list is the relata of the other words of W^r, "
+    "most frequent first (ties alphabetical), so the word's own gold is never read "
+    "(eval/semrel/semrel_constant_answer.sql; the paper reports no such baseline); S and C "
+    "as for the agents, words = W^r with a non-empty set.")
 
 
 @dataclass(frozen=True)
@@ -284,8 +292,28 @@ def _measures(res: Results, agent: str, probe: str, trick: list[tuple[str, str, 
     return cells
 
 
+def _constant(res: Results, probe: str, trick: list[tuple[str, str, int]]) -> list[str]:
+    """The constant-answer baseline's cells (``semrel_constant_answer``): S, C and n; the other
+    measures do not apply to one list per word."""
+    row = res.row("semrel_constant_answer", probe)
+    return [_num(None if row is None else row["value"]), "–",
+            _num(None if row is None else row["c"]), *("–" for _ in trick), "–",
+            _num(None if row is None else row["n"])]
+
+
+def constant_note(res: Results, relation: str) -> str:
+    """The note under a relation's table: how the constant list is fitted, its usual head and
+    its hits@10."""
+    row = res.row("semrel_constant_answer", probe_of(relation)) or {}
+    return (f"{CONSTANT}: the relata of the other words of W^{relation}, most frequent first "
+            "(ties alphabetical), never the word's own; the most frequent relatum of all of "
+            f"W^{relation}: {row.get('top') or '–'}; hits@10 of the list: "
+            f"{_num(row.get('hits10'))}.")
+
+
 def relation_table(res: Results, relation: str) -> str:
-    """One row per agent with a run of the relation's probe."""
+    """One row per agent with a run of the relation's probe, then the constant-answer
+    baseline's row."""
     metric, letter = _trick(relation)
     trick = [(metric, f"{letter}_{k}", k) for k in KS]
     agents = [a for a in res.agents if relation in res.relations[a]]
@@ -293,6 +321,7 @@ def relation_table(res: Results, relation: str) -> str:
         return f"No runs of {probe_of(relation)}."
     head = ["agent", "S", "S 95% CI", "C", *(c for _, c, _ in trick), "P", "words"]
     rows = [[a, *_measures(res, a, probe_of(relation), trick)] for a in agents]
+    rows.append([CONSTANT, *_constant(res, probe_of(relation), trick)])
     return _table(head, rows)
 
 
@@ -327,6 +356,7 @@ def summary_table(res: Results) -> str:
     head = ["agent", "average", "S", "S 95% CI", "C", *(c for _, c, _ in trick), "P", "n"]
     rows = [[a, avg, *_measures(res, a, avg, trick)]
             for a in res.agents for avg in ("macro", "micro")]
+    rows += [[CONSTANT, avg, *_constant(res, avg, trick)] for avg in ("macro", "micro")]
     return _table(head, rows, "llr")
 
 
@@ -568,10 +598,13 @@ def render(res: Results, images: list[Path] | None = None, stats: bool = True) -
              "per relation), M_k symmetry (ANT, SYN), A_k asymmetry (the others; models "
              "only), P prototypicality (models against humans), words = W^r scored for S; "
              "S 95% CI: percentile bootstrap over the words (1,000 seeded resamples). Chance "
-             "is about 0 (a top answer drawn from the vocabulary); humans are the ceiling.",
-             ""]
+             "is about 0 (a top answer drawn from the vocabulary); humans are the ceiling. "
+             + CONSTANT_NOTE, ""]
     for r in RELATIONS:
-        parts += [f"## {r} ({NAMES[r]})", "", relation_table(res, r), ""]
+        table = relation_table(res, r)
+        parts += [f"## {r} ({NAMES[r]})", "", table, ""]
+        if table.startswith("|"):
+            parts += [constant_note(res, r), ""]
     parts += ["## Soundness per prompt (Appendix F)", "",
               "S computed as if each prompt were the only one in the set (Appendix F): per "
               "prompt the mean over the words of its Precision@1; spread: min–max and the "

@@ -72,7 +72,7 @@ def test_every_file_is_a_metric_with_its_views() -> None:
     assert {"semrel_soundness", "semrel_completeness", "semrel_symmetry", "semrel_asymmetry",
             "semrel_response_entropy", "semrel_prototypicality", "semrel_distinguishability",
             "semrel_audc", "semrel_oor", "semrel_tables", "semrel_proto_probes",
-            "semrel_soundness_per_prompt"} <= set(METRICS)
+            "semrel_soundness_per_prompt", "semrel_constant_answer"} <= set(METRICS)
 
 
 def test_soundness_eqs_11_12(con) -> None:
@@ -101,6 +101,18 @@ def test_soundness_per_prompt_appendix_f(con) -> None:
     assert rows[("mB", SYN, 0)][::2] == (0.5, 2) and rows[("mB", SYN, 1)][::2] == (0.5, 2)
     assert rows[("mA", HYP, 0)][0] == 1.0 and rows[("mA", HYP, 1)][0] == 0.0
     assert rows[("human", HYP, 0)][0] == 1.0 and rows[("human", HYP, 1)][0] == 0.0
+
+
+def test_constant_answer_leave_one_out(con) -> None:
+    # W^HYP = {dog}: no other word, so dog's list is empty: S = C = hits@10 = 0 (a list fitted
+    # on dog itself would answer animal, right). SYN: big's list is large's set {big}, large's
+    # is {large}: both wrong. top: the most frequent relatum of all of W^r (ties alphabetical;
+    # beast is outside the shared vocabulary).
+    rows = values(metric(con, "semrel_constant_answer"), "value", "c", "hits10", "top", "n")
+    assert rows[(HYP,)] == (0.0, 0.0, 0.0, "animal", 1)
+    assert rows[(SYN,)] == (0.0, 0.0, 0.0, "big", 2)
+    assert rows[("macro",)] == (0.0, 0.0, 0.0, None, 2)
+    assert rows[("micro",)] == (0.0, 0.0, 0.0, None, 3)
 
 
 def test_completeness_eqs_13_14(con) -> None:

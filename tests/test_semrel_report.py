@@ -52,7 +52,15 @@ def test_report_tables_and_plots(results: Path, tmp_path: Path, capsys: Any,
         # one word each: every resample is that word, a zero-width interval
         "| human | 0.500 | 0.500–0.500 | 0.500 | – | – | – | – | 1 |",
         "| mA | 0.500 | 0.500–0.500 | 0.500 | 0.000 | 0.500 | 0.500 | 0.750 | 1 |",
-        "| mB | 1.000 | 1.000–1.000 | 1.000 | 0.000 | 0.500 | 0.500 | 0.250 | 1 |"]
+        "| mB | 1.000 | 1.000–1.000 | 1.000 | 0.000 | 0.500 | 0.500 | 0.250 | 1 |",
+        # dog is the only word of W^HYP: its leave-one-out list is empty
+        "| constant answer (leave-one-out) | 0.000 | – | 0.000 | – | – | – | – | 1 |", "",
+        "constant answer (leave-one-out): the relata of the other words of W^HYP, most "
+        "frequent first (ties alphabetical), never the word's own; the most frequent relatum "
+        "of all of W^HYP: animal; hits@10 of the list: 0.000."]
+    assert semrel_report.CONSTANT_NOTE in text
+    assert ("| constant answer (leave-one-out) | micro | 0.000 | – | 0.000 | – | – | – | – | – | – "
+            "| – | 3 |") in section(text, "Averages")
     # Appendix F, each prompt alone (test_soundness_per_prompt_appendix_f): mA SYN 1 then 0
     per_prompt = section(text, "Soundness per prompt (Appendix F)")
     assert "| SYN | mA | 1.000 / 0.000 | 0.000–1.000 (sd 0.500) | 2 |" in per_prompt
