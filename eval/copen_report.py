@@ -125,10 +125,12 @@ def settings_of(copen: dict[str, Any], kind: str, revision: str | None, dtype: s
 
 def _variants(runs: Sequence[RunInfo]) -> dict[str, str]:
     """run id -> the settings that set its run apart from the same model's other runs of the
-    same method (empty when the model has one setting for that method)."""
-    groups: dict[tuple[str, str], list[RunInfo]] = {}
+    same method and task (empty when the model has one setting for them). Settings that differ
+    only between tasks (the paper's per-task hyper-parameters, e.g. a batch size) split no row:
+    a task's cell never pools them."""
+    groups: dict[tuple[str, str, str], list[RunInfo]] = {}
     for info in runs:
-        groups.setdefault((info.model, info.method), []).append(info)
+        groups.setdefault((info.model, info.method, info.task), []).append(info)
     out = {}
     for group in groups.values():
         distinct = {json.dumps(i.setting, sort_keys=True, default=str) for i in group}
@@ -164,7 +166,7 @@ def _short(model: str) -> str:
 
 def _runs(con: duckdb.DuckDBPyConnection) -> dict[str, RunInfo]:
     """The finished COPEN runs; ``model`` is the row name: the model, then in square brackets
-    the settings that set the run apart from the model's other runs of its method."""
+    the settings that set the run apart from the model's other runs of its method and task."""
     out = {}
     rows = con.execute("""SELECT run_id, model, probe, config::VARCHAR, backend, revision, dtype
                           FROM runs

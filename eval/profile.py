@@ -203,13 +203,13 @@ def per_benchmark(lines: Sequence[ProfileLine]) -> str:
 def profile_table(lines: Sequence[ProfileLine], model: str) -> str:
     """The profile as one markdown table; measures over fewer than :data:`MIN_ITEMS` items
     are marked with a dagger (no bar in the chart)."""
-    out = [f"| benchmark | measure | n | {model} | 95% CI | chance | shortcut ceiling | "
-           "human (95% CI) |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    out = [f"| benchmark | measure | n | {model} | 95% CI | chance | human (95% CI) | "
+           "shortcut ceiling |", "|---|---|---:|---:|---:|---:|---:|---:|"]
     for p in lines:
         human = "–" if p.human is None else f"{p.human:.3f} ({_ci(p.human_ci)})"
         few = " †" if p.too_few else ""
         out.append(f"| {p.benchmark} | {p.measure} | {p.n:,} | {_num(p.value)}{few} | "
-                   f"{_ci(p.ci)} | {_num(p.chance)} | {_num(p.ceiling)} | {human} |")
+                   f"{_ci(p.ci)} | {_num(p.chance)} | {human} | {_num(p.ceiling)} |")
     return "\n".join(out)
 
 

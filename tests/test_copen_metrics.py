@@ -342,6 +342,24 @@ def test_table2_never_pools_runs_of_different_settings() -> None:
     assert not any("±" in c for r, cells in rows.items() if "span" in r for c in cells)
 
 
+def test_settings_that_differ_only_between_tasks_split_no_row() -> None:
+    # the paper's per-task hyper-parameters: CSJ linear probing at lr 1e-3, CPJ at 1e-2. Each
+    # task's cell has one setting, so the model keeps one row (no "[lr=...]" names); CSJ: A
+    # right -> 100.0, CPJ: B wrong -> 0.0
+    con = connect(":memory:")
+    add_instance(con, "copen/csj", "dev", "A", ["a"], ["a", "b"])
+    add_instance(con, "copen/cpj", "dev", "B", ["x"], ["x", "y"])
+    for rid, probe, lr, iid, gold, other, good in (("C", "copen/csj", 1e-3, "A", "a", "b", True),
+                                                   ("P", "copen/cpj", 1e-2, "B", "x", "y", False)):
+        cfg = {"runtime": {"copen": {"method": "linear", "seed": 42, "lr": lr}}}
+        insert_run(con, Run(run_id=rid, model="m", probe=probe, task="choice", config=cfg,
+                            status="done", method="linear", seed=42))
+        add_scores(con, rid, probe, "dev", iid, [(gold, -1 if good else -3, 1), (other, -2, 1)])
+    rows = _table2_rows(con)
+    assert [r for r in rows if r.startswith("m")] == ["m"]
+    assert rows["m"][1] == "100.0" and rows["m"][4] == "0.0"
+
+
 def test_chain_level_cells_use_the_answer_part_and_bart_all() -> None:
     """The authors' merge_result (code/utils.py): PB-chain = the answer part's consistency,
     BART's all; the instance-level CPJ cell keeps Table 8's part (concept for both)."""

@@ -141,8 +141,9 @@ def test_too_few_items_are_a_hatched_band_not_a_bar(tmp_path: Path,
     rows = {"profile_semrel": [{"model": "m", "is_human": False, "relation": "HYP",
                                 "word": f"w{i}", "value": 1.0 if i < 3 else 0.0}
                                for i in range(12)],
-            "profile_copen": [{"model": "m", "probe": "copen/cpj", "value": 1.0, "chance": 0.5}
-                              for _ in range(4)]}
+            "profile_copen": [{"model": "m", "probe": "copen/cpj", "split": "dev",
+                               "instance_id": f"c{i}", "value": 1.0, "chance": 0.5}
+                              for i in range(4)]}
     rendered = profile.render_profile("m", "r.duckdb")(None, rows, tmp_path)  # type: ignore[arg-type]
     (fig,) = drawn
     # lines top to bottom: HYP (y 2), all six (y 1), CPJ (y 0). Two bars of width 1/4 and, for

@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from eval.sqlfile import discover_metrics, run_metric
+from eval.sqlfile import discover_metrics, run_metric, run_support
 from probes.results import connect
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -146,7 +146,7 @@ def test_no_train_split_no_rules(con: duckdb.DuckDBPyConnection) -> None:
 def test_rules_never_see_the_evaluated_labels(con: duckdb.DuckDBPyConnection) -> None:
     """Flipping every test label must flip every test prediction's correctness: a rule whose
     prediction moved with the labels would have read them."""
-    run_metric(con, METRICS["shortcut_panel"])   # creates the views
+    run_support(con, METRICS["shortcut_panel"].requires)   # creates the views on con
     query = ("SELECT probe, instance_id, rule, correct FROM sc_correct "
              "WHERE probe = 't/label' AND split = 'test' ORDER BY ALL")
     before = con.execute(query).fetchall()
@@ -220,8 +220,9 @@ def test_eval_report_shows_the_ceiling_beside_chance(con: duckdb.DuckDBPyConnect
     report = build_report(con)
     (names, text), = [t for t in tables(report) if "shortcut_ceiling" in t[0]]
     assert names.index("chance_accuracy") < names.index("shortcut_ceiling")
-    # accuracy 1/2 (interval over 2 items: 0 to 1); chance: the majority class of 5 and 6
-    # (1, 0) -> 0.5; ceiling 1.0 (test_ceiling_per_run)
-    assert text.splitlines()[-1] == ("| m | t/label | test | 2 | 0.500 | 0.000–1.000 | 0.500 "
+    # accuracy 1/2, its 95 % Wilson interval (p + z²/2n ± z sqrt(p(1-p)/n + z²/4n²)) /
+    # (1 + z²/n) with p = .5, n = 2, z = 1.96: (0.5 ± 0.4055) -> 0.095–0.905; chance: the
+    # majority class of 5 and 6 (1, 0) -> 0.5; ceiling 1.0 (test_ceiling_per_run)
+    assert text.splitlines()[-1] == ("| m | t/label | test | 2 | 0.500 | 0.095–0.905 | 0.500 "
                                      "| 1.000 |")
     assert (tmp_path / "binary_accuracy.png") in plots(report, tmp_path)

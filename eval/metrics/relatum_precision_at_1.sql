@@ -9,17 +9,10 @@
 --   Instances without gold are left out. Only finished runs (status done).
 -- tasks: [relatum]
 -- grain: [run_id, probe, split]
+-- requires: [_relatum_hits.sql]
 -- items: _relatum_precision_at_1_items.sql
-SELECT r.run_id, r.probe, r.split,
-       avg(CASE WHEN list_contains(list_transform(i.gold, lambda g: lower(g)), lower(r.token))
-                     OR EXISTS (SELECT 1 FROM gold_forms f WHERE f.probe = r.probe
-                                AND f.split = r.split AND f.instance_id = r.instance_id
-                                AND f.form = lower(r.token))
-                THEN 1.0 ELSE 0.0 END) AS value,
-       count(DISTINCT r.instance_id) AS n, count(*) AS pairs
-FROM responses r
-JOIN runs USING (run_id)
-JOIN instances i ON i.probe = r.probe AND i.split = r.split AND i.instance_id = r.instance_id
-WHERE runs.task = 'relatum' AND runs.status = 'done' AND r.rank = 1 AND len(i.gold) > 0
+SELECT run_id, probe, split, avg(hit_at_1) AS value, count(DISTINCT instance_id) AS n,
+       count(*) AS pairs
+FROM relatum_item_hits
 GROUP BY ALL
 ORDER BY ALL
