@@ -161,15 +161,28 @@ def clean_stale(store_path: Path) -> list[Path]:
     return removed
 
 
-def _backup(store_path: Path, staging: Path) -> None:
-    """Copy the current store into ``staging``; a damaged store is a clear error."""
+def _keep_others(store_path: Path, staging: Path, rebuilt: list[str]) -> ox.Store:
+    """A new store at ``staging`` holding the current store's graphs that this build does not
+    make anew: every graph but those of the ``rebuilt`` sources and the derived graphs (which
+    the build materialises again). Copying what is kept into an empty store, instead of copying
+    everything and then deleting the rebuilt graphs, leaves no deleted quads behind: a rebuild
+    costs what a fresh build of those sources costs. A damaged store is a clear error."""
     try:
-        ox.Store.read_only(str(store_path)).backup(str(staging))
+        old = ox.Store.read_only(str(store_path))
+        graphs = list(old.named_graphs())
     except (OSError, RuntimeError) as e:
         raise StoreError(
             f"the store at {store_path} is damaged or not a store ({e}); rebuild it from "
             "scratch with `python -m kg.build --force-new` (every chosen source is loaded "
             "anew, the damaged folder is replaced). Nothing was changed.") from e
+    skip = {g for name in rebuilt for g in source_graphs(old, name)}
+    made_again = graph("derived").value  # derived/<name>, and derived-staging/ of a killed run
+    kept = [g for g in graphs if g not in skip
+            and not (isinstance(g, ox.NamedNode) and g.value.startswith(made_again))]
+    new = ox.Store(str(staging))
+    for g in [*kept, ox.DefaultGraph()]:
+        new.bulk_extend(old.quads_for_pattern(None, None, None, g))
+    return new
 
 
 @contextlib.contextmanager
@@ -188,12 +201,15 @@ def _build_lock(store_path: Path) -> Iterator[None]:
 
 def build(names: list[str] | None = None, store_path: Path | None = None,
           data_dir: Path | None = None, verify: bool = True,
-          progress: bool = True, force_new: bool = False) -> list[SourceReport]:
+          progress: bool = True, force_new: bool = False,
+          derived_reports: list[derived.DerivedReport] | None = None) -> list[SourceReport]:
     """Load the named sources (all by default) and swap the new store in atomically.
 
-    The lock, the staging copy and the swap work on the store's resolved path, so a symlink
-    to the store keeps pointing at it. ``force_new``: start from an empty store instead of a
-    copy of the current one (for a damaged store)."""
+    The lock, the staging store and the swap work on the store's resolved path, so a symlink
+    to the store keeps pointing at it. Over an existing store, the staging store starts with
+    the current store's other graphs (:func:`_keep_others`). ``force_new``: start from an empty
+    store (for a damaged store). ``derived_reports``: a list that receives each derived graph's
+    triples and seconds."""
     # The resolved path: two spellings of one store (a symlink) share one lock.
     store_path = Path(store_path or config.store_path()).resolve()
     data_dir = Path(data_dir or config.data_dir())
@@ -207,13 +223,17 @@ def build(names: list[str] | None = None, store_path: Path | None = None,
         shutil.rmtree(staging, ignore_errors=True)
         try:
             if store_path.exists() and not force_new:
-                _backup(store_path, staging)
-            store = ox.Store(str(staging))
+                store = _keep_others(store_path, staging, [s.name for s in sources])
+            else:
+                store = ox.Store(str(staging))
             bar = tqdm(sources, desc="building", unit="source", disable=not progress)
             for s in bar:
                 bar.set_postfix_str(s.name)
                 reports.append(load_source(store, s, files[s.name], data_dir))
-            derived.materialise(store)  # queries/derived/*.rq (kg/derived.py)
+            # queries/derived/*.rq (kg/derived.py); the staging store is swapped in whole below
+            got = derived.materialise(store, swap=False)
+            if derived_reports is not None:
+                derived_reports.extend(got)
             store.flush()
             store.optimize()
             del store

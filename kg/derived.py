@@ -173,13 +173,16 @@ STAGING = "derived-staging/"
 
 def materialise(store: ox.Store, files: list[Derived] | None = None,
                 timeout: float | None = DEFAULT_TIMEOUT_S,
-                max_triples: int | None = DEFAULT_MAX_ROWS) -> list[DerivedReport]:
+                max_triples: int | None = DEFAULT_MAX_ROWS,
+                swap: bool = True) -> list[DerivedReport]:
     """Replace each derived graph of ``store`` with its CONSTRUCT query's triples.
 
-    The query runs first, bounded by ``timeout`` seconds and ``max_triples`` triples; its
-    triples go to a staging graph, which replaces the derived graph in one SPARQL update (one
-    transaction). A query that fails, runs too long or yields too much leaves the old graph as
-    it was."""
+    The query runs first, bounded by ``timeout`` seconds and ``max_triples`` triples. With
+    ``swap`` (a live store: ``python -m kg.derived``) its triples go to a staging graph, which
+    replaces the derived graph in one SPARQL update (one transaction), so a query that fails,
+    runs too long or yields too much leaves the old graph as it was. Without it (``kg.build``,
+    whose whole staging store is swapped in only at the end) the graph is cleared and written
+    directly: the same result without the update's copy of every triple."""
     reports = []
     local = LocalStore(store)
     for d in files if files is not None else discover():
@@ -194,12 +197,18 @@ def materialise(store: ox.Store, files: list[Derived] | None = None,
         except (SyntaxError, OSError, ValueError, KgError) as e:
             raise DerivedError(f"{d.path}: the CONSTRUCT query failed: {e}. The graph "
                                f"derived/{d.name} is unchanged.") from None
-        staging = graph(STAGING + d.name)
-        store.remove_graph(staging)
-        store.bulk_extend(ox.Quad(t.subject, t.predicate, t.object, staging) for t in triples)
-        store.update(f"DROP SILENT GRAPH <{d.graph.value}> ; "
-                     f"ADD SILENT GRAPH <{staging.value}> TO GRAPH <{d.graph.value}> ; "
-                     f"DROP SILENT GRAPH <{staging.value}>")
+        if swap:
+            staging = graph(STAGING + d.name)
+            store.remove_graph(staging)
+            store.bulk_extend(ox.Quad(t.subject, t.predicate, t.object, staging)
+                              for t in triples)
+            store.update(f"DROP SILENT GRAPH <{d.graph.value}> ; "
+                         f"ADD SILENT GRAPH <{staging.value}> TO GRAPH <{d.graph.value}> ; "
+                         f"DROP SILENT GRAPH <{staging.value}>")
+        else:
+            store.remove_graph(d.graph)
+            store.bulk_extend(ox.Quad(t.subject, t.predicate, t.object, d.graph)
+                              for t in triples)
         reports.append(DerivedReport(d.name, len(triples), time.perf_counter() - t0))
     return reports
 

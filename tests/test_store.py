@@ -155,6 +155,30 @@ def test_one_graph_per_source_and_a_rebuild_replaces_only_its_graphs(
     assert leftovers(path) == []
 
 
+def test_a_rebuild_starts_from_the_kept_graphs_only(fake_sources: dict[str, Source],
+                                                   tmp_path: Path) -> None:
+    """Over an existing store the staging store holds the other sources' graphs and the default
+    graph, copied; the rebuilt source's graphs and every derived graph (made again from the
+    current queries/derived files) are not copied, so nothing is deleted in the new store."""
+    path = tmp_path / "store"
+    fake_sources["alpha"] = source("alpha", items=["a1"])
+    fake_sources["beta"] = source("beta", items=["b1", "b2"])
+    build(["alpha", "beta"], path, tmp_path, progress=False)
+    store = ox.Store(str(path))
+    extra = ox.Quad(ox.NamedNode(EX + "x"), ox.NamedNode(EX + "item"), ox.Literal("kept"))
+    stale = [ox.Quad(ox.NamedNode(EX + "y"), ox.NamedNode(EX + "item"), ox.Literal("old"),
+                     graph(name)) for name in ("derived/gone", "derived-staging/killed")]
+    store.extend([extra, *stale])
+    store.flush()
+    del store
+    fake_sources["alpha"] = source("alpha", items=["a2"])
+    build(["alpha"], path, tmp_path, progress=False)
+    after = quads(path)
+    assert extra in after and not any(q in after for q in stale)
+    assert items(path, graph("alpha").value) == ["a2"]
+    assert items(path, graph("beta").value) == ["b1", "b2"]
+
+
 def test_failed_build_leaves_the_previous_store_usable(fake_sources: dict[str, Source],
                                                        tmp_path: Path) -> None:
     path = tmp_path / "store"
