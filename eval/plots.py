@@ -289,6 +289,10 @@ def profile_chart(lines: Sequence[tuple[str, float | None, Interval, float | Non
             if caption else ""), fontsize=8 if caption else None)
         ax.set_title(title, fontsize=10, pad=20)
         ax.grid(axis="x", alpha=0.3)
-        ax.legend(fontsize=8, frameon=False, loc="lower center", ncol=4,
-                  bbox_to_anchor=(0.5, 1.0), borderaxespad=0.2)
+        # every legend entry in one row between the title and the axes (two rows would run
+        # into the title)
+        entries = len(ax.get_legend_handles_labels()[1])
+        ax.legend(fontsize=7 if entries > 4 else 8, frameon=False, loc="lower center",
+                  ncol=max(1, entries), bbox_to_anchor=(0.5, 1.0), borderaxespad=0.2,
+                  columnspacing=1.2, handlelength=1.8)
     return path
