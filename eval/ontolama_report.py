@@ -54,6 +54,8 @@ from eval.stats import paired_comparison
 
 METRIC_DIR = Path(__file__).with_name("ontolama")
 KIND_ORDER = {"atomic": 0, "complex": 1}
+CONTROLLED = "-controlled"
+"""The name suffix of a shortcut-controlled split (docs/shortcuts.md)."""
 FULL_K = -1
 """``runs.k`` of the fully supervised setting (the results contract, docs/results.md)."""
 
@@ -105,14 +107,19 @@ def dataset(probe: str) -> str:
 
     >>> dataset("ontolama/go-complex"), dataset("other/x")
     ('go complex', 'other/x')
+    >>> dataset("ontolama/schemaorg-atomic-controlled")
+    'schemaorg atomic controlled'
     """
     name = probe.removeprefix("ontolama/")
-    onto, _, kind = name.rpartition("-")
-    return f"{onto} {kind}" if probe.startswith("ontolama/") and onto else probe
+    base = name.removesuffix(CONTROLLED)
+    onto, _, kind = base.rpartition("-")
+    if not (probe.startswith("ontolama/") and onto):
+        return probe
+    return f"{onto} {kind}" + (" controlled" if base != name else "")
 
 
 def _order(probe: str) -> tuple[int, str]:
-    kind = probe.rpartition("-")[2]
+    kind = probe.removesuffix(CONTROLLED).rpartition("-")[2]
     return KIND_ORDER.get(kind, 2), probe
 
 

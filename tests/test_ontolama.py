@@ -128,6 +128,43 @@ def test_probe_files_share_one_query() -> None:
     assert len(bodies) == 1
 
 
+def test_controlled_probe_files_are_their_standard_files_with_the_control() -> None:
+    """queries/ontolama/<onto>-atomic-controlled.rq (issue 23, to score a controlled split with
+    probes.run / probes.kshot) is <onto>-atomic.rq with another name and control: super_class:
+    the same query, prompts and label words, so only the split differs."""
+    files = sorted(QUERIES.glob("*-controlled.rq"))
+    assert {f.name for f in files} == {"schemaorg-atomic-controlled.rq",
+                                       "pizza-atomic-controlled.rq"}
+    for path in files:
+        probe = parse_probe(path.read_text(), path)
+        base_path = QUERIES / path.name.replace("-controlled", "")
+        base = parse_probe(base_path.read_text(), base_path)
+        assert probe.spec.name == base.spec.name + "-controlled"
+        assert probe.spec.builder_params["ontolama"]["control"] == "super_class"
+        assert probe.spec.builder_params == ontolama.controlled(base).spec.builder_params
+        def body(text: str) -> str:  # the SPARQL after the YAML header
+            return text[text.index("\nPREFIX"):]
+        assert body(probe.query) == body(base.query)
+        assert probe.spec.prompts == base.spec.prompts
+        assert probe.spec.params == base.spec.params
+        assert ontolama.control(base) is None
+
+
+def test_build_control_builds_each_name_once() -> None:
+    """``build --control``: a standard probe gains its -controlled variant unless a probe file
+    of that name is already selected; a controlled probe gains nothing."""
+    every = {p.spec.name: p for p in ontolama.ontolama_probes()}
+    names = [p.spec.name for p in ontolama.with_controlled(list(every.values()))]
+    assert len(names) == len(set(names))
+    assert "ontolama/schemaorg-atomic-controlled" in names
+    assert "ontolama/go-complex-controlled" in names  # no file: made by controlled()
+    assert "ontolama/schemaorg-atomic-controlled-controlled" not in names
+    alone = ontolama.with_controlled([every["ontolama/schemaorg-atomic"]])
+    assert [p.spec.name for p in alone] == ["ontolama/schemaorg-atomic",
+                                            "ontolama/schemaorg-atomic-controlled"]
+    assert ontolama.control(alone[1]) == "super_class"
+
+
 @pytest.mark.parametrize("path", sorted(QUERIES.glob("*.rq")), ids=lambda p: p.name)
 def test_declared_splits_are_the_query_splits(path: Path) -> None:
     probe = parse_probe(path.read_text(), path)
@@ -430,7 +467,8 @@ def test_build_stats_export(store: LocalStore, tmp_path: Path) -> None:
     results = tmp_path / "results.duckdb"
     all_reports = ontolama.build(ontolama.ontolama_probes(), store, results, tmp_path / "pq")
     reports = [r for r in all_reports if r.counts]
-    assert {r.probe for r in reports} == {"ontolama/pizza-atomic", "ontolama/pizza-complex"}
+    assert {r.probe for r in reports} == {"ontolama/pizza-atomic", "ontolama/pizza-complex",
+                                          "ontolama/pizza-atomic-controlled"}
     skipped = {r.probe: r.notes[0] for r in all_reports if not r.counts}
     assert "ontolama/doid-atomic" in skipped  # only Pizza is built: the rest are reported
     assert "python -m kg.build -s doid" in skipped["ontolama/doid-atomic"]

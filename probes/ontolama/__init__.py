@@ -40,6 +40,7 @@ from probes.ontolama.common import (
     ontolama_probes,
     seeded_hash,
     split_proportions,
+    with_controlled,
 )
 from probes.ontolama.complex import (
     FRESH,
@@ -117,4 +118,5 @@ __all__ = [
     "split_per_class",
     "split_proportions",
     "stats",
+    "with_controlled",
 ]

@@ -10,7 +10,7 @@ from kg import config
 from kg.errors import KgError
 from kg.store import open_store
 from probes.errors import ProbeError
-from probes.ontolama.common import control, controlled, ontolama_probes
+from probes.ontolama.common import ontolama_probes, with_controlled
 from probes.ontolama.dataset import build, export_files, format_build, stats
 from probes.ontolama.inheritance import inheritance_report
 
@@ -56,8 +56,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "build":
             probes = ontolama_probes(args.probe, args.queries)
             if args.control:
-                probes = [v for p in probes
-                          for v in ([p] if control(p) else [p, controlled(p)])]
+                probes = with_controlled(probes)
             store = open_store(None, args.store)
             out = None if args.no_parquet else (args.out or config.exports_dir())
             print(format_build(build(probes, store, args.results, out)))

@@ -109,3 +109,13 @@ def controlled(probe: Probe) -> Probe:
     spec = probe.spec.model_copy(update={"name": f"{probe.spec.name}-controlled",
                                          "builder_params": params})
     return dataclasses.replace(probe, spec=spec)
+
+
+def with_controlled(probes: list[Probe]) -> list[Probe]:
+    """Each probe followed by its ``-controlled`` variant (``build --control``), unless it is
+    controlled itself or a probe file of that name is among ``probes`` (e.g.
+    ``queries/ontolama/schemaorg-atomic-controlled.rq``): each name is built once."""
+    names = {p.spec.name for p in probes}
+    return [v for p in probes
+            for v in ([p] if control(p) or f"{p.spec.name}-controlled" in names
+                      else [p, controlled(p)])]
