@@ -36,7 +36,7 @@ Usage (see docs/gpu.md)::
 
     bash scripts/gpu_check.sh --prepare          # here: tokenizers + wheels into .gpu_carry/
     bash scripts/gpu_check.sh                    # on the GPU machine (about 5 minutes on an H100)
-    .venv/bin/python scripts/gpu_check.py --cpu --tiny --out /tmp/gc   # seconds, what CI runs
+    .venv/bin/python scripts/gpu_check.py --cpu --tiny --out gc_out   # seconds, what CI runs
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ fi
 
 PY=python3
 if [ -d "$CARRY/wheels" ]; then
-    site=$(mktemp -d /tmp/kgprobe-site-XXXX)
+    site=$(mktemp -d -t kgprobe-site-XXXX)
     "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$site" \
         "$CARRY"/wheels/*.whl
     export PYTHONPATH="$site"
