@@ -168,7 +168,7 @@ def test_read_csv_over_http_reaches_no_server(results: Path, tmp_path: Path, cap
 
 @pytest.mark.parametrize("statement", [
     "INSTALL httpfs", "LOAD httpfs", "SET enable_external_access = true",
-    "ATTACH '/tmp/x.duckdb' AS x", "COMMIT", "DELETE FROM scores", "CREATE VIEW v AS SELECT 1",
+    "ATTACH 'elsewhere.duckdb' AS x", "COMMIT", "DELETE FROM scores", "CREATE VIEW v AS SELECT 1",
     "PRAGMA enable_profiling", "CALL pragma_version()"])
 def test_statements_other_than_queries_are_refused_on_their_line(statement: str) -> None:
     text = (HEADER.format(name="m") + "SELECT 1;\n\n" + statement
