@@ -43,10 +43,12 @@ from typing import Any
 import duckdb
 
 from eval.report import (
+    PAIRED_POINTS_HEAD,
     Render,
     Rendered,
     Rows,
     metric_rows,
+    paired_points,
     report_command,
 )
 from eval.stats import paired_comparison, proportion_ci
@@ -394,17 +396,13 @@ def paired_zero_shot(res: Results) -> str:
                 shared = sorted(set(chosen[a]) & set(chosen[b]))
                 c = paired_comparison([chosen[a][k] for k in shared],
                                       [chosen[b][k] for k in shared])
-                if c is None:
-                    continue
-                ci = "–" if c.ci is None else f"{_pct(c.ci[0])} to {_pct(c.ci[1])}"
-                diff = round(100 * c.diff, 9) + 0.0  # no "-0.0"
-                lines.append(f"| {LABEL[task]} ({res.splits[task]}) | {a} | {b} | {c.n:,} | "
-                             f"{_pct(c.mean_a)} | {_pct(c.mean_b)} | {diff:+.1f} | {ci} | "
-                             f"{c.test} | {c.pvalue:.3g}{'*' if c.pvalue < 0.05 else ''} |")
+                if c is not None:
+                    lines.append(f"| {LABEL[task]} ({res.splits[task]}) | {a} | {b} | "
+                                 + paired_points(c))
     if not lines:
         return ""
-    return "\n".join(["| task | a | b | n | a | b | a − b | 95% CI of a − b | test | p |",
-                      "|---|---|---|---:|---:|---:|---:|---:|---|---:|", *lines])
+    head, rule = PAIRED_POINTS_HEAD
+    return "\n".join(["| task | a | b " + head, "|---|---|---" + rule, *lines])
 
 
 def zero_shot_parts(res: Results) -> str:

@@ -44,10 +44,12 @@ import duckdb
 
 from eval.plots import line_chart
 from eval.report import (
+    PAIRED_POINTS_HEAD,
     Render,
     Rendered,
     Rows,
     metric_rows,
+    paired_points,
     report_command,
 )
 from eval.stats import paired_comparison
@@ -229,17 +231,12 @@ def paired_table(res: Results) -> str:
                 va, vb = values[best[(probe, a)]], values[best[(probe, b)]]
                 shared = sorted(set(va) & set(vb))
                 c = paired_comparison([va[k] for k in shared], [vb[k] for k in shared])
-                if c is None:
-                    continue
-                ci = "–" if c.ci is None else f"{_pct(c.ci[0])} to {_pct(c.ci[1])}"
-                diff = round(100 * c.diff, 9) + 0.0  # no "-0.0"
-                rows.append(f"| {dataset(probe)} | {a} | {b} | {c.n:,} | {_pct(c.mean_a)} | "
-                            f"{_pct(c.mean_b)} | {diff:+.1f} | {ci} | {c.test} | "
-                            f"{c.pvalue:.3g}{'*' if c.pvalue < 0.05 else ''} |")
+                if c is not None:
+                    rows.append(f"| {dataset(probe)} | {a} | {b} | " + paired_points(c))
     if not rows:
         return ""
-    return "\n".join(["| dataset | a | b | n | a | b | a − b | 95% CI of a − b | test | p |",
-                      "|---|---|---|---:|---:|---:|---:|---:|---|---:|", *rows])
+    head, rule = PAIRED_POINTS_HEAD
+    return "\n".join(["| dataset | a | b " + head, "|---|---|---" + rule, *rows])
 
 
 def _zero_shot_at(res: Results, model: str, probe: str, template: str, label_set: str

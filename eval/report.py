@@ -50,7 +50,7 @@ from eval.sqlfile import (
     discover_metrics,
     run_metric,
 )
-from eval.stats import proportion_ci
+from eval.stats import Paired, proportion_ci
 from kg import config
 from probes.results import ProbeError, connect
 
@@ -447,6 +447,27 @@ def comparisons(report: Report) -> list[dict[str, Any]]:
                  for row in r.rows}
         out += paired(r.metric, r.items, label)
     return out
+
+
+PAIRED_POINTS_HEAD = ("| n | a | b | a − b | 95% CI of a − b | test | p |",
+                      "|---:|---:|---:|---:|---:|---|---:|")
+"""The columns :func:`paired_points` fills, after a table's own key columns."""
+
+
+def paired_points(c: Paired) -> str:
+    """A paired comparison of two shares as the cells of :data:`PAIRED_POINTS_HEAD`, in
+    percentage points (the benchmark reports' unit; p below 0.05 starred).
+
+    >>> paired_points(Paired(3, 0.5, 0.75, -0.25, (-0.5, 0.0), "McNemar", 0.5))
+    '3 | 50.0 | 75.0 | -25.0 | -50.0 to 0.0 | McNemar | 0.5 |'
+    """
+    def pct(v: float) -> str:
+        return f"{100 * v:.1f}"
+
+    ci = "–" if c.ci is None else f"{pct(c.ci[0])} to {pct(c.ci[1])}"
+    diff = round(100 * c.diff, 9) + 0.0  # no "-0.0"
+    return (f"{c.n:,} | {pct(c.mean_a)} | {pct(c.mean_b)} | {diff:+.1f} | {ci} | {c.test} | "
+            f"{c.pvalue:.3g}{'*' if c.pvalue < 0.05 else ''} |")
 
 
 def comparison_table(rows: list[dict[str, Any]]) -> str:
