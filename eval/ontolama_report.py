@@ -20,7 +20,9 @@ Runs the metric files of ``eval/ontolama/`` over the results file and prints mar
    prompt; and a PNG of the protocol mean against K, one line per dataset (error bars: the
    std over runs), zero-shot (mean over the six prompts) drawn as K = 0, the majority class
    (50 %) dashed grey and each dataset's shortcut ceiling dashed in its colour, as the
-   paper's Figure 3 with the ceiling added;
+   paper's Figure 3 with the ceiling added; and a second PNG per prompt (one line per dataset
+   and prompt run at two or more K, its own zero-shot accuracy as K = 0), the like-for-like
+   comparison when the protocol is partial;
 4. **Runs**: wall time and throughput of each zero-shot run (``runs.wall_s``,
    ``runs.requests``).
 
@@ -497,6 +499,54 @@ def kshot_plot(res: Results, path: Path) -> Path | None:
                       series_baseline_label="shortcut ceiling")
 
 
+def kshot_prompt_curves(res: Results) -> dict[str, list[tuple[float, float, float | None]]]:
+    """Per dataset and prompt (template x label set) with runs at two or more K: (K, mean
+    accuracy, std over seeds), that prompt's own zero-shot accuracy drawn as K = 0 (the fully
+    supervised setting is left out). The like-for-like curve when the protocol is partial: a
+    split run on one prompt at several K is compared with another split on the same prompt,
+    where :func:`kshot_curves` would mix one prompt's runs at one K with all six at another."""
+    rows = [r for r in _kshot_rows(res) if r["k"] > 0]
+    models = {r["model"] for r in rows}
+    keys = [(r["model"], r["probe"], r["template"], r["label_set"]) for r in rows]
+    out: dict[str, list[tuple[float, float, float | None]]] = {}
+    for key, r in zip(keys, rows, strict=True):
+        if keys.count(key) < 2:
+            continue
+        name = (f"{dataset(r['probe'])} {r['template']} {r['label_set']}" if len(models) == 1
+                else f"{r['model']}: {dataset(r['probe'])} {r['template']} {r['label_set']}")
+        if name not in out:
+            zs = _zero_shot_at(res, r["model"], r["probe"], r["template"], r["label_set"])
+            out[name] = [(0, zs[0], None)] if zs else []
+        out[name].append((r["k"], r["value"], r["std"] if r["seeds"] > 1 else None))
+    return out
+
+
+def kshot_prompt_ceilings(res: Results) -> dict[str, float]:
+    """Per curve of :func:`kshot_prompt_curves`: the best shortcut ceiling of its runs' test
+    instances."""
+    names = kshot_prompt_curves(res)
+    models = {r["model"] for r in _kshot_rows(res)}
+    out: dict[str, float] = {}
+    for r in _kshot_rows(res):
+        name = (f"{dataset(r['probe'])} {r['template']} {r['label_set']}" if len(models) == 1
+                else f"{r['model']}: {dataset(r['probe'])} {r['template']} {r['label_set']}")
+        c = _kshot_ceiling(res, r)
+        if name in names and r["k"] > 0 and c is not None:
+            out[name] = max(out.get(name, 0.0), float(c["value"]))
+    return out
+
+
+def kshot_prompt_plot(res: Results, path: Path) -> Path | None:
+    """The per-prompt K-shot curve PNG (None when no prompt has runs at two K)."""
+    curves = kshot_prompt_curves(res)
+    if not curves:
+        return None
+    return line_chart(curves, f"OntoLAMA K-shot per prompt ({res.split}, mean ± std over seeds)",
+                      path, xlabel="K (examples per class; 0 = zero-shot)", ylabel="accuracy",
+                      baselines=kshot_baselines(res), series_baselines=kshot_prompt_ceilings(res),
+                      series_baseline_label="shortcut ceiling")
+
+
 def _rate(count: int | None, wall: float | None) -> str:
     return "–" if not wall or count is None else f"{count / wall:.2f}"
 
@@ -518,8 +568,9 @@ def runs_table(res: Results) -> str:
     return "\n".join(lines)
 
 
-def render(res: Results, plot: Path | None = None) -> str:
-    """The whole report as markdown; ``plot`` is the K-shot PNG, when one was written."""
+def render(res: Results, plot: Path | None = None, prompt_plot: Path | None = None) -> str:
+    """The whole report as markdown; ``plot`` is the K-shot PNG and ``prompt_plot`` the
+    per-prompt one, when they were written."""
     parts = ["# OntoLAMA report", ""]
     if not res.runs and not res.metrics.get("ontolama_shortcuts"):
         parts.append("No OntoLAMA runs in the results file: export the probes (python -m "
@@ -555,7 +606,10 @@ def render(res: Results, plot: Path | None = None) -> str:
               protocol_table(res), ""]
     if plot is not None:
         parts += [f"![K-shot accuracy]({plot.name})", ""]
-    parts += ["### Per prompt (mean ± std over seeds)", "", kshot_table(res), ""]
+    parts += ["### Per prompt (mean ± std over seeds)", ""]
+    if prompt_plot is not None:
+        parts += [f"![K-shot accuracy per prompt]({prompt_plot.name})", ""]
+    parts += [kshot_table(res), ""]
     parts += ["## Runs", "", runs_table(res)]
     return "\n".join(parts)
 
@@ -566,7 +620,9 @@ def render_report(split: str = "test") -> Render:
     def render_fn(con: duckdb.DuckDBPyConnection, rows: Rows, out: Path) -> Rendered:
         res = build(con, split, rows=rows)
         plot = kshot_plot(res, out / "ontolama_kshot.png")
-        return Rendered(render(res, plot), [plot] if plot else [])
+        prompt_plot = kshot_prompt_plot(res, out / "ontolama_kshot_prompts.png")
+        return Rendered(render(res, plot, prompt_plot),
+                        [p for p in (plot, prompt_plot) if p is not None])
 
     return render_fn
 

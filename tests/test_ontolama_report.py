@@ -177,6 +177,11 @@ def test_kshot_table_and_curve(db: Path) -> None:
                          (8, 0.75, None)]}
     assert report.kshot_baselines(res) == {"majority class": 0.5}
     assert report.kshot_ceilings(res) == {"pizza atomic": 0.5}
+    # Per prompt: T1 L1 has runs at K = 4 and 8, so it is a curve; its K = 0 is its own
+    # zero-shot accuracy (4 of 4 right), not the mean of six prompts; full is left off.
+    assert report.kshot_prompt_curves(res) == {
+        "pizza atomic T1 L1": [(0, 1.0, None), (4, 0.75, 0.25), (8, 0.75, None)]}
+    assert report.kshot_prompt_ceilings(res) == {"pizza atomic T1 L1": 0.5}
     protocol = report.protocol_table(res).splitlines()
     assert protocol[2] == ("| m | pizza atomic | 4 | 75.0 ± 25.0 | 2 | 4 | 4 | 50.0 | "
                            "50.0 (majority) |")
@@ -198,6 +203,8 @@ def test_main_writes_markdown_and_png(db: Path, tmp_path: Path,
     text = (out / "ontolama_report.md").read_text()
     assert "## Zero-shot" in text and "## K-shot" in text and "![K-shot accuracy]" in text
     assert (out / "ontolama_kshot.png").read_bytes()[:4] == b"\x89PNG"
+    assert (out / "ontolama_kshot_prompts.png").read_bytes()[:4] == b"\x89PNG"
+    assert "![K-shot accuracy per prompt](ontolama_kshot_prompts.png)" in text
     assert "| pizza atomic | 4 | T1 L1 | 75.0 ± 25.0 |" in capsys.readouterr().out
     # the shortcut panel: pizza's majority rule (train 2 of 3 positive -> "1") on A-D
     assert "| majority | 50.0 |" in text and "| **shortcut ceiling** | **50.0** |" in text
