@@ -25,8 +25,8 @@ from kg.store import LocalStore
 from kg.vocab import KGP, OWL, RDF, RDFS, graph, inferred_graph
 from probes import ontolama
 from probes.errors import ProbeError, ProbeFileError
+from probes.ontolama.verbalise import Named, Verbaliser, entities, functional
 from probes.spec import discover, parse_probe
-from probes.verbalise import Named, Verbaliser, entities, functional
 from tests.data import needs_data
 from tests.wordnet_mini import add_mini_wordnet
 
