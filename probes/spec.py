@@ -67,8 +67,6 @@ from probes.tasks import params_problem
 from probes.tasks.registry import TASK_NAMES
 from probes.tasks.registry import TASKS as TASK_REGISTRY
 
-TASKS = TASK_NAMES
-"""The task names (probes.tasks.registry); kept here for readers of ``probes.spec.TASKS``."""
 _VAR = r"\?[A-Za-z_][A-Za-z0-9_]*"
 
 
