@@ -246,14 +246,15 @@ def validate_header(header: Header, model: type[M], marker: str) -> M:
         field = str(err["loc"][0]) if err["loc"] else ""
         info = model.model_fields.get(field)
         example = info.examples[0] if info is not None and info.examples else None
+        where = f"{field}: " if field else ""  # no field: a check of the whole header
         if err["type"] == "missing":
             msg = (f"header field {field!r} is required: add a line "
                    f"'{marker} {field}: {example or '...'}'")
         elif err["type"] == "value_error":  # the model's own check, worded as its fix
-            msg = f"{field}: {err['msg'].removeprefix('Value error, ')}"
+            msg = where + err["msg"].removeprefix("Value error, ")
         else:
             fix = f"; write it as '{marker} {field}: {example}'" if example else ""
-            msg = f"{field}: {err['msg']}{fix}"
+            msg = f"{where}{err['msg']}{fix}"
         raise HeaderError(header.line_of(field), msg) from e
 
 
