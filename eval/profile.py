@@ -37,10 +37,10 @@ from eval.report import Render, Rendered, Rows, report_command
 from eval.sqlfile import MetricError
 from eval.stats import bootstrap_ci, proportion_ci
 from kg import config
+from kg.relations import RELATIONS
 
 PROFILE_DIR = Path(__file__).with_name("profile_sql")
 DEFAULT_MODEL = "smollm2-135m"
-SEMREL_RELATIONS = ("HYP", "HPO", "HOL", "MER", "ANT", "SYN")
 COPEN_TASKS = (("copen/csj", "CSJ: most similar entity"), ("copen/cpj", "CPJ: property true?"),
                ("copen/cic", "CiC: concept in context"))
 
@@ -122,7 +122,7 @@ def _semrel(rows: list[dict[str, Any]], model: str) -> list[ProfileLine]:
             if r["model"] == model and not r["is_human"]}
     human = {(r["relation"], r["word"]): float(r["value"]) for r in rows if r["is_human"]}
     out = []
-    for rel in (*SEMREL_RELATIONS, None):
+    for rel in (*RELATIONS, None):
         keys = [k for k in mine if rel is None or k[0] == rel]
         if not keys:
             continue

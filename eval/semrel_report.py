@@ -46,11 +46,9 @@ from eval.report import REPORT_ERRORS, Render, Rendered, Rows, report_folder, ru
 from eval.sqlfile import MetricError, discover_metrics, run_metric, run_support
 from eval.stats import compare_with_humans, entropy_tests, soundness_intervals, spread
 from kg import config
+from kg.relations import RELATION_NAMES, RELATIONS, relation_probe
 
 METRIC_DIR = Path(__file__).with_name("semrel")
-RELATIONS = ("HYP", "HPO", "HOL", "MER", "ANT", "SYN")
-NAMES = {"HYP": "hypernymy", "HPO": "hyponymy", "HOL": "holonymy", "MER": "meronymy",
-         "ANT": "antonymy", "SYN": "synonymy"}
 SYMMETRIC = ("ANT", "SYN")
 KS = (1, 5, 10)
 
@@ -153,15 +151,6 @@ def check_vocab(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:
         raise MetricError(NO_VOCAB.format(label=settings.vocab_label or "the declared models",
                                           declared=", ".join(settings.vocab_models),
                                           missing=", ".join(missing)))
-
-
-def probe_of(relation: str) -> str:
-    """The probe of a relation code.
-
-    >>> probe_of("HYP")
-    'semrel/hyp'
-    """
-    return f"semrel/{relation.lower()}"
 
 
 @dataclass
@@ -304,7 +293,7 @@ def _constant(res: Results, probe: str, trick: list[tuple[str, str, int]]) -> li
 def constant_note(res: Results, relation: str) -> str:
     """The note under a relation's table: how the constant list is fitted, its usual head and
     its hits@10."""
-    row = res.row("semrel_constant_answer", probe_of(relation)) or {}
+    row = res.row("semrel_constant_answer", relation_probe(relation)) or {}
     return (f"{CONSTANT}: the relata of the other words of W^{relation}, most frequent first "
             "(ties alphabetical), never the word's own; the most frequent relatum of all of "
             f"W^{relation}: {row.get('top') or '–'}; hits@10 of the list: "
@@ -318,10 +307,10 @@ def relation_table(res: Results, relation: str) -> str:
     trick = [(metric, f"{letter}_{k}", k) for k in KS]
     agents = [a for a in res.agents if relation in res.relations[a]]
     if not agents:
-        return f"No runs of {probe_of(relation)}."
+        return f"No runs of {relation_probe(relation)}."
     head = ["agent", "S", "S 95% CI", "C", *(c for _, c, _ in trick), "P", "words"]
-    rows = [[a, *_measures(res, a, probe_of(relation), trick)] for a in agents]
-    rows.append([CONSTANT, *_constant(res, probe_of(relation), trick)])
+    rows = [[a, *_measures(res, a, relation_probe(relation), trick)] for a in agents]
+    rows.append([CONSTANT, *_constant(res, relation_probe(relation), trick)])
     return _table(head, rows)
 
 
@@ -335,7 +324,7 @@ def prompt_table(res: Results) -> str:
     rows = []
     for r in RELATIONS:
         for a in res.agents:
-            got = by_key.get((a, probe_of(r)))
+            got = by_key.get((a, relation_probe(r)))
             if not got:
                 continue
             values = [float(got[k]["value"]) for k in sorted(got)]
@@ -392,7 +381,7 @@ def tables_1_2(res: Results) -> str:
     """Tables 1 and 2 of the paper beside ours."""
     rows = []
     for r in RELATIONS:
-        t = res.row("semrel_tables", probe_of(r)) or {}
+        t = res.row("semrel_tables", relation_probe(r)) or {}
         pp, pw, px = PAPER_TABLE1[r]
         b, af = PAPER_TABLE2[r]
         rows.append([r, f"{pp} / {_num(t.get('prompts'))}", f"{pw} / {_num(t.get('words'))}",
@@ -409,11 +398,11 @@ def entropy_table(res: Results) -> str:
     """Table 3, the R = 1 counts, mean R without zeros and the prototypicality probes."""
     rows = []
     for r in RELATIONS:
-        e = res.row("semrel_response_entropy", "human", probe_of(r))
+        e = res.row("semrel_response_entropy", "human", relation_probe(r))
         if e is None:
             continue
         z, n, length = PAPER_TABLE3[r]
-        proto = res.value("semrel_proto_probes", probe_of(r))
+        proto = res.value("semrel_proto_probes", relation_probe(r))
         rows.append([r, f"{z}/{n} = {z / n:.2%}",
                      f"{e['r0']}/{e['n']} = {e['r0'] / e['n']:.2%}", f"{length:.2f}",
                      _num(e["length"], 2), str(PAPER_R1[r]), _num(e["r1"]),
@@ -439,14 +428,14 @@ def paper_table(res: Results) -> str:
     for r in RELATIONS:
         lo, hi = PAPER_HUMAN_S[r]
         paper = f"{lo:.2f}" if lo == hi else f"{lo:.2f}–{hi:.2f} (mean 0.66)"
-        rows.append([f"S {r}", paper, *(_num(res.value("semrel_soundness", h, probe_of(r)))
+        rows.append([f"S {r}", paper, *(_num(res.value("semrel_soundness", h, relation_probe(r)))
                                         for h in humans)])
     for r in RELATIONS:
         paper = "–" if r == "ANT" else f"{PAPER_HUMAN_C[0]:.2f}–{PAPER_HUMAN_C[1]:.2f}"
-        rows.append([f"C {r}", paper, *(_num(res.value("semrel_completeness", h, probe_of(r)))
+        rows.append([f"C {r}", paper, *(_num(res.value("semrel_completeness", h, relation_probe(r)))
                                         for h in humans)])
     for r, m in PAPER_HUMAN_M.items():
-        ours = [" / ".join(_num(res.value("semrel_symmetry", h, probe_of(r), k)) for k in KS)
+        ours = [" / ".join(_num(res.value("semrel_symmetry", h, relation_probe(r), k)) for k in KS)
                 for h in humans]
         rows.append([f"M {r} (paper k = 5; ours M_1 / M_5 / M_10)", f"{m:.2f}", *ours])
     rows.append(["A (asymmetry)", "not scored for humans (section 5.2)", *("–" for _ in humans)])
@@ -557,7 +546,7 @@ def plots(res: Results, out: Path) -> list[Path]:
     (Fig. 9: rows = the prompted relation r, columns = s)."""
     paths = []
     points = [(a, r, float(v)) for r in RELATIONS for a in res.agents
-              if (v := res.value("semrel_soundness", a, probe_of(r))) is not None]
+              if (v := res.value("semrel_soundness", a, relation_probe(r))) is not None]
     if points:
         paths.append(bar_chart(points, "Soundness S by relation", out / "soundness.png",
                                ylabel="S"))
@@ -602,7 +591,7 @@ def render(res: Results, images: list[Path] | None = None, stats: bool = True) -
              + CONSTANT_NOTE, ""]
     for r in RELATIONS:
         table = relation_table(res, r)
-        parts += [f"## {r} ({NAMES[r]})", "", table, ""]
+        parts += [f"## {r} ({RELATION_NAMES[r]})", "", table, ""]
         if table.startswith("|"):
             parts += [constant_note(res, r), ""]
     parts += ["## Soundness per prompt (Appendix F)", "",

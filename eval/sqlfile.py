@@ -85,7 +85,6 @@ eval.sqlfile.MetricFileError: metrics/x.sql:5: required file metrics/_no_such_vi
 from __future__ import annotations
 
 import contextlib
-import difflib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -93,13 +92,12 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
 
 from eval import udf
-from kg.header import HeaderError, comment_block, field_lines, parse_yaml, unknown_fields
+from kg.header import HeaderError, did_you_mean, parse_header
 from probes.results import TASKS
 
-FIELDS = ("name", "description", "tasks", "grain", "plot", "requires", "items")
-REQUIRED = ("name", "description", "tasks", "grain")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -134,85 +132,78 @@ class MetricFile:
     items: Path | None = None
 
 
-def _header(text: str) -> list[tuple[int, str]]:
-    return comment_block(text, "--")[0]
+class MetricHeader(BaseModel):
+    """The validated header of a metric file (the fields are described in the module's
+    docstring); read and checked by kg.header like a probe file's header (probes.spec)."""
 
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-def _suggest(word: str, choices: tuple[str, ...]) -> str:
-    close = difflib.get_close_matches(word, choices, n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    name: StrictStr = Field(examples=["choice_accuracy"])
+    description: StrictStr = Field(min_length=1, examples=["Share of instances whose gold "
+                                                           "candidate scores best."])
+    tasks: list[StrictStr] = Field(min_length=1, examples=["[choice]"])
+    grain: list[StrictStr] = Field(min_length=1, examples=["[run_id, probe, split]"])
+    plot: StrictBool = Field(default=True, examples=["true|false"])
+    requires: list[StrictStr] = Field(default=[], examples=["[_views.sql]"])
+    items: StrictStr | None = Field(default=None, examples=["_x_items.sql"])
 
+    @field_validator("tasks", "grain", "requires", mode="before")
+    @classmethod
+    def _one_or_many(cls, v: Any) -> Any:
+        """A list field may be written as its one value (``x`` for ``[x]``) or left empty."""
+        return [v] if isinstance(v, str) else [] if v is None else v
 
-def _str_list(path: Path, line: int, key: str, value: Any) -> list[str]:
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
-        raise MetricFileError(path, line, f"{key} must be a non-empty list such as [a, b]")
-    return value
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not re.fullmatch(r"[a-z0-9_]+", v):
+            raise ValueError(f"{v!r} must be lower-case letters, digits and underscores")
+        return v
+
+    @field_validator("tasks")
+    @classmethod
+    def _tasks(cls, v: list[str]) -> list[str]:
+        for t in v:
+            if t not in TASKS:
+                raise ValueError(f"unknown task {t!r}{did_you_mean(t, TASKS)}; tasks: "
+                                 f"{', '.join(TASKS)}")
+        return v
+
+    @field_validator("grain")
+    @classmethod
+    def _grain(cls, v: list[str]) -> list[str]:
+        for g in v:
+            if not _IDENT.fullmatch(g):
+                raise ValueError(f"grain column {g!r} is not a column name")
+        return v
 
 
 def parse_metric(text: str, path: str | Path = "<string>") -> MetricFile:
     """Parse and validate a metric file's header; errors name the file and line."""
     path = Path(path)
-    header = _header(text)
-    if not header:
-        raise MetricFileError(path, 1, "no header: a metric file starts with comment lines "
-                              "'-- name: ...', '-- description: ...', '-- tasks: [...]', "
-                              "'-- grain: [...]'")
-    lines = field_lines(header)
-    first = header[0][0]
-    unknown = unknown_fields(lines, FIELDS)
-    if unknown:
-        raise MetricFileError(path, lines[unknown[0]], unknown[1])
     try:
-        raw = parse_yaml(header)
+        header, fields = parse_header(text, MetricHeader, "--")
     except HeaderError as e:
-        raise MetricFileError(path, e.line, e.message) from e
-    if not isinstance(raw, dict):
-        raise MetricFileError(path, first, "header must be 'field: value' lines")
-    for key in REQUIRED:
-        if raw.get(key) in (None, "", []):
-            raise MetricFileError(path, first, f"header field {key!r} is required")
-    name = raw["name"]
-    if not isinstance(name, str) or not re.fullmatch(r"[a-z0-9_]+", name):
-        raise MetricFileError(path, lines["name"], f"name {name!r} must be lower-case letters, "
-                              "digits and underscores")
-    tasks = _str_list(path, lines["tasks"], "tasks", raw["tasks"])
-    for t in tasks:
-        if t not in TASKS:
-            raise MetricFileError(path, lines["tasks"], f"unknown task {t!r}"
-                                  f"{_suggest(t, TASKS)}; tasks: {', '.join(TASKS)}")
-    grain = _str_list(path, lines["grain"], "grain", raw["grain"])
-    for g in grain:
-        if not _IDENT.fullmatch(g):
-            raise MetricFileError(path, lines["grain"], f"grain column {g!r} is not a column "
-                                  "name")
-    plot = raw.get("plot", True)
-    if not isinstance(plot, bool):
-        raise MetricFileError(path, lines.get("plot", first), "plot must be true or false")
-    requires: list[Path] = []
-    if raw.get("requires") is not None:
-        line = lines.get("requires", first)
-        for name_ in _str_list(path, line, "requires", raw["requires"]):
-            req = _in_folder(path, line, name_, "required file")
-            if not req.is_file():
-                raise MetricFileError(path, line, f"required file {req} does not exist")
-            requires.append(req)
+        raise MetricFileError(path, e.line, e.message) from None
+    lines = header.field_lines
+    line = header.line_of("requires")
+    requires = [_in_folder(path, line, name, "required file") for name in fields.requires]
+    for req in requires:
+        if not req.is_file():
+            raise MetricFileError(path, line, f"required file {req} does not exist")
     items: Path | None = None
-    if raw.get("items") is not None:
-        line = lines.get("items", first)
-        if not isinstance(raw["items"], str):
-            raise MetricFileError(path, line, "items must name one file, e.g. _x_items.sql")
-        items = _in_folder(path, line, raw["items"], "items file")
+    if fields.items is not None:
+        line = header.line_of("items")
+        items = _in_folder(path, line, fields.items, "items file")
         if not items.is_file():
             raise MetricFileError(path, line, f"items file {items} does not exist")
-    sql = "\n".join(text.splitlines()[header[-1][0]:]).strip()
+    sql = "\n".join(text.splitlines()[header.end - 1:]).strip()
     if not sql:
-        raise MetricFileError(path, header[-1][0] + 1, "no query after the header")
+        raise MetricFileError(path, header.end, "no query after the header")
     check_statements(text, path)
-    return MetricFile(path=path, name=name, description=str(raw["description"]).strip(),
-                      tasks=tasks, grain=grain, plot=plot, sql=text, header_lines=lines,
-                      requires=tuple(requires), items=items)
+    return MetricFile(path=path, name=fields.name, description=fields.description.strip(),
+                      tasks=list(fields.tasks), grain=list(fields.grain), plot=fields.plot,
+                      sql=text, header_lines=lines, requires=tuple(requires), items=items)
 
 
 def _in_folder(path: Path, line: int, name: str, what: str) -> Path:

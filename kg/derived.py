@@ -30,25 +30,33 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyoxigraph as ox
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from kg.errors import KgError
-from kg.header import (
-    HeaderError,
-    check_bom,
-    comment_block,
-    field_lines,
-    parse_yaml,
-    unknown_fields,
-)
+from kg.header import HeaderError, read_header, validate_header
 from kg.sparql import QueryShapeError, analyse, check_syntax, keyword_line
 from kg.store import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, LocalStore, QueryLimitError
 from kg.textfile import TextFileError, read_text
 from kg.vocab import graph
 
 DERIVED_DIR = Path(__file__).resolve().parent.parent / "queries" / "derived"
-HEADER_FIELDS = ("description", "requires")
+
+
+class DerivedHeader(BaseModel):
+    """The header of a derived file; both fields optional (a file may have no header)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    description: str | None = None
+    requires: list[str] = Field(default=[], examples=["[semrel-tuples]"])
+
+    @field_validator("requires", mode="before")
+    @classmethod
+    def _one_or_many(cls, v: Any) -> Any:
+        return [v] if isinstance(v, str) else [] if v is None else v
 
 
 class DerivedError(KgError):
@@ -92,14 +100,7 @@ def parse_derived(text: str, path: str | Path) -> Derived:
     CONSTRUCT without SERVICE: a derived file is data and never calls another server."""
     path = Path(path)
     try:
-        check_bom(text)
-        block, _ = comment_block(text, "#")
-        fields = parse_yaml(block) if block else {}
-        if not isinstance(fields, dict):
-            raise HeaderError(block[0][0], "header must be 'field: value' lines (a YAML mapping)")
-        unknown = unknown_fields(fields, HEADER_FIELDS)
-        if unknown:
-            raise HeaderError(field_lines(block).get(unknown[0], block[0][0]), unknown[1])
+        fields = validate_header(read_header(text, "#", required=False), DerivedHeader, "#")
     except HeaderError as e:
         raise DerivedError(f"{path}:{e.line}: {e.message}") from None
     try:
@@ -121,12 +122,8 @@ def parse_derived(text: str, path: str | Path) -> Derived:
         raise DerivedError(f"{path}:{keyword_line(text, 'SERVICE') or 1}: SERVICE "
                            f"({', '.join(shape.services)}) is not allowed in a derived file: it "
                            "is data and never calls another server; load that data as a source")
-    requires = fields.get("requires") or []
-    if isinstance(requires, str):
-        requires = [requires]
-    return Derived(name=path.stem, path=path, query=text,
-                   description=str(fields.get("description") or ""),
-                   requires=tuple(str(r) for r in requires))
+    return Derived(name=path.stem, path=path, query=text, description=fields.description or "",
+                   requires=tuple(fields.requires))
 
 
 def discover(folder: Path | None = None) -> list[Derived]:

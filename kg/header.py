@@ -3,10 +3,14 @@
 Probe files (``*.rq``, comments start with ``#``) and metric files (``*.sql``, comments start
 with ``--``) both begin with a block of comment lines holding ``field: value`` pairs; the rest
 of the file is the query, unchanged, so it runs in any SPARQL or SQL tool. This module is the
-one reader of that block for every layer (probes.spec reads ``.rq`` headers, eval.sqlfile reads
-``.sql`` headers): it finds the block, remembers the line of each top-level field, parses the
-YAML and reports mistakes with the line they are on. What the fields mean is the caller's
-business; its own error class wraps :class:`HeaderError`.
+one reader of that block for every layer (probes.spec reads ``.rq`` probe headers, kg.derived
+``.rq`` derived headers, eval.sqlfile ``.sql`` metric headers), and validates it the same way
+for all of them: :func:`read_header` finds the block, remembers the line of each top-level
+field and parses the YAML; :func:`validate_header` checks the fields against the caller's
+pydantic model (unknown field with "did you mean", missing field, wrong type, each with its
+fix); :func:`parse_header` does both. Every mistake is a :class:`HeaderError` on its line,
+which the caller wraps in its own error class with the file name. What the fields mean is the
+caller's model.
 
 >>> h = read_header("# name: demo\\n# prompts:\\n#   - '[W] is [V]'\\nSELECT ?a {}\\n", "#")
 >>> h.fields, h.field_lines, h.end
@@ -23,9 +27,10 @@ import difflib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
+from pydantic import BaseModel, ValidationError
 
 _FIELD = re.compile(r"([A-Za-z_][\w-]*)\s*:")
 
@@ -180,21 +185,87 @@ def parse_yaml(block: list[tuple[int, str]]) -> Any:
                           "values that contain ':', '#', '[' or ']')") from e
 
 
-def read_header(text: str, marker: str) -> Header:
-    """Read the header of ``text`` whose comments start with ``marker`` (``#`` or ``--``).
+def read_header(text: str, marker: str, *, required: bool = True, example: str = "") -> Header:
+    """The header of ``text`` whose comments start with ``marker`` (``#`` or ``--``): the one
+    reader of probe, derived and metric headers.
 
-    Raises HeaderError when there is no comment block, when it is not valid YAML, or when it
-    is not a mapping of fields.
+    Raises HeaderError on its line for a byte-order mark, a header that is not valid YAML
+    (:func:`parse_yaml`) or not a mapping of fields, and, when ``required``, for a file without
+    a comment block (``example``: the lines such a block starts with, for the message). An
+    absent header that is not required reads as no fields.
     """
     check_bom(text)
     block, end = comment_block(text, marker)
     if not block:
-        raise HeaderError(1, f"no header: the file must start with '{marker} field: value' "
-                          "comment lines")
+        if required:
+            raise HeaderError(1, f"no header: the file must start with '{marker} field: value' "
+                              f"comment lines{f' such as {example}' if example else ''}")
+        return Header(lines=(), end=end, fields={}, field_lines={})
     raw = parse_yaml(block)
     if not isinstance(raw, dict):
         raise HeaderError(block[0][0], "header must be 'field: value' lines (a YAML mapping)")
     return Header(lines=tuple(block), end=end, fields=raw, field_lines=field_lines(block))
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def validate_header(header: Header, model: type[M], marker: str) -> M:
+    """``header``'s fields validated by the pydantic ``model``; every mistake is a HeaderError
+    on the line of its field (the header's first line for a missing one), in the same words for
+    every kind of file:
+
+    - an unknown field names the closest known one ("did you mean", difflib) and lists them;
+    - a missing required field says which line to add, from the field's ``examples``;
+    - a value of the wrong type or shape names the field, what is wrong and, where the field
+      has ``examples``, the line to write instead.
+
+    The model's own validators word their ``ValueError`` as the fix (``'word' is not a SPARQL
+    variable; write it as ?name``); the message is prefixed with the field.
+
+    >>> from pydantic import BaseModel, Field
+    >>> class Demo(BaseModel):
+    ...     tasks: list[str] = Field(examples=["[choice]"])
+    >>> h = read_header("-- taks: [x]\\nSELECT 1", "--")
+    >>> validate_header(h, Demo, "--")
+    Traceback (most recent call last):
+    ...
+    kg.header.HeaderError: line 1: unknown header field 'taks' (did you mean 'tasks'?); ...
+    >>> validate_header(read_header("-- tasks: 3\\nSELECT 1", "--"), Demo, "--")
+    Traceback (most recent call last):
+    ...
+    kg.header.HeaderError: line 1: tasks: Input should be a valid list; write it as ...
+    """
+    unknown = unknown_fields(header.fields, model.model_fields)
+    if unknown:
+        raise HeaderError(header.line_of(unknown[0]), unknown[1])
+    try:
+        return model.model_validate(header.fields)
+    except ValidationError as e:
+        err = e.errors()[0]
+        field = str(err["loc"][0]) if err["loc"] else ""
+        info = model.model_fields.get(field)
+        example = info.examples[0] if info is not None and info.examples else None
+        where = f"{field}: " if field else ""  # no field: a check of the whole header
+        if err["type"] == "missing":
+            msg = (f"header field {field!r} is required: add a line "
+                   f"'{marker} {field}: {example or '...'}'")
+        elif err["type"] == "value_error":  # the model's own check, worded as its fix
+            msg = where + err["msg"].removeprefix("Value error, ")
+        else:
+            fix = f"; write it as '{marker} {field}: {example}'" if example else ""
+            msg = f"{where}{err['msg']}{fix}"
+        raise HeaderError(header.line_of(field), msg) from e
+
+
+def parse_header(text: str, model: type[M], marker: str) -> tuple[Header, M]:
+    """Read (:func:`read_header`) and validate (:func:`validate_header`) the header of
+    ``text``; a missing header names the lines it must start with (the model's required fields
+    and their ``examples``)."""
+    example = ", ".join(f"'{marker} {name}: {(info.examples or ['...'])[0]}'"
+                        for name, info in model.model_fields.items() if info.is_required())
+    header = read_header(text, marker, example=example)
+    return header, validate_header(header, model, marker)
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:

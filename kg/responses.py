@@ -21,12 +21,13 @@ import pyoxigraph as ox
 
 from kg.build import LoadContext, Triple
 from kg.errors import SourceError
+from kg.relations import RELATIONS
 from kg.vocab import KGP, RDF, data_ns
 
 NS = data_ns("responses")
-RELATION_CODES = {"hyp": "HYP", "rhyp": "HPO", "holo": "HOL", "mero": "MER", "ant": "ANT",
-                  "syn": "SYN"}
-"""The file's relation names -> the paper's codes (HPO = hyponymy, the reverse of HYP)."""
+RELATION_CODES = dict(zip(("hyp", "rhyp", "holo", "mero", "ant", "syn"), RELATIONS, strict=True))
+"""The file's relation names -> the paper's codes (kg.relations: HPO = hyponymy, the reverse of
+HYP)."""
 ANNOTATORS = 4
 
 Responses = dict[str, dict[str, dict[str, list[list[str]]]]]

@@ -16,7 +16,7 @@ run killed at any point and started again finishes with the same rows, none twic
 {}
 >>> commit(con, cache_rows=[(key, "gpt2", req.op, CachedScore(-3.5, 2))])
 >>> lookup(con, [key])[key]
-CachedScore(logprob=-3.5, n_tokens=2, greedy=None)
+CachedScore(logprob=-3.5, n_tokens=2)
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ class CachedScore(NamedTuple):
 
     logprob: float
     n_tokens: int
-    greedy: Any = None
 
 
 def request_key(model: str, revision: str | None, scorer_options: dict[str, Any],
@@ -69,9 +68,7 @@ def _decode(op: str, score: float | None, n_tokens: int | None, payload: str | N
     data = json.loads(payload) if payload else None
     if op == "topk":
         return [(str(t), float(p)) for t, p in (data or [])]
-    greedy = data.get("greedy") if isinstance(data, dict) else None
-    return CachedScore(float(score) if score is not None else float("nan"),
-                       int(n_tokens or 0), greedy)
+    return CachedScore(float(score) if score is not None else float("nan"), int(n_tokens or 0))
 
 
 def lookup(con: duckdb.DuckDBPyConnection, keys: Sequence[str]) -> dict[str, Any]:
@@ -106,12 +103,7 @@ def _encode(op: str, result: Any) -> tuple[float | None, int | None, str | None]
     if op == "topk":
         return None, None, json.dumps([[str(t), float(p)] for t, p in result],
                                       ensure_ascii=False)
-    greedy = getattr(result, "greedy", None)
-    payload = None
-    if greedy is not None:
-        payload = json.dumps({"greedy": greedy if isinstance(greedy, bool | int | float | str)
-                              else str(greedy)})
-    return float(result.logprob), int(result.n_tokens), payload
+    return float(result.logprob), int(result.n_tokens), None
 
 
 _CACHE_SCHEMA = pa.schema([("key", pa.string()), ("model", pa.string()), ("op", pa.string()),

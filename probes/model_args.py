@@ -21,7 +21,7 @@ given both as a flag and in ``--model-args`` with different values is an error t
 >>> parse_model_args("dtyp=float16")
 Traceback (most recent call last):
 ...
-probes.errors.ProbeError: --model-args: unknown key 'dtyp' (did you mean 'dtype'?); known keys: ...
+probes.results.ProbeError: --model-args: unknown key 'dtyp' (did you mean 'dtype'?); known keys: ...
 """
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ def parse_model_args(text: str | None) -> dict[str, Any]:
     >>> parse_model_args("dtype=float16,dtype=float32")
     Traceback (most recent call last):
     ...
-    probes.errors.ProbeError: --model-args: dtype is given twice (float16, float32); give it once
+    probes.results.ProbeError: --model-args: dtype is given twice (float16, float32); give it once
     """
     out: dict[str, Any] = {}
     if not text or not text.strip():
@@ -124,7 +124,7 @@ def merge_flags(parsed: dict[str, Any], flags: dict[str, Any]) -> dict[str, Any]
     >>> merge_flags({"dtype": "float16"}, {"dtype": "float32"})
     Traceback (most recent call last):
     ...
-    probes.errors.ProbeError: --dtype float32 and --model-args dtype=float16 disagree; give ...
+    probes.results.ProbeError: --dtype float32 and --model-args dtype=float16 disagree; give ...
     """
     merged = dict(parsed)
     for key, value in flags.items():

@@ -143,7 +143,7 @@ def render(template: str, fields: Mapping[str, Any] | None = None, *, target: st
     >>> render("[W] and [V]", target="x")
     Traceback (most recent call last):
     ...
-    probes.errors.ProbeError: template '[W] and [V]' has a slot [V] but nothing fills it
+    probes.results.ProbeError: template '[W] and [V]' has a slot [V] but nothing fills it
     """
     fields = fields or {}
     parts: list[tuple[str | None, str]] = []  # (placeholder name or None for literal, text)
@@ -212,7 +212,7 @@ def causal_prompt(rendered: Rendered, template: str) -> str:
     >>> causal_prompt(render("[V] is [W]", target="owl", slot=""), "[V] is [W]")
     Traceback (most recent call last):
     ...
-    probes.errors.ProbeError: template '[V] is [W]': a causal LM predicts the next token, ...
+    probes.results.ProbeError: template '[V] is [W]': a causal LM predicts the next token, ...
     """
     if rendered.slot is None or rendered.slot_count != 1:
         raise ProbeError(f"template {template!r} must hold exactly one slot [V] for slot "

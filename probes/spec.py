@@ -53,14 +53,13 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    ValidationError,
     ValidationInfo,
     field_validator,
     model_validator,
 )
 
 from kg import config
-from kg.header import HeaderError, check_bom, comment_block, field_lines, parse_yaml, unknown_fields
+from kg.header import HeaderError, comment_block, parse_header, read_header
 from kg.sparql import QueryShapeError, analyse, check_syntax, keyword_line
 from kg.textfile import TextFileError, read_text
 from probes.errors import ProbeFileError
@@ -68,8 +67,6 @@ from probes.tasks import params_problem
 from probes.tasks.registry import TASK_NAMES
 from probes.tasks.registry import TASKS as TASK_REGISTRY
 
-TASKS = TASK_NAMES
-"""The task names (probes.tasks.registry); kept here for readers of ``probes.spec.TASKS``."""
 _VAR = r"\?[A-Za-z_][A-Za-z0-9_]*"
 
 
@@ -84,9 +81,10 @@ class ProbeSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = Field(pattern=r"^[a-z0-9_\-]+(/[a-z0-9_\-]+)*$", max_length=120)
-    task: str
-    split: str
+    name: str = Field(pattern=r"^[a-z0-9_\-]+(/[a-z0-9_\-]+)*$", max_length=120,
+                      examples=["group/probe"])
+    task: str = Field(examples=["|".join(TASK_NAMES)])
+    split: str = Field(examples=["test"])
     description: str = ""
     target: str | None = None
     gold: list[str] = []
@@ -198,7 +196,7 @@ class Probe:
         exported instances, so a run notices a probe file edited since its export."""
         spec = self.spec.model_dump(exclude={"prompts", "description", "builder_params"})
         spec["params"] = self.spec.hashed_params
-        header_end = split_header(self.query)[1]
+        header_end = comment_block(self.query, "#")[1]
         body = "\n".join(self.query.splitlines()[header_end - 1:])
         raw = json.dumps([spec, body], sort_keys=True, default=str)
         return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:16]
@@ -224,45 +222,14 @@ def _blank(m: re.Match[str]) -> str:
     return re.sub(r"[^\n]", " ", text)
 
 
-def split_header(text: str) -> tuple[list[tuple[int, str]], int]:
-    """The header's (line number, text) pairs with ``#`` removed, and the first line after it."""
-    return comment_block(text, "#")
-
-
 def parse_probe(text: str, path: str | Path = "<string>") -> Probe:
     """Parse and validate a probe file's text. Raises ProbeFileError naming file and line."""
     path = Path(path)
     try:
-        check_bom(text)
+        header, spec = parse_header(text, ProbeSpec, "#")
     except HeaderError as e:
         raise ProbeFileError(path, e.line, e.message) from None
-    header, _ = split_header(text)
-    if not header:
-        raise ProbeFileError(path, 1, "no header: a probe file starts with a comment block such as "
-                             "'# name: group/probe', '# task: relatum', '# split: test'")
-    try:
-        raw = parse_yaml(header)
-    except HeaderError as e:
-        raise ProbeFileError(path, e.line, e.message) from e
-    lines = field_lines(header)
-    first = header[0][0]
-    if not isinstance(raw, dict):
-        raise ProbeFileError(path, first, "header must be 'field: value' lines (a YAML mapping)")
-    unknown = unknown_fields(raw, ProbeSpec.model_fields)
-    if unknown:
-        raise ProbeFileError(path, lines.get(unknown[0], first), unknown[1])
-    try:
-        spec = ProbeSpec.model_validate(raw)
-    except ValidationError as e:
-        err = e.errors()[0]
-        field = str(err["loc"][0]) if err["loc"] else ""
-        msg = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "missing":
-            example = "|".join(TASKS) if field == "task" else "..."
-            msg = f"header field {field!r} is required: add a line '# {field}: {example}'"
-        else:
-            msg = f"{field}: {msg}"
-        raise ProbeFileError(path, lines.get(field, first), msg) from e
+    lines, first = header.field_lines, header.first
     problem = params_problem(TASK_REGISTRY[spec.task].params, spec.params)
     if problem is not None:
         hint = "; a setting of the builder goes in builder_params" if spec.builder else ""
@@ -428,10 +395,9 @@ def header_name(text: str) -> str | None:
     'a/b'
     """
     try:
-        raw = parse_yaml(split_header(text)[0])
+        name = read_header(text, "#").fields.get("name")
     except HeaderError:
         return None
-    name = raw.get("name") if isinstance(raw, dict) else None
     return name if isinstance(name, str) else None
 
 

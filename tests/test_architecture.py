@@ -189,3 +189,55 @@ def test_checker_catches_a_bad_import_added_to_a_copy_of_kg(tmp_path: Path) -> N
                      encoding="utf-8")
     assert violations(tmp_path, RULES[:1]) == [
         f"kg/store.py:{len(lines) + 3} imports eval.sqlfile"]
+
+
+# --- one definition of the semrel relation codes (kg.relations) ------------------------------
+
+RELATION_CODES = frozenset({"HYP", "HPO", "HOL", "MER", "ANT", "SYN"})
+"""Written out here on purpose (the paper's six codes, Cao et al. Table 1): the check must not
+trust the module it checks."""
+RELATION_HOME = "kg/relations.py"
+
+
+def relation_code_copies(root: Path) -> list[str]:
+    """``file:line`` of every tuple, list or set literal with three or more relation codes among
+    its elements, and every dict literal with three or more among its values, in a ``.py`` file
+    of ``kg/``, ``probes/`` or ``eval/`` other than kg/relations.py: a second definition of the
+    codes. A dict keyed by codes (the paper's per-relation figures) is data about the
+    relations, not a definition, and passes."""
+    found = []
+    for layer in ("kg", "probes", "eval"):
+        for path in sorted((root / layer).rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            if rel == RELATION_HOME:
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=rel)):
+                if isinstance(node, ast.Tuple | ast.List | ast.Set):
+                    elements = node.elts
+                elif isinstance(node, ast.Dict):
+                    elements = [v for v in node.values if v is not None]
+                else:
+                    continue
+                codes = {e.value for e in elements
+                         if isinstance(e, ast.Constant) and e.value in RELATION_CODES}
+                if len(codes) >= 3:
+                    found.append(f"{rel}:{node.lineno}")
+    return found
+
+
+def test_relation_codes_are_defined_once() -> None:
+    assert (ROOT / RELATION_HOME).is_file()
+    assert relation_code_copies(ROOT) == [], (
+        "the semrel relation codes are defined in kg/relations.py; import RELATIONS from there")
+
+
+def test_relation_code_check_catches_a_copy_planted_in_a_copy_of_the_code(tmp_path: Path) -> None:
+    for layer in ("kg", "probes", "eval"):
+        shutil.copytree(ROOT / layer, tmp_path / layer,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+    assert relation_code_copies(tmp_path) == []
+    write(tmp_path, "eval/planted.py", 'ORDER = ["SYN", "ANT", "HYP"]\n')
+    write(tmp_path, "probes/planted.py", 'X = 1\nCODES = {"hyp": "HYP", "holo": "HOL",\n'
+          '         "mero": "MER"}\n')
+    write(tmp_path, "kg/planted.py", 'PAPER = {"HYP": 1, "HOL": 2, "MER": 3}  # keyed: data\n')
+    assert relation_code_copies(tmp_path) == ["probes/planted.py:2", "eval/planted.py:1"]

@@ -252,17 +252,6 @@ def test_causal_loglik_matches_padded_batches_either_side(llama: Any, smol_token
             assert logprob_close(score.logprob, expected), (side, row)
 
 
-def test_causal_greedy_flag(llama: Any, smol_tokenizer: Any) -> None:
-    context = "The capital of France is"
-    ids = torch.tensor([smol_tokenizer(context).input_ids])
-    with torch.no_grad():
-        best = int(llama.model(ids).logits[0, -1].argmax())
-    best_text = smol_tokenizer.decode([best])
-    worst = int(llama.model(ids).logits[0, -1].argmin())
-    top, bottom = llama.loglik([(context, best_text), (context, smol_tokenizer.decode([worst]))])
-    assert top.greedy is True and bottom.greedy is False
-
-
 def test_shared_context_is_encoded_once(llama: Any) -> None:
     """Ten candidates after one 11-token context: the context runs through the model once."""
     fed: list[int] = []

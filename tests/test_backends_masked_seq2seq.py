@@ -73,7 +73,7 @@ def test_masked_pll_matches_one_mask_at_a_time(bert: Any) -> None:
         expected, count = pll_reference(bert.model, bert.tokenizer, text, span)
         assert score.n_tokens == count
         assert logprob_close(score.logprob, expected), (text, span)
-    assert scores[0].n_tokens > 1 and scores[-1] == Score(0.0, 0, None)
+    assert scores[0].n_tokens > 1 and scores[-1] == Score(0.0, 0)
 
 
 def test_masked_loglik_is_pll_of_the_continuation(bert: Any) -> None:

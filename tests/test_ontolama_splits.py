@@ -28,9 +28,9 @@ from kg.store import LocalStore
 from probes import ontolama
 from probes.errors import ProbeFileError
 from probes.ontolama.complex import Sample
+from probes.ontolama.verbalise import And, Named, Some
 from probes.results import connect
 from probes.spec import Probe, parse_probe
-from probes.verbalise import And, Named, Some
 
 T = "http://example.org/s#"
 ROOT = Path(__file__).resolve().parents[1]
@@ -149,7 +149,7 @@ def test_complex_balance_removes_the_side_shortcut(tmp_path: Path) -> None:
     # the same through the instances table and the SQL metric
     names = {"X": "x", "p": "has y"} | {f"{s.anchor}-y": "y" for s in out} | {
         s.anchor: s.anchor for s in out}
-    from probes.verbalise import PosLexicon, Verbaliser
+    from probes.ontolama.verbalise import PosLexicon, Verbaliser
 
     df = ontolama.sample_instances("ontolama/t-complex", out,
                                    Verbaliser(names, {"p": "has y"}, PosLexicon.small()))

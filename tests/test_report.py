@@ -297,10 +297,12 @@ def test_metric_header_parses() -> None:
     (HEADER.replace("-- grain: [probe]\n", ""), 1, "'grain' is required"),
     (HEADER.replace("[choice]", "[choise]"), 3, "unknown task 'choise' (did you mean 'choice'?)"),
     (HEADER.replace("name: demo", "name: Demo-1"), 1, "must be lower-case"),
-    (HEADER + "-- plot: maybe\n", 5, "plot must be true or false"),
+    (HEADER + "-- plot: maybe\n", 5, "plot: Input should be a valid boolean; write it as "
+     "'-- plot: true|false'"),
     (HEADER + "-- items: _no_such_items.sql\nSELECT 1\n", 5, "items file _no_such_items.sql "
      "does not exist"),
-    (HEADER + "-- items: [a.sql, b.sql]\nSELECT 1\n", 5, "items must name one file"),
+    (HEADER + "-- items: [a.sql, b.sql]\nSELECT 1\n", 5, "items: Input should be a valid "
+     "string; write it as '-- items: _x_items.sql'"),
     ("SELECT 1\n", 1, "no header"),
     (HEADER, 5, "no query after the header"),
 ])

@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 from eval.sqlfile import discover_metrics, run_metric
-from probes.results import TASKS, ResultsError, connect, transaction
+from probes.results import ResultsError, connect, transaction
 from probes.results.writers import Run, ScoreRow, insert_run, start_run, write_scores
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -125,12 +125,6 @@ def test_start_run_restarts_a_run_and_keeps_its_identity() -> None:
                        requests=4))
     assert con.execute("SELECT model, wall_s, requests, cache_hits, status FROM runs"
                        ).fetchall() == [("m", 1.0, 4, 2, "running")]
-
-
-def test_task_names_match_the_task_registry() -> None:
-    from probes.spec import TASKS as SPEC_TASKS
-
-    assert tuple(TASKS) == tuple(SPEC_TASKS)
 
 
 def test_eval_imports_no_probes_module_but_the_results_contract() -> None:

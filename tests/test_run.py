@@ -42,7 +42,6 @@ def fake_value(text: str) -> float:
 class FakeScore(NamedTuple):
     logprob: float
     n_tokens: int
-    greedy: bool | None = None
 
 
 WORDS = ["animal", "bird", "apple", "emu", "eagle", "tree", "object", "thing", "owl", "cat",

@@ -227,7 +227,6 @@ def test_l3_sum_of_probabilities_against_a_hand_computation() -> None:
 class FakeScore(NamedTuple):
     logprob: float
     n_tokens: int
-    greedy: bool | None = None
 
 
 class OracleScorer:

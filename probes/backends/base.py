@@ -12,8 +12,8 @@ Work is sorted by length and cut into batches bounded by rows and by padded toke
 half the limits.
 Probabilities are computed on the device; only ``[batch, k]`` results move to the CPU.
 
->>> Score(-2.5, 2, True)
-Score(logprob=-2.5, n_tokens=2, greedy=True)
+>>> Score(-2.5, 2)
+Score(logprob=-2.5, n_tokens=2)
 """
 
 from __future__ import annotations
@@ -60,12 +60,10 @@ class PromptError(ModelError):
 
 @dataclass(frozen=True, slots=True)
 class Score:
-    """A summed log-probability, the number of tokens it covers, and whether every scored token
-    was the model's top choice (None where that is not computed)."""
+    """A summed log-probability and the number of tokens it covers."""
 
     logprob: float
     n_tokens: int
-    greedy: bool | None = None
 
 
 class Scorer:
@@ -318,17 +316,16 @@ class Scorer:
         rows: torch.Tensor,
         targets: torch.Tensor,
         project: Callable[[torch.Tensor], torch.Tensor] | None,
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """log-softmax at ``targets`` and whether each target is the argmax, one per row.
+    ) -> torch.Tensor:
+        """log-softmax at ``targets``, one per row.
 
         ``rows`` are hidden states (``project`` maps them to logits) or logits already. The
         projection and the logsumexp run in chunks so at most ``_logit_budget`` logits exist.
         """
         n = rows.shape[0]
         logprobs = torch.empty(n, dtype=torch.float32, device=rows.device)
-        greedy = torch.empty(n, dtype=torch.bool, device=rows.device)
         if n == 0:
-            return logprobs, greedy
+            return logprobs
         vocab = _vocab_size(self.model)
         step = max(1, self._logit_budget // max(1, vocab))
         for start in range(0, n, step):
@@ -336,10 +333,8 @@ class Scorer:
             logits = (project(chunk) if project is not None else chunk).float()
             tgt = targets[start : start + step]
             picked = logits.gather(1, tgt[:, None]).squeeze(1)
-            lse, best = log_normalizer(logits)
-            logprobs[start : start + step] = picked - lse
-            greedy[start : start + step] = picked >= best
-        return logprobs, greedy
+            logprobs[start : start + step] = picked - log_normalizer(logits)
+        return logprobs
 
     def _topk_rows(
         self,
@@ -465,18 +460,17 @@ def pool(
     return (hidden * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1)
 
 
-def log_normalizer(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(logsumexp, max) of each row of float ``logits``, which it overwrites (one pass less
-    than logsumexp + argmax, and no second [rows, vocab] buffer).
+def log_normalizer(logits: torch.Tensor) -> torch.Tensor:
+    """The logsumexp of each row of float ``logits``, which it overwrites (no second
+    [rows, vocab] buffer).
 
     >>> x = torch.tensor([[0.0, 1.0, 2.0]])
-    >>> lse, best = log_normalizer(x.clone())
-    >>> round(float(lse[0] - torch.logsumexp(x, -1)[0]), 6), float(best[0])
-    (0.0, 2.0)
+    >>> round(float(log_normalizer(x.clone())[0] - torch.logsumexp(x, -1)[0]), 6)
+    0.0
     """
     best = logits.amax(dim=-1)
     total = logits.sub_(best[:, None]).exp_().sum(dim=-1)
-    return total.log_().add_(best), best
+    return total.log_().add_(best)
 
 
 def _device_map(model: Any) -> dict[str, str] | None:
@@ -519,9 +513,4 @@ def segment_sum(values: torch.Tensor, segments: torch.Tensor, n: int) -> torch.T
     out = torch.zeros(n, dtype=torch.float64, device=values.device)
     return out.index_add_(0, segments, values.double())
 
-
-def segment_all(flags: torch.Tensor, segments: torch.Tensor, n: int) -> torch.Tensor:
-    """True per segment when every flag in it is true (empty segments are true)."""
-    misses = torch.zeros(n, dtype=torch.long, device=flags.device)
-    return misses.index_add_(0, segments, (~flags).long()) == 0
 

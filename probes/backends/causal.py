@@ -40,7 +40,6 @@ from probes.backends.base import (
     Scorer,
     log_normalizer,
     pool,
-    segment_all,
     segment_sum,
 )
 from probes.backends.causal_model import (
@@ -134,7 +133,6 @@ class CausalScorer(Scorer):
         for index, (ctx, cont) in enumerate(pairs):
             self._check_length(len(ctx) + len(cont) - 1, index, "".join(requests[index]))
         logprob = [0.0] * len(pairs)
-        greedy = [True] * len(pairs)
         groups: dict[Ids, list[int]] = {}
         for index, (ctx, cont) in enumerate(pairs):
             if cont:
@@ -147,15 +145,12 @@ class CausalScorer(Scorer):
             else:
                 single.extend(members)
         self._report(len(pairs) - sum(len(m) for m in groups.values()))
-        self._loglik_single(single, pairs, logprob, greedy)
+        self._loglik_single(single, pairs, logprob)
         if self.prefix_mode == "cache":
-            self._loglik_cached(shared, pairs, logprob, greedy)
+            self._loglik_cached(shared, pairs, logprob)
         else:
-            self._loglik_packed(shared, pairs, logprob, greedy)
-        return [
-            Score(logprob[i], len(cont), greedy[i] if cont else None)
-            for i, (_, cont) in enumerate(pairs)
-        ]
+            self._loglik_packed(shared, pairs, logprob)
+        return [Score(logprob[i], len(cont)) for i, (_, cont) in enumerate(pairs)]
 
     def encode_pairs(self, requests: Sequence[tuple[str, str]]) -> list[tuple[Ids, Ids]]:
         """(context token ids, continuation token ids) per request, as the model will see them."""
@@ -206,7 +201,6 @@ class CausalScorer(Scorer):
         indices: list[int],
         pairs: list[tuple[Ids, Ids]],
         logprob: list[float],
-        greedy: list[bool],
     ) -> None:
         def work(batch: list[int]) -> None:
             items = [indices[b] for b in batch]
@@ -222,12 +216,10 @@ class CausalScorer(Scorer):
                     targets.append(token)
                     segments.append(j)
             picked = states[self._long(rows), self._long(cols)]
-            lp, top = self._row_logprobs(picked, self._long(targets), self._head)
-            seg = self._long(segments)
-            sums = segment_sum(lp, seg, len(items)).tolist()
-            alls = segment_all(top, seg, len(items)).tolist()
+            lp = self._row_logprobs(picked, self._long(targets), self._head)
+            sums = segment_sum(lp, self._long(segments), len(items)).tolist()
             for j, i in enumerate(items):
-                logprob[i], greedy[i] = sums[j], alls[j]
+                logprob[i] = sums[j]
             self._report(len(items))
 
         lengths = [len(pairs[i][0]) + len(pairs[i][1]) - 1 for i in indices]
@@ -238,7 +230,6 @@ class CausalScorer(Scorer):
         groups: dict[Ids, list[int]],
         pairs: list[tuple[Ids, Ids]],
         logprob: list[float],
-        greedy: list[bool],
     ) -> None:
         keys = list(groups)
 
@@ -249,13 +240,12 @@ class CausalScorer(Scorer):
             lengths = self._long([len(c) for c in contexts])
             last = states[torch.arange(len(contexts), device=self.device), lengths - 1]
             candidates = [(j, i) for j, key in enumerate(contexts) for i in groups[key]]
-            first_lp, first_top = self._first_tokens(
+            first_lp = self._first_tokens(
                 last,
                 self._long([j for j, _ in candidates]),
                 self._long([pairs[i][1][0] for _, i in candidates]),
             )
             rest_lp = torch.zeros(len(candidates), dtype=torch.float64, device=self.device)
-            rest_top = torch.ones(len(candidates), dtype=torch.bool, device=self.device)
             multi = [c for c, (_, i) in enumerate(candidates) if len(pairs[i][1]) > 1]
 
             def continuation_work(sub: list[int]) -> None:
@@ -278,21 +268,17 @@ class CausalScorer(Scorer):
                         t.append(step)
                         targets.append(cont[step + 1])
                         segments.append(j)
-                lp, top = self._row_logprobs(
+                lp = self._row_logprobs(
                     out[self._long(r), self._long(t)], self._long(targets), self._head
                 )
-                seg = self._long(segments)
-                where = self._long(chosen)
-                rest_lp[where] = segment_sum(lp, seg, len(chosen))
-                rest_top[where] = segment_all(top, seg, len(chosen))
+                rest_lp[self._long(chosen)] = segment_sum(lp, self._long(segments), len(chosen))
 
             self.batcher("continuation", rows=self._rows * 4).run(
                 [len(pairs[candidates[c][1]][1]) - 1 for c in multi], continuation_work
             )
             total = (first_lp.double() + rest_lp).tolist()
-            top_all = (first_top & rest_top).tolist()
             for c, (_, i) in enumerate(candidates):
-                logprob[i], greedy[i] = total[c], top_all[c]
+                logprob[i] = total[c]
             self._report(len(candidates))
 
         self.batcher("context").run([len(k) for k in keys], context_work)
@@ -302,7 +288,6 @@ class CausalScorer(Scorer):
         groups: dict[Ids, list[int]],
         pairs: list[tuple[Ids, Ids]],
         logprob: list[float],
-        greedy: list[bool],
     ) -> None:
         """One row per context: the context, then every candidate's tokens but its last, with
         a block mask (a candidate sees the context and its own earlier tokens) and position ids
@@ -354,20 +339,18 @@ class CausalScorer(Scorer):
                 torch.arange(len(chosen), device=self.device),
                 self._long([len(ctx) - 1 for ctx, _ in chosen]),
             ]
-            lp, top = self._first_tokens(last, self._long(first_row), self._long(first_tok))
-            total = lp.double()
+            total = self._first_tokens(
+                last, self._long(first_row), self._long(first_tok)).double()
             if rest_r:
-                lp2, top2 = self._row_logprobs(
+                lp2 = self._row_logprobs(
                     states[self._long(rest_r), self._long(rest_t)],
                     self._long(rest_tok),
                     self._head,
                 )
-                owner_of = self._long(rest_seg)
-                total = total + segment_sum(lp2, owner_of, len(owners))
-                top = top & segment_all(top2, owner_of, len(owners))
-            values, flags = total.tolist(), top.tolist()
+                total = total + segment_sum(lp2, self._long(rest_seg), len(owners))
+            values = total.tolist()
             for c, i in enumerate(owners):
-                logprob[i], greedy[i] = values[c], flags[c]
+                logprob[i] = values[c]
             self._report(len(owners))
 
         lengths = [len(ctx) + sum(len(pairs[i][1]) - 1 for i in m) for ctx, m in rows]
@@ -375,11 +358,10 @@ class CausalScorer(Scorer):
 
     def _first_tokens(
         self, last: torch.Tensor, rows: torch.Tensor, targets: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor]:
+    ) -> torch.Tensor:
         """Log-probs of each candidate's first token from its context's last position; the
         head runs once per context, not once per candidate."""
         lp = torch.empty(rows.shape[0], dtype=torch.float32, device=self.device)
-        top = torch.empty(rows.shape[0], dtype=torch.bool, device=self.device)
         step = max(1, self._logit_budget // max(1, self.model.config.get_text_config().vocab_size))
         for start in range(0, last.shape[0], step):
             chunk = last[start : start + step]
@@ -387,10 +369,8 @@ class CausalScorer(Scorer):
             inside = (rows >= start) & (rows < start + chunk.shape[0])
             local = rows[inside] - start
             picked = logits[local, targets[inside]]
-            lse, best = log_normalizer(logits)
-            lp[inside] = picked - lse[local]
-            top[inside] = picked >= best[local]
-        return lp, top
+            lp[inside] = picked - log_normalizer(logits)[local]
+        return lp
 
     # --- topk and features -------------------------------------------------------------------
 

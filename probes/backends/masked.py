@@ -109,7 +109,6 @@ class MaskedScorer(Scorer):
             targets_of.append(positions)
             copies.extend((index, p) for p in positions)
         sums = torch.zeros(len(requests), dtype=torch.float64, device=self.device)
-        misses = torch.zeros(len(requests), dtype=torch.long, device=self.device)
         mask_id = int(self.tokenizer.mask_token_id)
         remaining = [len(t) for t in targets_of]
         self._report(sum(1 for t in targets_of if not t))
@@ -122,10 +121,9 @@ class MaskedScorer(Scorer):
             targets = ids[rows, positions].clone()
             ids[rows, positions] = mask_id
             hidden = self._hidden(ids, attention)
-            lp, top = self._row_logprobs(hidden[rows, positions], targets, self._head)
+            lp = self._row_logprobs(hidden[rows, positions], targets, self._head)
             owners = torch.tensor([r for r, _ in chosen], device=self.device)
             sums.index_add_(0, owners, lp.double())
-            misses.index_add_(0, owners, (~top).long())
             done = 0
             for r, _ in chosen:
                 remaining[r] -= 1
@@ -134,11 +132,7 @@ class MaskedScorer(Scorer):
 
         self.batcher("pll").run([len(encoded[r]["input_ids"]) for r, _ in copies], work)
         totals = sums.tolist()
-        all_top = (misses == 0).tolist()
-        return [
-            Score(totals[i], len(targets_of[i]), all_top[i] if targets_of[i] else None)
-            for i in range(len(requests))
-        ]
+        return [Score(totals[i], len(targets_of[i])) for i in range(len(requests))]
 
     def loglik(self, requests: Sequence[tuple[str, str]]) -> list[Score]:
         """For a masked LM: the PLL of the continuation's span in ``context + continuation``."""

@@ -25,7 +25,6 @@ from probes.backends.base import (
     Score,
     Scorer,
     pool,
-    segment_all,
     segment_sum,
 )
 from probes.backends.registry import register
@@ -84,7 +83,6 @@ class Seq2SeqScorer(Scorer):
             if targets[index]:
                 members.setdefault(ctx, []).append(index)
         logprob = [0.0] * len(requests)
-        greedy: list[bool | None] = [None] * len(requests)
         keys = list(members)
 
         def encoder_work(batch: list[int]) -> None:
@@ -94,7 +92,6 @@ class Seq2SeqScorer(Scorer):
             hidden = states.last_hidden_state
             candidates = [(j, i) for j, c in enumerate(chosen) for i in members[c]]
             lp_out = torch.zeros(len(candidates), dtype=torch.float64, device=self.device)
-            top_out = torch.ones(len(candidates), dtype=torch.bool, device=self.device)
 
             def decoder_work(sub: list[int]) -> None:
                 picked = [candidates[s] for s in sub]
@@ -110,7 +107,7 @@ class Seq2SeqScorer(Scorer):
                         t.append(step)
                         goal.append(token)
                         seg.append(j)
-                lp, top = self._row_logprobs(
+                lp = self._row_logprobs(
                     logits[_long(r, self.device), _long(t, self.device)],
                     _long(goal, self.device),
                     None,
@@ -118,18 +115,17 @@ class Seq2SeqScorer(Scorer):
                 where = _long(sub, self.device)
                 segments = _long(seg, self.device)
                 lp_out[where] = segment_sum(lp, segments, len(picked))
-                top_out[where] = segment_all(top, segments, len(picked))
 
             self.batcher("decoder", rows=self._rows * 2).run(
                 [len(targets[i]) for _, i in candidates], decoder_work
             )
-            lps, tops = lp_out.tolist(), top_out.tolist()
+            lps = lp_out.tolist()
             for c, (_, i) in enumerate(candidates):
-                logprob[i], greedy[i] = lps[c], tops[c]
+                logprob[i] = lps[c]
             self._report(len(candidates))
 
         self.batcher("encoder").run([len(ctx_ids[k]) for k in keys], encoder_work)
-        return [Score(logprob[i], len(targets[i]), greedy[i]) for i in range(len(requests))]
+        return [Score(logprob[i], len(targets[i])) for i in range(len(requests))]
 
     def _decode(
         self,

@@ -10,6 +10,8 @@ The probe files are ``queries/ontolama/<ontology>-atomic.rq`` and ``<ontology>-c
   from the store;
 - :mod:`probes.ontolama.complex`: the Complex SI samples (positives from the inferred graph,
   corrupted negatives checked for assumed disjointness with one HermiT run);
+- :mod:`probes.ontolama.verbalise`: the recursive verbaliser of class expressions (the
+  paper's Table 1 rules);
 - :mod:`probes.ontolama.dataset`: ``build`` (instances table and Parquet), ``stats`` (sizes
   beside the paper's Table 2) and ``export`` (OntoLAMA's own JSON-lines files).
 

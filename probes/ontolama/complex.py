@@ -50,8 +50,8 @@ from probes.ontolama.common import (
     split_proportions,
 )
 from probes.ontolama.splits import balance_complex, complex_on_premise
+from probes.ontolama.verbalise import MissingName, PosLexicon, Verbaliser, article
 from probes.spec import Probe
-from probes.verbalise import MissingName, PosLexicon, Verbaliser, article
 
 _OWL = str(OWL)
 _h = seeded_hash

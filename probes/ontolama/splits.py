@@ -30,8 +30,8 @@ import polars as pl
 from kg.owl_expressions import functional
 from probes.errors import ProbeFileError
 from probes.ontolama.common import SPLITS, seeded_hash
+from probes.ontolama.verbalise import Named
 from probes.spec import Probe
-from probes.verbalise import Named
 
 if TYPE_CHECKING:
     from probes.ontolama.complex import Sample

@@ -53,10 +53,6 @@ class ResultsError(ProbeError):
     """The results file cannot be opened or written."""
 
 
-# Their public home is probes.errors (which re-exports them): tracebacks name them there.
-ProbeError.__module__ = ResultsError.__module__ = "probes.errors"
-
-
 @contextlib.contextmanager
 def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
     """``BEGIN`` ... ``COMMIT`` around the block; ``ROLLBACK`` (and the error goes on) when the

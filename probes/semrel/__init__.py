@@ -10,6 +10,8 @@ The modules:
   and the ``model_vocab`` rows of its models;
 - ``python -m probes.semrel humans|vocab`` (:mod:`probes.semrel.__main__`).
 
+The relation codes and the probe of each relation are :mod:`kg.relations` (eval reads them too).
+
 Usage::
 
     python -m probes.export -p 'semrel/*'
@@ -20,19 +22,16 @@ Usage::
 
 from probes.semrel.humans import (
     HUMAN,
-    RELATIONS,
     HumanLoad,
     human_distribution,
     load_humans,
     normalise_answer,
-    probe_name,
     prompt_key,
     relation_probes,
 )
 from probes.semrel.vocab import SHARED_VOCAB, shared_vocab_models, write_vocab
 
 __all__ = [
-    "HUMAN", "RELATIONS", "SHARED_VOCAB", "HumanLoad", "human_distribution", "load_humans",
-    "normalise_answer", "probe_name", "prompt_key", "relation_probes", "shared_vocab_models",
-    "write_vocab",
+    "HUMAN", "SHARED_VOCAB", "HumanLoad", "human_distribution", "load_humans",
+    "normalise_answer", "prompt_key", "relation_probes", "shared_vocab_models", "write_vocab",
 ]

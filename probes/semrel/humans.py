@@ -38,6 +38,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from kg.relations import RELATIONS, relation_probe
 from kg.store import KnowledgeStore
 from kg.vocab import KGP, graph
 from probes.errors import ProbeError
@@ -45,20 +46,9 @@ from probes.results import transaction
 from probes.results.writers import Run, delete_run, insert_run, write_responses
 from probes.spec import Probe, discover
 
-RELATIONS = ("HYP", "HPO", "HOL", "MER", "ANT", "SYN")
-"""The paper's relation codes; the probe of relation R is ``semrel/<r lower-case>``."""
 HUMAN = "human"
 ARTICLE = re.compile(r"^(?:a|an|the)\s+")
 SINGLE_WORD = re.compile(r"^[a-z]+$")
-
-
-def probe_name(relation: str) -> str:
-    """The probe that holds relation ``relation``'s instances.
-
-    >>> probe_name("HPO")
-    'semrel/hpo'
-    """
-    return f"semrel/{relation.lower()}"
 
 
 def normalise_answer(text: str) -> str:
@@ -139,12 +129,12 @@ SELECT DISTINCT ?form WHERE {{ GRAPH {graph("wordnet")} {{ ?w wn:lexicalForm ?fo
 
 def relation_probes(queries: Iterable[Path] = (), include_default: bool = True) -> dict[str, Probe]:
     """The six relation probes by relation code; a ProbeError names any that is missing."""
-    found = {p.spec.name: p for p in discover(list(queries), [probe_name(r) for r in RELATIONS],
+    found = {p.spec.name: p for p in discover(list(queries), [relation_probe(r) for r in RELATIONS],
                                                include_default=include_default)}
-    missing = [probe_name(r) for r in RELATIONS if probe_name(r) not in found]
+    missing = [relation_probe(r) for r in RELATIONS if relation_probe(r) not in found]
     if missing:
         raise ProbeError(f"probe files {', '.join(missing)} not found in queries/ (or --queries)")
-    return {r: found[probe_name(r)] for r in RELATIONS}
+    return {r: found[relation_probe(r)] for r in RELATIONS}
 
 
 def _targets(con: duckdb.DuckDBPyConnection, probe: str) -> dict[str, tuple[str, str]]:

@@ -1,13 +1,19 @@
 """The task registry: every probe task by name, with its task object and params model.
 
-One table that everything reads: probes.spec validates a header's ``task`` and ``params``
-against it, probes.run finds the task's scoring code in it (``probes.tasks.get_task``), the
-metric headers' ``-- tasks:`` are checked against :data:`TASK_NAMES`, and the README's task
-table is :func:`markdown_table` (``python -m probes.tasks.registry`` prints it; a test keeps the
-README in step).
+One table that everything in probes reads: probes.spec validates a header's ``task`` and
+``params`` against it, probes.run finds the task's scoring code in it
+(``probes.tasks.get_task``), and the README's task table is :func:`markdown_table` (``python -m
+probes.tasks.registry`` prints it; a test keeps the README in step).
 
-To add a task: write a module under ``probes/tasks/`` with a :class:`probes.tasks.Task`
-subclass (its ``name``, ``description`` and ``Params`` model) and list its ``TASK`` here.
+The task *names* have one definition, :data:`probes.results.TASKS`: they are values of the
+results file's ``runs.task`` column, and eval (which may import only the results contract
+from probes) checks a metric header's ``-- tasks:`` against them. The registry is keyed by
+those names, in their order, and refuses to import when a task module's name and the names
+of the contract disagree.
+
+To add a task: add its name to ``probes.results.TASKS``, write a module under
+``probes/tasks/`` with a :class:`probes.tasks.Task` subclass (its ``name``, ``description``
+and ``Params`` model) and list its ``TASK`` here.
 
 >>> TASK_NAMES
 ('relatum', 'choice', 'binary', 'subsumption', 'records')
@@ -23,6 +29,7 @@ from typing import Any
 
 from pydantic.fields import FieldInfo
 
+from probes import results
 from probes.tasks import Task, TaskParams
 from probes.tasks.binary import TASK as BINARY
 from probes.tasks.choice import TASK as CHOICE
@@ -45,12 +52,29 @@ def _entry(task: Task) -> TaskEntry:
     return TaskEntry(task.name, task, task.Params, task.description)
 
 
-TASKS: dict[str, TaskEntry] = {
-    t.name: _entry(t) for t in (RELATUM, CHOICE, BINARY, SUBSUMPTION, RECORDS)}
-"""Task name -> entry, in the order error messages and the docs list them."""
+def _by_contract(tasks: tuple[Task, ...], names: tuple[str, ...]) -> dict[str, TaskEntry]:
+    """The registry: one entry per name of ``names`` (the contract's task names), in their
+    order; an error when a task has no name there or a name has no task.
 
-TASK_NAMES: tuple[str, ...] = tuple(TASKS)
-"""The task names, a plain tuple for readers that need nothing else (metric headers)."""
+    >>> _by_contract((RECORDS,), ("records", "ranking"))
+    Traceback (most recent call last):
+    ...
+    RuntimeError: task names of probes/tasks and probes.results.TASKS differ: ...
+    """
+    by_name = {t.name: t for t in tasks}
+    if sorted(by_name) != sorted(names) or len(by_name) != len(tasks):
+        raise RuntimeError("task names of probes/tasks and probes.results.TASKS differ: "
+                           f"{sorted(t.name for t in tasks)} vs {sorted(names)}; add the "
+                           "task's name to probes.results.TASKS and its TASK to the registry")
+    return {name: _entry(by_name[name]) for name in names}
+
+
+TASKS: dict[str, TaskEntry] = _by_contract((RELATUM, CHOICE, BINARY, SUBSUMPTION, RECORDS),
+                                           results.TASKS)
+"""Task name -> entry, in the order of probes.results.TASKS (error messages and docs)."""
+
+TASK_NAMES: tuple[str, ...] = results.TASKS
+"""The task names: probes.results.TASKS itself."""
 
 
 def _type_name(annotation: Any) -> str:
