@@ -52,6 +52,7 @@ from eval.report import (
     paired_points,
     report_command,
 )
+from eval.sqlfile import load_metric, run_metric
 from eval.stats import paired_comparison
 
 METRIC_DIR = Path(__file__).with_name("ontolama")
@@ -401,6 +402,29 @@ def shortcuts_table(res: Results) -> str:
         lines.append(f"| {dataset(probe)} | {split} | {n.get((probe, split), 0):,} | "
                      f"{_pct(value)} | {rule} |")
     return "\n".join(lines)
+
+
+def ceiling_lines(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The shortcut ceiling (docs/shortcuts.md) of every OntoLAMA dataset and split, standard
+    and ``-controlled``: the best model-free rule fitted on train, its accuracy and name, and
+    the super-class lookup beside it (``kgprobe ontolama stats``)."""
+    con.execute("SET enable_progress_bar = false")
+    cols, rows = run_metric(con, load_metric(METRIC_DIR / "ontolama_shortcuts.sql"))
+    panel = [dict(zip(cols, r, strict=True)) for r in rows]
+    best = ceilings(panel)
+    lookup = {(r["probe"], r["split"]): r["value"] for r in panel if r["rule"] == "lookup_super"}
+    n = {(r["probe"], r["split"]): r["n"] for r in panel if r["rule"] == "majority"}
+    lines = ["Shortcut ceiling per split (accuracy %, rules fitted on train; train is "
+             "in-sample; docs/shortcuts.md):", "",
+             "| dataset | split | n | ceiling | rule | lookup super-class |",
+             "|---|---|---:|---:|---|---:|"]
+    for probe, split in sorted(best, key=lambda k: (k[0], _split_order(k[1]))):
+        value, rule = best[(probe, split)]
+        look = lookup.get((probe, split))
+        lines.append(f"| {probe} | {split} | {n.get((probe, split), 0):,} | "
+                     f"{100 * value:.1f} | {rule} | "
+                     f"{'-' if look is None else f'{100 * look:.1f}'} |")
+    return lines
 
 
 def _ceiling(res: Results) -> dict[str, dict[str, Any]]:

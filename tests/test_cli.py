@@ -15,10 +15,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from probes.cli import main
+from probes.app.cli import main
+from probes.app.run import main as run_main
 from probes.errors import ProbeFileError
 from probes.export import main as export_main
-from probes.run import main as run_main
 
 ROOT = Path(__file__).parents[1]
 HYPERNYMS = """# name: mine/hyp
@@ -54,7 +54,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_help_is_fast_and_loads_no_torch() -> None:
-    code = ("import sys\nfrom probes.cli import main\ntry:\n    main(['--help'])\n"
+    code = ("import sys\nfrom probes.app.cli import main\ntry:\n    main(['--help'])\n"
             "except SystemExit:\n    pass\nprint('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=ROOT, check=True).stdout

@@ -45,17 +45,17 @@ if TYPE_CHECKING:
 COMMANDS: dict[str, tuple[str, str]] = {
     "build": ("kg.build", "build the RDF store from the sources (python -m kg.build)"),
     "derived": ("kg.derived", "rebuild only the derived graphs (python -m kg.derived)"),
-    "list": ("probes.cli", "list the probes found (--what: tasks, metrics, model_args, all), "
+    "list": ("probes.app.cli", "list the probes found (--what: tasks, metrics, model_args, all), "
              "with descriptions"),
-    "query": ("probes.cli", "run a probe file's SELECT and print its first rows"),
+    "query": ("probes.app.cli", "run a probe file's SELECT and print its first rows"),
     "export": ("probes.export", "export probe instances; --preview N shows rendered prompts "
                "(python -m probes.export)"),
-    "run": ("probes.run", "score exported probes with a model (python -m probes.run)"),
+    "run": ("probes.app.run", "score exported probes with a model (python -m probes.run)"),
     "report": ("eval.report", "metric tables and plots (python -m eval.report)"),
     "results": ("probes.results.__main__", "results files: upgrade an older one, combine "
                 "several into one (python -m probes.results)"),
     "semrel": ("probes.semrel", "semantic relations (Cao et al.): humans, vocab, report"),
-    "ontolama": ("probes.ontolama.__main__", "OntoLAMA: build, stats, inheritance, export, "
+    "ontolama": ("probes.app.ontolama", "OntoLAMA: build, stats, inheritance, export, "
                  "report"),
     "copen": ("probes.copen.__main__", "COPEN: load, zero-shot, submission, construct, report"),
     "kshot": ("probes.kshot", "OntoLAMA K-shot prompt-based fine-tuning (python -m probes.kshot)"),
@@ -181,7 +181,7 @@ LIST_WHAT = ("probes", "tasks", "metrics", "model_args")
 def list_main(argv: list[str]) -> int:
     """``kgprobe list``: the probes found (the same list as ``probes.export --list``), or with
     ``--what`` the task kinds, the metrics or the ``--model-args`` keys, each with its
-    description (:func:`probes.api.listing`), or all of them."""
+    description (:func:`probes.app.api.listing`), or all of them."""
     from probes.errors import ProbeError, ProbeFileError
     from probes.export import format_probe_list, list_probes
 
@@ -210,7 +210,7 @@ def list_main(argv: list[str]) -> int:
                       else "probes:\n" + "\n".join(f"  {ln}" for ln in probes.splitlines())
                       + "\n")
             else:
-                from probes.api import listing
+                from probes.app.api import listing
 
                 print(listing(part, include_default=not args.only_extra), end="")
                 if part != parts[-1]:

@@ -1,4 +1,6 @@
-"""``python -m probes.ontolama build|stats|export`` (see docs/ontolama.md)."""
+"""``kgprobe ontolama build|stats|inheritance|export`` and ``python -m probes.ontolama``
+(see docs/ontolama.md). In the application layer because ``stats`` adds the shortcut ceiling,
+a metric of ``eval``."""
 
 from __future__ import annotations
 
@@ -6,13 +8,26 @@ import argparse
 import sys
 from pathlib import Path
 
+from eval.ontolama_report import ceiling_lines
 from kg import config
 from kg.errors import KgError
-from kg.store import open_store
+from kg.store import KnowledgeStore, open_store
 from probes.errors import ProbeError
 from probes.ontolama.common import ontolama_probes, with_controlled
 from probes.ontolama.dataset import build, export_files, format_build, stats
 from probes.ontolama.inheritance import inheritance_report
+from probes.results import connect
+
+
+def stats_with_ceiling(store: KnowledgeStore, results: Path | None) -> str:
+    """The dataset statistics (:func:`probes.ontolama.dataset.stats`) and the shortcut ceiling
+    of every split (:func:`eval.ontolama_report.ceiling_lines`)."""
+    text = stats(store, results)
+    con = connect(results, read_only=True)
+    try:
+        return "\n".join([text, "", *ceiling_lines(con)])
+    finally:
+        con.close()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -63,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "inheritance":
             print(inheritance_report(open_store(None, args.store), args.source))
         elif args.command == "stats":
-            print(stats(open_store(None, args.store), args.results))
+            print(stats_with_ceiling(open_store(None, args.store), args.results))
         else:
             out = args.out or config.exports_dir() / "ontolama"
             paths = export_files(args.results, out, args.probe)
