@@ -54,6 +54,7 @@ from eval.report import (
 )
 from eval.sqlfile import load_metric, run_metric
 from eval.stats import paired_comparison
+from kg import options
 
 METRIC_DIR = Path(__file__).with_name("ontolama")
 KIND_ORDER = {"atomic": 0, "complex": 1}
@@ -595,18 +596,24 @@ def render_report(split: str = "test") -> Render:
     return render_fn
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m eval.ontolama_report",
-                                     description=__doc__.split("\n")[0])
-    parser.add_argument("--results", type=Path, default=None,
-                        help="results DuckDB file (default: $KGPROBE_RESULTS)")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``kgprobe ontolama report`` / ``python -m eval.ontolama_report``."""
+    parser.description = __doc__.split("\n")[0]
+    options.add_results(parser)
     parser.add_argument("--split", default="test", help="evaluation split (default test)")
     parser.add_argument("--out", type=Path, default=None,
                         help="folder for ontolama_report.md and ontolama_kshot.png (default: "
                         "a new folder per call, $KGPROBE_HOME/reports/ontolama-<time>-<hash>)")
-    args = parser.parse_args(argv)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
     return report_command(args.results, "ontolama", argv, args.out, [METRIC_DIR],
                           render_report(args.split), "ontolama_report.md")
+
+
+def main(argv: list[str] | None = None) -> int:
+    return options.run_command("python -m eval.ontolama_report", add_arguments, argv)
 
 
 if __name__ == "__main__":

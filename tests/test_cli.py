@@ -77,7 +77,7 @@ def test_shared_options_before_or_after_the_command(tmp_path: Path, tiny_store_p
             rows = con.execute("SELECT target, gold FROM instances ORDER BY target").fetchall()
         assert rows == [("bird", ["animal"]), ("cat", ["mammal"]), ("dog", ["mammal", "pet"]),
                         ("mammal", ["animal"]), ("sparrow", ["bird"])]
-    assert "KGPROBE_QUERIES" not in os.environ  # restored after the step
+    assert "KGPROBE_QUERIES" not in os.environ  # passed to the step, never through the env
     # --queries given to the CLI once reaches probes.run too: it finds the probe
     capsys.readouterr()
     assert main(["--queries", str(mine), "run", "--list", "-p", "mine/*"]) == 0

@@ -1,5 +1,9 @@
-"""The ``kgprobe`` command: one entry point for every step, dispatching to the ``main(argv)`` of
-the ``python -m`` tools (which keep working on their own).
+"""The ``kgprobe`` command: one argparse tree for every step. Each command's options are
+defined by its module's ``add_arguments(parser)`` (the same function its ``python -m`` form
+builds its parser with), which also sets the ``handler(args, argv)`` that runs it; the options
+every layer shares (``--results``, ``--store``, ``--queries``, ``--endpoint``) are defined once in
+:mod:`kg.options`, the model options (``--model``, ``--device``, ``--dtype``, ``--threads``) in
+:mod:`probes.options`.
 
     kgprobe build                      # python -m kg.build
     kgprobe list                       # the probes found (as probes.export --list)
@@ -12,90 +16,95 @@ the ``python -m`` tools (which keep working on their own).
     kgprobe semrel humans | ontolama build | copen zero-shot | kshot ...
     kgprobe semrel report              # python -m eval.semrel_report (likewise ontolama, copen)
 
-The shared options ``--results FILE``, ``--store DIR``, ``--endpoint URL`` and ``--queries DIR``
-are defined once and may come before or after the command. ``--results``, ``--store`` and
-``--queries`` set ``KGPROBE_RESULTS``, ``KGPROBE_STORE`` and ``KGPROBE_QUERIES`` for the step, so
-every step reads them (``export KGPROBE_QUERIES=DIR`` once does the same across commands).
-Before the command ``-q`` means ``--queries``; after it, ``-q`` is the command's own.
+The shared options may come before or after the command. Given before it, they are handed to
+the command explicitly, as if given after it (a value given after the command wins; ``--queries``
+folders add up); a command that reads no such file or folder ignores it, and ``--endpoint`` is
+refused where no store is read. Nothing is passed through
+environment variables, so one step's values never reach the next in the same process
+(``export KGPROBE_QUERIES=DIR`` once still sets a default for every command). Before the command
+``-q`` means ``--queries``; after it, ``-q`` is the command's own.
 
-Modules are imported only when their command runs, so ``kgprobe --help`` loads no torch.
-
->>> split_shared(["run", "-m", "x", "--results=r.duckdb", "--queries", "mine"])[0]
-Namespace(results=PosixPath('r.duckdb'), store=None, endpoint=None, queries=[PosixPath('mine')])
->>> split_shared(["run", "-m", "x", "--results=r.duckdb", "--queries", "mine"])[1]
-['run', '-m', 'x']
+Modules are imported only when their command runs (the tree is built with the chosen command's
+branch only), so ``kgprobe --help`` loads no torch.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from kg import options
 
 if TYPE_CHECKING:
     from probes.spec import Probe
 
-#: command -> (module whose ``main(argv)`` runs it, one line of help)
+#: command -> (``module:function`` that adds its options, one line of help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "build": ("kg.build", "build the RDF store from the sources (python -m kg.build)"),
-    "derived": ("kg.derived", "rebuild only the derived graphs (python -m kg.derived)"),
-    "list": ("probes.app.cli", "list the probes found (--what: tasks, metrics, model_args, all), "
-             "with descriptions"),
-    "query": ("probes.app.cli", "run a probe file's SELECT and print its first rows"),
-    "export": ("probes.export", "export probe instances; --preview N shows rendered prompts "
-               "(python -m probes.export)"),
-    "run": ("probes.app.run", "score exported probes with a model (python -m probes.run)"),
-    "report": ("eval.report", "metric tables and plots (python -m eval.report)"),
-    "results": ("probes.results.__main__", "results files: upgrade an older one, combine "
-                "several into one (python -m probes.results)"),
-    "semrel": ("probes.semrel", "semantic relations (Cao et al.): humans, vocab, report"),
-    "ontolama": ("probes.app.ontolama", "OntoLAMA: build, stats, inheritance, export, "
-                 "report"),
-    "copen": ("probes.copen.__main__", "COPEN: load, zero-shot, submission, construct, report"),
-    "kshot": ("probes.kshot", "OntoLAMA K-shot prompt-based fine-tuning (python -m probes.kshot)"),
-    "linear": ("probes.linear", "COPEN linear probing (python -m probes.linear)"),
-    "finetune": ("probes.finetune", "COPEN fine-tuning (python -m probes.finetune)"),
+    "build": ("kg.build:add_arguments",
+              "build the RDF store from the sources (python -m kg.build)"),
+    "derived": ("kg.derived:add_arguments",
+                "rebuild only the derived graphs (python -m kg.derived)"),
+    "list": ("probes.app.cli:add_list_arguments", "list the probes found (--what: tasks, "
+             "metrics, model_args, all), with descriptions"),
+    "query": ("probes.app.cli:add_query_arguments",
+              "run a probe file's SELECT and print its first rows"),
+    "export": ("probes.export:add_arguments", "export probe instances; --preview N shows "
+               "rendered prompts (python -m probes.export)"),
+    "run": ("probes.app.run:add_arguments",
+            "score exported probes with a model (python -m probes.run)"),
+    "report": ("eval.report:add_arguments", "metric tables and plots (python -m eval.report)"),
+    "results": ("probes.results.__main__:add_arguments", "results files: upgrade an older one, "
+                "combine several into one (python -m probes.results)"),
+    "semrel": ("probes.semrel.__main__:add_arguments",
+               "semantic relations (Cao et al.): humans, vocab, report"),
+    "ontolama": ("probes.app.ontolama:add_arguments",
+                 "OntoLAMA: build, stats, inheritance, export, report"),
+    "copen": ("probes.copen.__main__:add_arguments",
+              "COPEN: load, zero-shot, submission, construct, report"),
+    "kshot": ("probes.ontolama.kshot:add_arguments",
+              "OntoLAMA K-shot prompt-based fine-tuning (python -m probes.kshot)"),
+    "linear": ("probes.copen.linear:add_arguments",
+               "COPEN linear probing (python -m probes.linear)"),
+    "finetune": ("probes.copen.finetune:add_arguments",
+                 "COPEN fine-tuning (python -m probes.finetune)"),
 }
 
-#: ``kgprobe <benchmark> report`` runs the benchmark's report module.
-BENCHMARK_REPORTS = {"semrel": "eval.semrel_report", "ontolama": "eval.ontolama_report",
-                     "copen": "eval.copen_report"}
+#: Sub-commands of a benchmark that live in ``eval`` (which the benchmark package may not
+#: import): (command, sub-command) -> (``module:function``, help).
+EVAL_SUBCOMMANDS: dict[tuple[str, str], tuple[str, str]] = {
+    ("semrel", "report"): ("eval.semrel_report:add_arguments",
+                           "the semrel report (python -m eval.semrel_report)"),
+    ("ontolama", "report"): ("eval.ontolama_report:add_arguments",
+                             "the OntoLAMA report (python -m eval.ontolama_report)"),
+    ("copen", "report"): ("eval.copen_report:add_arguments",
+                          "the COPEN report, laid out like Table 2 (python -m eval.copen_report)"),
+    ("copen", "submission"): ("eval.copen_submission:add_arguments",
+                              "write test predictions in the leaderboard format"),
+}
 
-#: the commands (and benchmark sub-commands) that take ``--endpoint``; it is passed on to them.
+#: the commands (and benchmark sub-commands) that take ``--endpoint``.
 ENDPOINT_COMMANDS = {("export",), ("query",), ("semrel", "humans")}
 
-ENV = {"results": "KGPROBE_RESULTS", "store": "KGPROBE_STORE", "queries": "KGPROBE_QUERIES"}
+#: the shared options as flags (``--queries`` repeats).
+FLAGS = {"results": "--results", "store": "--store", "queries": "--queries",
+         "endpoint": "--endpoint"}
 
 
-def shared_parser(short_queries: bool = True) -> argparse.ArgumentParser:
-    """The options every command shares (a parent parser)."""
-    p = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
-    g = p.add_argument_group("shared options (before or after the command)")
-    g.add_argument("--results", type=Path, metavar="FILE",
-                   help="results DuckDB file (default: $KGPROBE_RESULTS or "
-                   ".kgprobe/results.duckdb)")
-    g.add_argument("--store", type=Path, metavar="DIR",
-                   help="store folder (default: $KGPROBE_STORE or .kgprobe/store)")
-    g.add_argument("--endpoint", metavar="URL",
-                   help="query this SPARQL 1.1 endpoint instead of the store (export, query, "
-                   "semrel humans)")
-    flags = ("--queries", "-q") if short_queries else ("--queries",)
-    g.add_argument(*flags, action="append", type=Path, metavar="DIR", dest="queries",
-                   help="extra folder of probe files, for every step (sets KGPROBE_QUERIES); "
-                   "repeatable")
-    return p
+def _function(ref: str) -> Callable[..., Any]:
+    module, _, name = ref.partition(":")
+    return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """``kgprobe [shared options] COMMAND [arguments]``."""
+def top_parser() -> argparse.ArgumentParser:
+    """``kgprobe [shared options] COMMAND [arguments]``: finds the command (and prints the
+    top-level help); the command's own arguments are parsed by :func:`build_parser`'s tree."""
     p = argparse.ArgumentParser(
-        prog="kgprobe", parents=[shared_parser()], allow_abbrev=False,
+        prog="kgprobe", parents=[options.shared_parent()], allow_abbrev=False,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Probe language models for conceptual and lexical-semantic knowledge: "
         "SPARQL probe files over an RDF store, results in DuckDB.",
@@ -108,104 +117,146 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def split_shared(argv: list[str]) -> tuple[argparse.Namespace, list[str]]:
-    """Take the shared options (long forms) out of a command's arguments; the rest in order."""
-    return shared_parser(short_queries=False).parse_known_args(argv)
+def _hide_shared(parser: argparse.ArgumentParser) -> None:
+    """Accept the shared options a command does not take (so that they may come after any
+    command, as before it), into ``top_*``: :func:`merge_shared` ignores them, or refuses
+    ``--endpoint`` with the command's name."""
+    have = set(parser._option_string_actions)
+    for key, flag in FLAGS.items():
+        if flag not in have:
+            parser.add_argument(flag, dest=f"top_{key}", default=argparse.SUPPRESS,
+                                action="append" if key == "queries" else "store",
+                                type=str if key == "endpoint" else Path,
+                                help=argparse.SUPPRESS)
 
 
-def _merge(first: argparse.Namespace, later: argparse.Namespace) -> argparse.Namespace:
-    """Shared options given before the command, overridden (or, for --queries, added to) by
-    those given after it."""
-    out = argparse.Namespace()
-    for key in ("results", "store", "endpoint"):
-        setattr(out, key, getattr(later, key) or getattr(first, key))
-    out.queries = [*(first.queries or []), *(later.queries or [])]
-    return out
+def add_command(sub: argparse._SubParsersAction, name: str, ref: str, text: str,
+                group: tuple[str, ...] = ()) -> argparse.ArgumentParser:
+    """One command's branch of the tree, with the eval sub-commands of a benchmark."""
+    parser: argparse.ArgumentParser = sub.add_parser(name, help=text)
+    children = _function(ref)(parser)
+    path = (*group, name)
+    for (command, child), (child_ref, child_text) in EVAL_SUBCOMMANDS.items():
+        if (command,) == path:
+            add_command(children, child, child_ref, child_text, path)
+    for action in parser._actions:  # the shared options each (sub-)command branch lacks
+        if isinstance(action, argparse._SubParsersAction):
+            for leaf in action.choices.values():
+                _hide_shared(leaf)
+    _hide_shared(parser)
+    return parser
 
 
-@contextmanager
-def shared_environment(shared: argparse.Namespace) -> Iterator[None]:
-    """Set KGPROBE_RESULTS/STORE/QUERIES from the shared options while a step runs."""
-    saved = {k: os.environ.get(k) for k in ENV.values()}
-    try:
-        if shared.results:
-            os.environ[ENV["results"]] = str(shared.results)
-        if shared.store:
-            os.environ[ENV["store"]] = str(shared.store)
-        if shared.queries:
-            before = [p for p in os.environ.get(ENV["queries"], "").split(os.pathsep) if p]
-            os.environ[ENV["queries"]] = os.pathsep.join([*map(str, shared.queries), *before])
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The ``kgprobe`` tree; only ``command``'s branch is filled in (its modules imported)."""
+    p = argparse.ArgumentParser(prog="kgprobe", parents=[options.shared_parent()],
+                                allow_abbrev=False)
+    sub = p.add_subparsers(dest="kgprobe_command", metavar="COMMAND", required=True)
+    for name, (ref, text) in COMMANDS.items():
+        if name == command:
+            add_command(sub, name, ref, text)
+        else:
+            sub.add_parser(name, help=text)
+    return p
 
 
-def _entry(command: str, args: list[str]) -> tuple[Callable[[list[str]], int], list[str]]:
-    """The ``main`` that runs a command, and its arguments."""
-    if command in BENCHMARK_REPORTS and args[:1] == ["report"]:
-        return importlib.import_module(BENCHMARK_REPORTS[command]).main, args[1:]
-    if command == "list":
-        return list_main, args
-    if command == "query":
-        return query_main, args
-    return importlib.import_module(COMMANDS[command][0]).main, args
+def merge_shared(args: argparse.Namespace, where: tuple[str, ...]) -> list[str]:
+    """Hand the shared options given before the command to it (a value after the command
+    wins; --queries adds up). A command that does not read a file or folder ignores it (one
+    line of options may serve every step: ``kgprobe --store S --results R query ...``); a
+    :class:`UsageError` for ``--endpoint`` where no store is read. Returns the flags added, for
+    commands that pass their arguments on (a run's model list, shards)."""
+    added: list[str] = []
+    name = " ".join(where)
+    for key, flag in FLAGS.items():
+        top = getattr(args, f"top_{key}", None)
+        if not top:
+            continue
+        if key == "endpoint" and where not in ENDPOINT_COMMANDS:
+            accepted = ", ".join(" ".join(c) for c in sorted(ENDPOINT_COMMANDS))
+            raise UsageError(f"kgprobe {name} does not query a SPARQL endpoint; "
+                             f"--endpoint applies to: {accepted}")
+        if not hasattr(args, key):  # a file or folder this command does not read
+            continue
+        if key == "queries":
+            setattr(args, key, [*top, *(getattr(args, key) or [])])
+            added += [a for q in top for a in (flag, str(q))]
+        elif getattr(args, key) is None:
+            setattr(args, key, top)
+            added += [flag, str(top)]
+    return added
+
+
+class UsageError(Exception):
+    """A shared option given to a command that does not take it."""
+
+
+def _where(args: argparse.Namespace, command: str) -> tuple[str, ...]:
+    """The command and, for a command with sub-commands, the one chosen
+    (``("semrel", "humans")``)."""
+    sub = getattr(args, "command", None)
+    return (command, sub) if isinstance(sub, str) else (command,)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run ``kgprobe``; returns the command's exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    top = build_parser().parse_args(argv)
-    later, rest = split_shared(top.args)
-    shared = _merge(top, later)
-    if shared.endpoint:
-        if (top.command,) in ENDPOINT_COMMANDS or (top.command, *rest[:1]) in ENDPOINT_COMMANDS:
-            rest = [*rest, "--endpoint", shared.endpoint]
-        else:
-            where = ", ".join(" ".join(c) for c in sorted(ENDPOINT_COMMANDS))
-            print(f"error: kgprobe {top.command} does not query a SPARQL endpoint; --endpoint "
-                  f"applies to: {where}", file=sys.stderr)
-            return 2
-    func, args = _entry(top.command, rest)
-    with shared_environment(shared):
-        return int(func(args) or 0)
+    top = top_parser().parse_args(argv)
+    if top.command == "run" and top.args[:1] == ["merge"]:  # kgprobe run merge --shards N
+        from probes.shard import merge_main
+
+        given = ["--results", str(top.top_results)] if top.top_results else []
+        return merge_main([*given, *top.args[1:]])
+    parser = build_parser(top.command)
+    args = parser.parse_args(argv)
+    where = _where(args, top.command)
+    try:
+        added = merge_shared(args, where)
+    except UsageError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    # the command's own arguments (after a benchmark's sub-command), with the shared values
+    # given before the command made explicit: a run hands them on to each model or shard
+    own = [*added, *top.args[len(where) - 1:]]
+    return int(args.handler(args, own) or 0)
 
 
 #: what ``kgprobe list --what`` may list; ``all`` is every one of them in this order.
 LIST_WHAT = ("probes", "tasks", "metrics", "model_args")
 
 
-def list_main(argv: list[str]) -> int:
+def add_list_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``kgprobe list``."""
+    p.description = ("List the probes found under queries/ and the --queries folders (name, "
+                     "task, file, description), or with --what the tasks, metrics or model args "
+                     "with their descriptions.")
+    p.add_argument("--what", choices=[*LIST_WHAT, "all"], default="probes",
+                   help="what to list (default: probes; all: probes, tasks, metrics and "
+                   "model_args)")
+    p.add_argument("--probe", "-p", action="append", metavar="PATTERN",
+                   help="only probes matching this name or glob pattern; repeatable")
+    options.add_queries(p)
+    p.add_argument("--only-extra", action="store_true",
+                   help="do not read the default queries/ folder, only --queries folders")
+    p.set_defaults(handler=list_main, usage_error=p.error)
+
+
+def list_main(args: argparse.Namespace, argv: list[str]) -> int:
     """``kgprobe list``: the probes found (the same list as ``probes.export --list``), or with
     ``--what`` the task kinds, the metrics or the ``--model-args`` keys, each with its
     description (:func:`probes.app.api.listing`), or all of them."""
     from probes.errors import ProbeError, ProbeFileError
     from probes.export import format_probe_list, list_probes
 
-    p = argparse.ArgumentParser(prog="kgprobe list", description="List the probes found under "
-                                "queries/ and the --queries folders (name, task, file, "
-                                "description), or with --what the tasks, metrics or model args "
-                                "with their descriptions.")
-    p.add_argument("--what", choices=[*LIST_WHAT, "all"], default="probes",
-                   help="what to list (default: probes; all: probes, tasks, metrics and "
-                   "model_args)")
-    p.add_argument("--probe", "-p", action="append", metavar="PATTERN",
-                   help="only probes matching this name or glob pattern; repeatable")
-    p.add_argument("--only-extra", action="store_true",
-                   help="do not read the default queries/ folder, only --queries folders")
-    args = p.parse_args(argv)
     if args.probe and args.what not in ("probes", "all"):
-        p.error(f"--probe selects probes; it does not apply to --what {args.what}")
+        args.usage_error(f"--probe selects probes; it does not apply to --what {args.what}")
     parts = LIST_WHAT if args.what == "all" else (args.what,)
     problems: list[ProbeFileError] = []  # files that cannot be read: after the list
     try:
         for part in parts:
             if part == "probes":
-                probes = format_probe_list(list_probes(None, args.probe, not args.only_extra,
-                                                       problems))
+                probes = format_probe_list(list_probes(args.queries, args.probe,
+                                                       not args.only_extra, problems))
                 print(probes if args.what == "probes"
                       else "probes:\n" + "\n".join(f"  {ln}" for ln in probes.splitlines())
                       + "\n")
@@ -223,40 +274,47 @@ def list_main(argv: list[str]) -> int:
     return 2 if problems else 0
 
 
-def _find_probe(ref: str) -> Probe:
+def _find_probe(ref: str, queries: list[Path]) -> Probe:
     """A probe by file path, else by name among the probes found."""
     from probes.spec import discover, load_probe
 
     path = Path(ref)
     if path.suffix == ".rq" or path.exists():
         return load_probe(path)
-    return discover(None, [ref])[0]
+    return discover(queries, [ref])[0]
 
 
-def query_main(argv: list[str]) -> int:
-    """``kgprobe query FILE``: run a probe's SELECT (validated first) and print its first rows,
-    the number of rows and the seconds it took. Writes nothing."""
-    from kg.errors import KgError
-    from kg.store import DEFAULT_TIMEOUT_S, open_store
-    from probes.errors import ProbeError
-    from probes.export import QueryLimits, check_graphs, run_query
-    from probes.preview import format_rows
+def add_query_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``kgprobe query``."""
+    from kg.store import DEFAULT_TIMEOUT_S
 
-    p = argparse.ArgumentParser(prog="kgprobe query", description="Run a probe file's SELECT "
-                                "against the store and print its first rows (nothing is "
-                                "written).")
+    p.description = ("Run a probe file's SELECT against the store and print its first rows "
+                     "(nothing is written).")
     p.add_argument("probe", metavar="FILE|NAME", help="a probe file (.rq) or a probe name")
     p.add_argument("--rows", "-n", type=int, default=10, metavar="N",
                    help="rows to print (default: 10)")
-    p.add_argument("--endpoint", metavar="URL", help=argparse.SUPPRESS)
+    options.add_store(p)
+    options.add_endpoint(p)
+    options.add_queries(p)
     p.add_argument("--query-timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
                    help=f"the most seconds the query may run (default: {DEFAULT_TIMEOUT_S:g})")
     p.add_argument("--allow-service", action="store_true",
                    help="let the query call other SPARQL endpoints with SERVICE")
-    args = p.parse_args(argv)
+    p.set_defaults(handler=query_main)
+
+
+def query_main(args: argparse.Namespace, argv: list[str]) -> int:
+    """``kgprobe query FILE``: run a probe's SELECT (validated first) and print its first rows,
+    the number of rows and the seconds it took. Writes nothing."""
+    from kg.errors import KgError
+    from kg.store import open_store
+    from probes.errors import ProbeError
+    from probes.export import QueryLimits, check_graphs, run_query
+    from probes.preview import format_rows
+
     try:
-        probe = _find_probe(args.probe)
-        store = open_store(args.endpoint)
+        probe = _find_probe(args.probe, args.queries)
+        store = open_store(args.endpoint, args.store)
         check_graphs([probe], store)
         t0 = time.perf_counter()
         limits = QueryLimits(timeout_s=args.query_timeout or None,

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from eval.ontolama_report import ceiling_lines
-from kg import config
+from kg import config, options
 from kg.errors import KgError
 from kg.store import KnowledgeStore, open_store
 from probes.errors import ProbeError
@@ -30,24 +30,22 @@ def stats_with_ceiling(store: KnowledgeStore, results: Path | None) -> str:
         con.close()
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m probes.ontolama",
-        description="OntoLAMA datasets (atomic and complex subsumption inference) from the "
+def add_arguments(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
+    """The sub-commands of ``kgprobe ontolama`` / ``python -m probes.ontolama``; returns them,
+    so that ``report`` (:mod:`eval.ontolama_report`) is added beside them."""
+    parser.description = (
+        "OntoLAMA datasets (atomic and complex subsumption inference) from the "
         "probe files in queries/ontolama: build them into the results file, print their "
         "statistics beside the paper's Table 2, or export them in OntoLAMA's own format.")
+    parser.set_defaults(handler=run)
     sub = parser.add_subparsers(dest="command", required=True)
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--store", type=Path, default=None,
-                        help="store folder (default: $KGPROBE_STORE or .kgprobe/store)")
-    common.add_argument("--results", type=Path, default=None,
-                        help="results DuckDB file (default: $KGPROBE_RESULTS or "
-                        ".kgprobe/results.duckdb)")
+    options.add_store(common)
+    options.add_results(common)
     b = sub.add_parser("build", parents=[common], help="make the datasets (instances table)")
     b.add_argument("--probe", "-p", action="append", metavar="PATTERN",
                    help="probe name or glob, e.g. 'ontolama/pizza-*' (default: ontolama/*)")
-    b.add_argument("--queries", "-q", action="append", type=Path, metavar="DIR",
-                   help="extra folder of probe files besides queries/")
+    options.add_queries(b, help="extra folder of probe files besides queries/")
     b.add_argument("--out", type=Path, default=None,
                    help="Parquet folder (default: $KGPROBE_EXPORTS or .kgprobe/exports)")
     b.add_argument("--no-parquet", action="store_true", help="write DuckDB only")
@@ -66,7 +64,15 @@ def main(argv: list[str] | None = None) -> int:
                    help="folder (default: <exports>/ontolama)")
     e.add_argument("--probe", "-p", action="append", metavar="PATTERN",
                    help="only these probes (glob), e.g. 'ontolama/go-*'")
-    args = parser.parse_args(argv)
+    return sub
+
+
+def main(argv: list[str] | None = None) -> int:
+    return options.run_command("python -m probes.ontolama", add_arguments, argv)
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    """Run the chosen sub-command; 2 with a one-line error."""
     try:
         if args.command == "build":
             probes = ontolama_probes(args.probe, args.queries)

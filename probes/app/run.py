@@ -24,18 +24,20 @@ from probes import chat, model_args, parquet_sync, scale_cli
 from probes.app import outputs
 from probes.errors import ProbeError
 from probes.results import connect, diagnose, disk_error
+from probes.runner import cli as runner_cli
 from probes.runner.cached import fully_cached, recorded_scorer
-from probes.runner.cli import (
-    ScorerFactory,
-    build_parser,
-    check_device,
-    check_lm_eval_flags,
-    default_factory,
-)
+from probes.runner.cli import ScorerFactory, check_device, check_lm_eval_flags, default_factory
 from probes.runner.plan import Plan, RunOptions
 from probes.runner.probe import RunReport, format_reports, run_probe
 from probes.runner.select import select_probes
 from probes.spec import Probe
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``kgprobe run`` / ``python -m probes.run``
+    (:func:`probes.runner.cli.add_arguments`) and the handler."""
+    runner_cli.add_arguments(parser)
+    parser.set_defaults(handler=run, usage_error=parser.error)
 
 
 def main(argv: list[str] | None = None, scorer_factory: ScorerFactory | None = None) -> int:
@@ -46,8 +48,15 @@ def main(argv: list[str] | None = None, scorer_factory: ScorerFactory | None = N
         from probes.shard import merge_main
 
         return merge_main(argv[1:])
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    parser = argparse.ArgumentParser(prog="python -m probes.run")
+    add_arguments(parser)
+    return run(parser.parse_args(argv), argv, scorer_factory)
+
+
+def run(args: argparse.Namespace, argv: list[str],
+        scorer_factory: ScorerFactory | None = None) -> int:
+    """Run the parsed command; ``argv`` (the arguments it was parsed from) is handed on to each
+    model of a ``--models`` list and to each shard."""
     try:
         check_lm_eval_flags(args)
     except ProbeError as e:
@@ -57,7 +66,7 @@ def main(argv: list[str] | None = None, scorer_factory: ScorerFactory | None = N
 
         return _guarded(lambda: print_probe_list(args.queries, args.probe, not args.only_extra))
     if not args.probe:
-        parser.error("the following arguments are required: --probe/-p")
+        args.usage_error("the following arguments are required: --probe/-p")
     try:  # --model-args folded into --dtype/--allow-pickle/--device-map; the rest for loading
         model_kwargs = model_args.apply_to_args(args)
         if args.log_samples and args.output_path is None:
