@@ -217,7 +217,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     # the command's own arguments (after a benchmark's sub-command), with the shared values
     # given before the command made explicit: a run hands them on to each model or shard
-    own = [*added, *top.args[len(where) - 1:]]
+    own = list(top.args)
+    if where[1:] and where[1] in own:
+        own.remove(where[1])
+    own = [*added, *own]
     return int(args.handler(args, own) or 0)
 
 
