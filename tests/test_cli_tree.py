@@ -119,3 +119,15 @@ def test_benchmark_subcommands_from_eval_are_in_the_tree(capsys: pytest.CaptureF
     with pytest.raises(SystemExit):
         main(["copen", "submission", "--help"])
     assert "--part" in capsys.readouterr().out
+
+
+def test_every_command_and_sub_command_has_its_help(capsys: pytest.CaptureFixture[str]) -> None:
+    # kgprobe semrel humans|vocab named a module without main before the tree (issue 26)
+    for argv, option in ((["semrel", "humans"], "--endpoint"), (["semrel", "vocab"], "--results"),
+                         (["semrel", "report"], "--absent"), (["ontolama", "stats"], "--store"),
+                         (["ontolama", "report"], "--split"), (["results", "upgrade"], "path"),
+                         (["copen", "zero-shot"], "--span"), (["list"], "--what")):
+        with pytest.raises(SystemExit) as e:
+            main([*argv, "--help"])
+        assert e.value.code == 0
+        assert option in capsys.readouterr().out, argv
