@@ -131,9 +131,11 @@ def _hide_shared(parser: argparse.ArgumentParser) -> None:
 
 
 def add_command(sub: argparse._SubParsersAction, name: str, ref: str, text: str,
-                group: tuple[str, ...] = ()) -> argparse.ArgumentParser:
-    """One command's branch of the tree, with the eval sub-commands of a benchmark."""
-    parser: argparse.ArgumentParser = sub.add_parser(name, help=text)
+                group: tuple[str, ...] = (), prog: str | None = None) -> argparse.ArgumentParser:
+    """One command's branch of the tree, with the eval sub-commands of a benchmark (``prog``:
+    the branch's program name, for a ``python -m`` form)."""
+    parser: argparse.ArgumentParser = (sub.add_parser(name, help=text, prog=prog) if prog
+                                       else sub.add_parser(name, help=text))
     children = _function(ref)(parser)
     path = (*group, name)
     for (command, child), (child_ref, child_text) in EVAL_SUBCOMMANDS.items():
@@ -147,14 +149,16 @@ def add_command(sub: argparse._SubParsersAction, name: str, ref: str, text: str,
     return parser
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The ``kgprobe`` tree; only ``command``'s branch is filled in (its modules imported)."""
+def build_parser(command: str | None = None, prog: str | None = None
+                 ) -> argparse.ArgumentParser:
+    """The ``kgprobe`` tree; only ``command``'s branch is filled in (its modules imported), its
+    program name ``prog`` when given (default ``kgprobe COMMAND``)."""
     p = argparse.ArgumentParser(prog="kgprobe", parents=[options.shared_parent()],
                                 allow_abbrev=False)
     sub = p.add_subparsers(dest="kgprobe_command", metavar="COMMAND", required=True)
     for name, (ref, text) in COMMANDS.items():
         if name == command:
-            add_command(sub, name, ref, text)
+            add_command(sub, name, ref, text, prog=prog)
         else:
             sub.add_parser(name, help=text)
     return p
@@ -198,8 +202,9 @@ def _where(args: argparse.Namespace, command: str) -> tuple[str, ...]:
     return (command, sub) if isinstance(sub, str) else (command,)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run ``kgprobe``; returns the command's exit status."""
+def main(argv: list[str] | None = None, prog: str | None = None) -> int:
+    """Run ``kgprobe``; returns the command's exit status. ``prog`` names the command's program
+    in its help and errors (a ``python -m`` form that runs the tree: ``python -m probes.copen``)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     top = top_parser().parse_args(argv)
     if top.command == "run" and top.args[:1] == ["merge"]:  # kgprobe run merge --shards N
@@ -207,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
 
         given = ["--results", str(top.top_results)] if top.top_results else []
         return merge_main([*given, *top.args[1:]])
-    parser = build_parser(top.command)
+    parser = build_parser(top.command, prog)
     args = parser.parse_args(argv)
     where = _where(args, top.command)
     try:

@@ -158,4 +158,4 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
 if __name__ == "__main__":  # the tree with report and submission: the application layer's
     from probes.app.cli import main
 
-    raise SystemExit(main(["copen", *sys.argv[1:]]))
+    raise SystemExit(main(["copen", *sys.argv[1:]], prog="python -m probes.copen"))

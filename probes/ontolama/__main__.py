@@ -1,7 +1,10 @@
-"""``python -m probes.ontolama``: the command is :func:`probes.app.ontolama.main` (its
-``stats`` adds a metric of ``eval``, so it lives in the application layer)."""
+"""``python -m probes.ontolama``: the ``kgprobe ontolama`` branch of the command tree
+(:mod:`probes.app.ontolama`: its ``stats`` adds a metric of ``eval``; ``report`` is
+:mod:`eval.ontolama_report`), so it lives in the application layer."""
+
+import sys
 
 if __name__ == "__main__":
-    from probes.app.ontolama import main
+    from probes.app.cli import main
 
-    raise SystemExit(main())
+    raise SystemExit(main(["ontolama", *sys.argv[1:]], prog="python -m probes.ontolama"))

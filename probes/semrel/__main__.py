@@ -71,5 +71,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # the tree with report (eval): the application layer's
+    from probes.app.cli import main as kgprobe
+
+    sys.exit(kgprobe(["semrel", *sys.argv[1:]], prog="python -m probes.semrel"))
