@@ -8,9 +8,9 @@ Runs the metric files of ``eval/copen/`` over the results file and prints markdo
    row computed from the loaded instances (1/k per instance; 0.5^L per CPJ chain) and a
    **Human** row quoted from the paper. Each column header names its split. The zero-shot cell
    of a model uses the text part of the paper's Table 8 for that model
-   (:func:`probes.copen.forms.table8_part`; ``--zs-part dev`` picks the part that is best on
+   (:func:`eval.copen_table8.table8_part`; ``--zs-part dev`` picks the part that is best on
    dev instead) and names it in brackets; the chain-level cell uses ``answer`` (BART ``all``),
-   the part of the authors' ``merge_result`` (:func:`probes.results.copen.chain_part`).
+   the part of the authors' ``merge_result`` (:func:`eval.copen_table8.chain_part`).
    Only seeds are pooled: runs of one model that differ in any setting that changes a score
    (``--span``, ``--tokenisation``, the 120-token cut, revision, dtype, a training setting)
    are separate rows, named by the settings that differ (:func:`settings_of`).
@@ -22,7 +22,8 @@ Runs the metric files of ``eval/copen/`` over the results file and prints markdo
 
 Split: ``--split auto`` (default) takes, per task, ``test`` when it has labelled instances
 (gold labels of the public test files are hidden: their accuracy comes from the leaderboard,
-``python -m probes.copen submission``) and ``dev`` otherwise; every heading says which.
+``kgprobe copen submission``, :mod:`eval.copen_submission`) and ``dev`` otherwise; every
+heading says which.
 
 >>> from probes.results import connect
 >>> print(render(build(connect(":memory:"))).split(":")[0])
@@ -42,6 +43,7 @@ from typing import Any
 
 import duckdb
 
+from eval.copen_table8 import chain_part, table8_part
 from eval.report import (
     PAIRED_POINTS_HEAD,
     Render,
@@ -52,8 +54,9 @@ from eval.report import (
     report_command,
 )
 from eval.stats import paired_comparison, proportion_ci
+from kg import options
 from probes.results import ProbeError
-from probes.results.copen import PARTS, chain_part, seed_summary, table8_part
+from probes.results.copen import PARTS, seed_summary
 
 METRIC_DIR = Path(__file__).with_name("copen")
 TASKS = ("csj", "cpj", "cic")
@@ -514,11 +517,10 @@ def render_report(split: str = "auto", zs_part: str = "table8") -> Render:
     return render_fn
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m eval.copen_report",
-                                     description=__doc__.split("\n")[0])
-    parser.add_argument("--results", type=Path, default=None,
-                        help="results DuckDB file (default: $KGPROBE_RESULTS)")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``kgprobe copen report`` / ``python -m eval.copen_report``."""
+    parser.description = __doc__.split("\n")[0]
+    options.add_results(parser)
     parser.add_argument("--split", default="auto",
                         help="evaluation split: auto (test when labelled, else dev), test, dev, "
                         "train")
@@ -528,9 +530,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None,
                         help="write copen_report.md here (default: a new folder per call, "
                         "$KGPROBE_HOME/reports/copen-<time>-<hash>)")
-    args = parser.parse_args(argv)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
     return report_command(args.results, "copen", argv, args.out, [METRIC_DIR],
                           render_report(args.split, args.zs_part), "copen_report.md")
+
+
+def main(argv: list[str] | None = None) -> int:
+    return options.run_command("python -m eval.copen_report", add_arguments, argv)
 
 
 if __name__ == "__main__":

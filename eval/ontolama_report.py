@@ -54,7 +54,9 @@ from eval.report import (
     paired_points,
     report_command,
 )
+from eval.sqlfile import load_metric, run_metric
 from eval.stats import paired_comparison
+from kg import options
 
 METRIC_DIR = Path(__file__).with_name("ontolama")
 KIND_ORDER = {"atomic": 0, "complex": 1}
@@ -405,6 +407,29 @@ def shortcuts_table(res: Results) -> str:
     return "\n".join(lines)
 
 
+def ceiling_lines(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """The shortcut ceiling (docs/shortcuts.md) of every OntoLAMA dataset and split, standard
+    and ``-controlled``: the best model-free rule fitted on train, its accuracy and name, and
+    the super-class lookup beside it (``kgprobe ontolama stats``)."""
+    con.execute("SET enable_progress_bar = false")
+    cols, rows = run_metric(con, load_metric(METRIC_DIR / "ontolama_shortcuts.sql"))
+    panel = [dict(zip(cols, r, strict=True)) for r in rows]
+    best = ceilings(panel)
+    lookup = {(r["probe"], r["split"]): r["value"] for r in panel if r["rule"] == "lookup_super"}
+    n = {(r["probe"], r["split"]): r["n"] for r in panel if r["rule"] == "majority"}
+    lines = ["Shortcut ceiling per split (accuracy %, rules fitted on train; train is "
+             "in-sample; docs/shortcuts.md):", "",
+             "| dataset | split | n | ceiling | rule | lookup super-class |",
+             "|---|---|---:|---:|---|---:|"]
+    for probe, split in sorted(best, key=lambda k: (k[0], _split_order(k[1]))):
+        value, rule = best[(probe, split)]
+        look = lookup.get((probe, split))
+        lines.append(f"| {probe} | {split} | {n.get((probe, split), 0):,} | "
+                     f"{100 * value:.1f} | {rule} | "
+                     f"{'-' if look is None else f'{100 * look:.1f}'} |")
+    return lines
+
+
 def _ceiling(res: Results) -> dict[str, dict[str, Any]]:
     """run_id -> its shortcut ceiling row (the best rule on the instances it scored)."""
     return {r["run_id"]: r for r in res.rows("ontolama_shortcut_ceiling")}
@@ -627,18 +652,24 @@ def render_report(split: str = "test") -> Render:
     return render_fn
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m eval.ontolama_report",
-                                     description=__doc__.split("\n")[0])
-    parser.add_argument("--results", type=Path, default=None,
-                        help="results DuckDB file (default: $KGPROBE_RESULTS)")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``kgprobe ontolama report`` / ``python -m eval.ontolama_report``."""
+    parser.description = __doc__.split("\n")[0]
+    options.add_results(parser)
     parser.add_argument("--split", default="test", help="evaluation split (default test)")
     parser.add_argument("--out", type=Path, default=None,
                         help="folder for ontolama_report.md and ontolama_kshot.png (default: "
                         "a new folder per call, $KGPROBE_HOME/reports/ontolama-<time>-<hash>)")
-    args = parser.parse_args(argv)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
     return report_command(args.results, "ontolama", argv, args.out, [METRIC_DIR],
                           render_report(args.split), "ontolama_report.md")
+
+
+def main(argv: list[str] | None = None) -> int:
+    return options.run_command("python -m eval.ontolama_report", add_arguments, argv)
 
 
 if __name__ == "__main__":

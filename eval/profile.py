@@ -36,7 +36,7 @@ from eval.plots import profile_chart
 from eval.report import Render, Rendered, Rows, report_command
 from eval.sqlfile import MetricError
 from eval.stats import bootstrap_ci, proportion_ci
-from kg import config
+from kg import config, options
 from kg.relations import RELATIONS
 
 PROFILE_DIR = Path(__file__).with_name("profile_sql")
@@ -272,9 +272,7 @@ def main(argv: list[str] | None = None) -> int:
         "\n\n")[0].replace("\n", " "))
     parser.add_argument("--model", "-m", default=DEFAULT_MODEL,
                         help=f"the model profiled (default {DEFAULT_MODEL})")
-    parser.add_argument("--results", type=Path, default=None,
-                        help="results DuckDB file (default: $KGPROBE_RESULTS or "
-                        ".kgprobe/results.duckdb)")
+    options.add_results(parser)
     parser.add_argument("--out", type=Path, default=None,
                         help="folder for profile.md and profile.png (default: a new folder "
                         "per call under $KGPROBE_HOME/reports)")

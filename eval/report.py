@@ -51,7 +51,7 @@ from eval.sqlfile import (
     run_metric,
 )
 from eval.stats import Paired, proportion_ci
-from kg import config
+from kg import config, options
 from probes.results import ProbeError, connect
 
 
@@ -616,14 +616,12 @@ def empty_reason(report: Report, probes: Sequence[str] | None, models: Sequence[
             "`python -m probes.run -m MODEL -p PROBE` first")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m eval.report",
-        description="Run the SQL metric files over the results DuckDB file, print markdown "
-        "tables and write report.md and PNG plots into a folder of their own.")
-    parser.add_argument("--results", type=Path, default=None,
-                        help="results DuckDB file (default: $KGPROBE_RESULTS or "
-                        ".kgprobe/results.duckdb)")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``kgprobe report`` / ``python -m eval.report``."""
+    parser.description = ("Run the SQL metric files over the results DuckDB file, print "
+                          "markdown tables and write report.md and PNG plots into a folder of "
+                          "their own.")
+    options.add_results(parser)
     parser.add_argument("--metrics", type=Path, action="append", metavar="DIR",
                         help="folder of own metric files (*.sql), run besides the built-in "
                         "eval/metrics; repeatable")
@@ -636,9 +634,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", "-m", action="append", metavar="NAME",
                         help="only these models (name or glob pattern); repeatable")
     parser.add_argument("--no-plots", action="store_true", help="write no PNG files")
-    args = parser.parse_args(argv)
+    parser.set_defaults(handler=run)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return options.run_command("python -m eval.report", add_arguments, argv)
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    """``kgprobe report``: the tables printed, report.md and the plots written."""
     results_path = str(args.results or config.results_path())
-    out = report_folder(args.out, "report", sys.argv[1:] if argv is None else argv)
+    out = report_folder(args.out, "report", argv)
     try:
         folders = dict.fromkeys(d.resolve() for d in [default_metric_dir(), *(args.metrics or [])])
         metrics = discover_metrics(list(folders))  # the built-in folder given again: once

@@ -45,7 +45,7 @@ from eval.plots import bar_chart, heat_map, line_panels
 from eval.report import REPORT_ERRORS, Render, Rendered, Rows, report_folder, run_report
 from eval.sqlfile import MetricError, discover_metrics, run_metric, run_support
 from eval.stats import compare_with_humans, entropy_tests, soundness_intervals, spread
-from kg import config
+from kg import config, options
 from kg.relations import RELATION_NAMES, RELATIONS, relation_probe
 
 METRIC_DIR = Path(__file__).with_name("semrel")
@@ -641,13 +641,12 @@ def render_report(results: Path, stats: bool, settings: Settings) -> Render:
     return render_fn
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m eval.semrel_report",
-                                     description=" ".join(  # the whole first paragraph
-                                         __doc__.split("\n\n")[0].split()).replace("``", ""))
-    parser.add_argument("--results", type=Path, default=None,
-                        help="results DuckDB file, opened read-only (default: $KGPROBE_RESULTS "
-                        "or .kgprobe/results.duckdb)")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``kgprobe semrel report`` / ``python -m eval.semrel_report``."""
+    parser.description = " ".join(  # the whole first paragraph
+        __doc__.split("\n\n")[0].split()).replace("``", "")
+    options.add_results(parser, help="results DuckDB file, opened read-only (default: "
+                        "$KGPROBE_RESULTS or .kgprobe/results.duckdb)")
     parser.add_argument("--out", type=Path, default=None,
                         help="folder for semrel_report.md and the PNGs (default: a new folder "
                         "per call, $KGPROBE_HOME/reports/semrel-<time>-<hash>)")
@@ -673,12 +672,20 @@ def main(argv: list[str] | None = None) -> int:
                         help="the human answers of Table 3 and footnote 15: every loaded answer "
                         "of the response file (file, default: the population of section 6.1's "
                         "counts) or only those of W^r (targets)")
-    args = parser.parse_args(argv)
+    parser.set_defaults(handler=run)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return options.run_command("python -m eval.semrel_report", add_arguments, argv)
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    """``kgprobe semrel report``: the report printed and written."""
     results = Path(args.results or config.results_path())
     if not results.exists():
         print("error: " + NO_RUNS.format(path=f"{results} (no such file)"), file=sys.stderr)
         return 2
-    out = report_folder(args.out, "semrel", sys.argv[1:] if argv is None else argv)
+    out = report_folder(args.out, "semrel", argv)
     try:
         label, models = declared_models()
         settings = Settings(models, label, args.absent, args.rank, args.model_lists,

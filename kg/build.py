@@ -25,7 +25,7 @@ from typing import IO, Any
 import pyoxigraph as ox
 from tqdm import tqdm
 
-from kg import config, derived
+from kg import config, derived, options
 from kg.errors import KgError, SourceError, StoreError
 from kg.manifest import Source, pick
 from kg.pids import pid_alive
@@ -268,18 +268,17 @@ def format_reports(reports: list[SourceReport]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m kg.build",
-        description="Build (or rebuild sources of) the kgprobe knowledge store. Each source goes "
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``kgprobe build`` / ``python -m kg.build``."""
+    parser.description = (
+        "Build (or rebuild sources of) the kgprobe knowledge store. Each source goes "
         "to its own named graph; rebuilding a source replaces only its graphs. A failed build "
-        "leaves the previous store untouched.",
-    )
+        "leaves the previous store untouched.")
+    parser.set_defaults(handler=run)
     parser.add_argument("--source", "-s", action="append", metavar="NAME",
                         help="source to (re)build; repeat for several; default: all in "
                         "kg/sources.toml")
-    parser.add_argument("--store", type=Path, default=None,
-                        help="store folder (default: $KGPROBE_STORE or .kgprobe/store)")
+    options.add_store(parser)
     parser.add_argument("--data-dir", type=Path, default=None,
                         help="folder with the source data (default: $KGPROBE_DATA_DIR or "
                         "../shared/data)")
@@ -292,7 +291,14 @@ def main(argv: list[str] | None = None) -> int:
                         "(for a damaged store); only the chosen sources (default: all) are in "
                         "the result")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
-    args = parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return options.run_command("python -m kg.build", add_arguments, argv)
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    """Build the chosen sources (or list them)."""
     if args.list:
         for s in pick(None):
             print(f"{s.name:10} {s.title}  [{s.license}]  {s.url}")

@@ -35,6 +35,7 @@ from typing import Any
 import pyoxigraph as ox
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from kg import options
 from kg.errors import KgError
 from kg.header import HeaderError, read_header, validate_header
 from kg.sparql import QueryShapeError, analyse, check_syntax, keyword_line
@@ -210,13 +211,13 @@ def materialise(store: ox.Store, files: list[Derived] | None = None,
     return reports
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m kg.derived",
-        description="Materialise the derived graphs (queries/derived/*.rq, SPARQL CONSTRUCT) "
-                    "into an existing store, replacing each derived graph whole.")
-    parser.add_argument("--store", type=Path, default=None,
-                        help="store folder (default: $KGPROBE_STORE or .kgprobe/store)")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``kgprobe derived`` / ``python -m kg.derived``."""
+    parser.description = ("Materialise the derived graphs (queries/derived/*.rq, SPARQL "
+                          "CONSTRUCT) into an existing store, replacing each derived graph "
+                          "whole.")
+    parser.set_defaults(handler=run)
+    options.add_store(parser)
     parser.add_argument("--folder", type=Path, default=None, help="folder of derived files")
     parser.add_argument("--query-timeout", type=float, default=DEFAULT_TIMEOUT_S,
                         help=f"seconds one CONSTRUCT may run (default {DEFAULT_TIMEOUT_S:g}; "
@@ -224,7 +225,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-rows", type=int, default=DEFAULT_MAX_ROWS,
                         help=f"triples one CONSTRUCT may yield (default {DEFAULT_MAX_ROWS:,}; "
                         "0: no limit)")
-    args = parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return options.run_command("python -m kg.derived", add_arguments, argv)
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    """Materialise every derived graph of the folder."""
     try:
         # an existing store only: a mistyped --store is an error, not a new empty store
         store = LocalStore.open(args.store, read_only=False).oxigraph

@@ -37,7 +37,7 @@ import duckdb
 import polars as pl
 from tqdm import tqdm
 
-from kg import config
+from kg import config, options
 from kg.errors import KgError
 from kg.sparql import keyword_line
 from kg.store import (
@@ -478,24 +478,22 @@ def print_preview(probes: list[Probe], store: KnowledgeStore, n: int, kind: str,
         print()
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m probes.export",
-        description="Run probe files (SPARQL SELECT with a YAML header) against the store and "
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``kgprobe export`` / ``python -m probes.export``."""
+    parser.description = (
+        "Run probe files (SPARQL SELECT with a YAML header) against the store and "
         "write their instances to the results DuckDB file (table `instances`) and to one Parquet "
-        "file per probe and split.",
-    )
+        "file per probe and split.")
+    parser.set_defaults(handler=run)
     parser.add_argument("--probe", "-p", action="append", metavar="PATTERN",
                         help="probe name or glob pattern (e.g. 'starter/*'); repeatable; "
                         "default: every probe found")
-    parser.add_argument("--queries", "-q", action="append", type=Path, metavar="DIR",
-                        help="extra folder of probe files (*.rq) besides queries/; repeatable")
+    options.add_queries(parser)
     parser.add_argument("--only-extra", action="store_true",
                         help="do not read the default queries/ folder, only --queries folders")
-    parser.add_argument("--store", type=Path, default=None,
-                        help="store folder (default: $KGPROBE_STORE or .kgprobe/store)")
-    parser.add_argument("--endpoint", metavar="URL",
-                        help="query this SPARQL 1.1 endpoint instead of the embedded store")
+    options.add_store(parser)
+    options.add_endpoint(parser, help="query this SPARQL 1.1 endpoint instead of the embedded "
+                         "store")
     parser.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
                         help="--endpoint only: the most seconds one request may take in all, "
                         "connecting and reading included (default: 120)")
@@ -508,9 +506,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--allow-service", action="store_true",
                         help="let probe queries call other SPARQL endpoints with SERVICE "
                         "(refused by default: a probe file is data); bounded by --query-timeout")
-    parser.add_argument("--results", type=Path, default=None,
-                        help="results DuckDB file (default: $KGPROBE_RESULTS or "
-                        ".kgprobe/results.duckdb)")
+    options.add_results(parser)
     parser.add_argument("--out", type=Path, default=None,
                         help="folder for Parquet files (default: $KGPROBE_EXPORTS or "
                         ".kgprobe/exports)")
@@ -523,7 +519,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="--preview: render prompts as this kind of model gets them "
                         "(default: causal)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    args = parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return options.run_command("python -m probes.export", add_arguments, argv)
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    """Export (or list, or preview) the chosen probes."""
     try:
         if args.list:
             return print_probe_list(args.queries, args.probe, not args.only_extra)

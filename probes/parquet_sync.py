@@ -24,7 +24,7 @@ import duckdb
 import polars as pl
 
 from kg.pids import pid_alive
-from probes.outputs import frame
+from probes.frames import frame
 
 RECORD = "_kgprobe_export.json"
 _SCHEMA = {"split": pl.String, "instance_id": pl.String, "target": pl.String,

@@ -54,7 +54,7 @@ from typing import Any
 
 import duckdb
 
-from kg import config
+from kg import config, options
 from probes.errors import ProbeError
 from probes.results import connect, sql_path, transaction
 from probes.results.writers import Run, delete_run, insert_run
@@ -369,9 +369,8 @@ def merge_main(argv: Sequence[str]) -> int:
         "file, in one transaction.")
     p.add_argument("--shards", type=int, required=True, metavar="N",
                    help="how many shards the run had (the N of --shard I/N)")
-    p.add_argument("--results", type=Path, default=None,
-                   help="results DuckDB file (default: $KGPROBE_RESULTS or "
-                   ".kgprobe/results.duckdb); the shards are <results>.shard-I-of-N")
+    options.add_results(p, help=options.RESULTS_HELP + "; the shards are "
+                        "<results>.shard-I-of-N")
     p.add_argument("--keep", action="store_true", help="keep the shard files after merging")
     args = p.parse_args(list(argv))
     if args.shards < 1:

@@ -499,7 +499,7 @@ def truthful_errors(d: Drill) -> None:
 
     import probes.export
     import probes.results.combine as combine_mod
-    from probes import api
+    from probes.app import api
     from probes.results.__main__ import main as results_main
 
     def full(*args: Any, **kwargs: Any) -> None:
@@ -576,7 +576,7 @@ def truthful_errors(d: Drill) -> None:
 
 
 def _run_model(q: Path, res: Path, model: Path) -> int:
-    from probes.run import main as run_main
+    from probes.app.run import main as run_main
     return run_main(["--model", str(model), "--results", str(res), "--queries", str(q),
                      "--only-extra", "--quiet", "-p", "d/*", "--no-cache"])
 

@@ -24,9 +24,9 @@ import duckdb
 import pyoxigraph as ox
 
 from kg.store import LocalStore
+from probes.app.run import main as run_main
 from probes.export import export
 from probes.export import main as export_main
-from probes.run import main as run_main
 from probes.spec import discover
 
 ROOT = Path(__file__).resolve().parents[1]

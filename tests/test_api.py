@@ -1,4 +1,4 @@
-"""The notebook API (probes.api) with the fake model of test_run, and docs/api.md run as a
+"""The notebook API (probes.app.api) with the fake model of test_run, and docs/api.md run as a
 doctest with a real model (slow)."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 
 from kg.store import LocalStore
-from probes import api
+from probes.app import api
 from probes.errors import ProbeError
 from tests.test_outputs import expected_mean_scores
 from tests.test_run import ANIMALS, FakeScorer, choice_probe, fake_value
@@ -113,7 +113,7 @@ def test_load_scorer_checks_model_args_before_loading(monkeypatch: Any) -> None:
 
 
 def test_importing_the_api_does_not_import_torch() -> None:
-    code = "import sys, probes.api; print('torch' in sys.modules)"
+    code = "import sys, probes.app.api; print('torch' in sys.modules)"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=env, check=True, cwd=ROOT)

@@ -3,13 +3,20 @@
 - ``kg`` (sources, store, headers) imports neither ``probes`` nor ``eval``;
 - ``eval`` (metrics, reports) imports no ``probes`` module except the results contract
   ``probes.results`` (and its submodules);
+- ``probes`` outside the application layer ``probes.app`` (the engine and the benchmarks)
+  imports no ``eval`` module and not ``probes.app``; the one exception is the
+  ``if __name__ == "__main__":`` block of a ``python -m`` entry, which may import ``probes.app``
+  (``python -m probes.run`` runs :func:`probes.app.run.main`);
+- ``probes.app`` (console script, notebook API, output files, the commands that need metrics)
+  may import ``kg``, ``probes`` and ``eval``;
 - nothing in ``kg``, ``probes`` or ``eval`` imports ``tests``;
-- importing every ``eval`` module loads no torch (a fresh interpreter).
+- importing every ``eval`` module loads no torch (a fresh interpreter), and importing the
+  engine's entry modules loads no ``eval`` module.
 
 The static check reads every ``.py`` file with :mod:`ast` (imports inside functions and
 ``TYPE_CHECKING`` blocks count too, as do relative imports, resolved to absolute names). The
-checker is tested on synthetic modules and on a temporary copy of ``kg/`` with one bad import
-added, so a broken rule cannot pass unnoticed.
+checker is tested on synthetic modules and on temporary copies of ``kg/`` and ``probes/`` with
+one bad import added, so a broken rule cannot pass unnoticed.
 """
 
 from __future__ import annotations
@@ -25,26 +32,41 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def within(name: str, prefix: str) -> bool:
+    """``name`` is the module ``prefix`` or one of its submodules."""
+    return name == prefix or name.startswith(prefix + ".")
+
+
 @dataclass(frozen=True)
 class Rule:
-    """What the modules of one top-level package (a layer) may not import."""
+    """What the modules of one package (a layer) may not import."""
 
-    layer: str
+    layer: str  # a package: "kg", "probes.app"
     forbidden: tuple[str, ...]
     allowed: tuple[str, ...] = ()  # exceptions inside a forbidden package
+    excluded: tuple[str, ...] = ()  # subpackages with a rule of their own
+    entry_allowed: tuple[str, ...] = ()  # allowed in an ``if __name__ == "__main__":`` block
 
-    def breaks(self, name: str) -> bool:
-        """True when importing module ``name`` breaks this rule."""
-        def within(prefix: str) -> bool:
-            return name == prefix or name.startswith(prefix + ".")
+    def breaks(self, name: str, in_entry: bool = False) -> bool:
+        """True when importing module ``name`` breaks this rule (``in_entry``: the import is
+        in the module's ``if __name__ == "__main__":`` block)."""
+        if in_entry and any(within(name, a) for a in self.entry_allowed):
+            return False
+        return (any(within(name, f) for f in self.forbidden)
+                and not any(within(name, a) for a in self.allowed))
 
-        return (any(within(f) for f in self.forbidden)
-                and not any(within(a) for a in self.allowed))
+    def files(self, root: Path) -> list[Path]:
+        """The layer's ``.py`` files, less those of its excluded subpackages."""
+        skip = [root.joinpath(*e.split(".")) for e in self.excluded]
+        return [p for p in sorted(root.joinpath(*self.layer.split(".")).rglob("*.py"))
+                if not any(p.is_relative_to(s) for s in skip)]
 
 
 RULES = (
     Rule("kg", forbidden=("probes", "eval", "tests")),
-    Rule("probes", forbidden=("tests",)),
+    Rule("probes", forbidden=("eval", "probes.app", "tests"), excluded=("probes.app",),
+         entry_allowed=("probes.app",)),
+    Rule("probes.app", forbidden=("tests",)),
     Rule("eval", forbidden=("probes", "tests"), allowed=("probes.results",)),
 )
 
@@ -80,13 +102,29 @@ def imported_names(path: Path, root: Path) -> list[tuple[int, str]]:
     return sorted(out)
 
 
+def entry_lines(path: Path) -> set[int]:
+    """The lines of the file's top-level ``if __name__ == "__main__":`` blocks."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    lines: set[int] = set()
+    for node in tree.body:
+        test = node.test if isinstance(node, ast.If) else None
+        if (isinstance(test, ast.Compare) and isinstance(test.left, ast.Name)
+                and test.left.id == "__name__" and len(test.comparators) == 1
+                and isinstance(test.comparators[0], ast.Constant)
+                and test.comparators[0].value == "__main__"):
+            assert isinstance(node, ast.If)
+            lines |= set(range(node.body[0].lineno, (node.end_lineno or node.lineno) + 1))
+    return lines
+
+
 def violations(root: Path, rules: tuple[Rule, ...] = RULES) -> list[str]:
     """Every import under ``root`` that breaks a rule, as ``path:line imports name``."""
     found: list[str] = []
     for rule in rules:
-        for path in sorted((root / rule.layer).rglob("*.py")):
+        for path in rule.files(root):
+            entry = entry_lines(path)
             for line, name in imported_names(path, root):
-                if rule.breaks(name):
+                if rule.breaks(name, line in entry):
                     found.append(f"{path.relative_to(root)}:{line} imports {name}")
     return found
 
@@ -101,7 +139,7 @@ def test_layers_import_only_what_they_may() -> None:
 def test_every_layer_has_code_to_check() -> None:
     # a renamed folder must not make the rules pass vacuously
     for rule in RULES:
-        assert len(list((ROOT / rule.layer).rglob("*.py"))) >= 5, rule.layer
+        assert len(rule.files(ROOT)) >= 5, rule.layer
 
 
 def test_importing_every_eval_module_loads_no_torch() -> None:
@@ -161,10 +199,35 @@ def test_checker_finds_bad_imports_in_synthetic_modules(tmp_path: Path) -> None:
         """)
     write(tmp_path, "probes/__init__.py", "")
     write(tmp_path, "probes/a.py", "from tests import test_run\nfrom . import b\n")
+    write(tmp_path, "probes/b.py", """
+        from probes.app import outputs
+
+        def metrics():
+            from eval.sqlfile import run_metric
+            import eval
+            return run_metric
+
+        if __name__ == "__main__":
+            from probes.app.run import main
+            from eval import report
+            main()
+        """)
+    write(tmp_path, "probes/app/__init__.py", "")
+    write(tmp_path, "probes/app/run.py", """
+        from eval.sqlfile import run_metric
+        from probes import b
+        from kg import store
+        import tests.test_run
+        """)
     assert violations(tmp_path) == [
         "kg/store.py:6 imports probes.run.main",
         "kg/sub/x.py:1 imports eval.report",
         "probes/a.py:1 imports tests.test_run",
+        "probes/b.py:2 imports probes.app.outputs",
+        "probes/b.py:5 imports eval.sqlfile.run_metric",
+        "probes/b.py:6 imports eval",
+        "probes/b.py:11 imports eval.report",
+        "probes/app/run.py:5 imports tests.test_run",
         "eval/bad.py:4 imports probes.spec.Probe",
         "eval/bad.py:5 imports probes.api",
         "eval/bad.py:6 imports probes.resultsx.y",
@@ -189,6 +252,34 @@ def test_checker_catches_a_bad_import_added_to_a_copy_of_kg(tmp_path: Path) -> N
                      encoding="utf-8")
     assert violations(tmp_path, RULES[:1]) == [
         f"kg/store.py:{len(lines) + 3} imports eval.sqlfile"]
+
+
+def test_checker_catches_the_issue_example_in_a_copy_of_probes(tmp_path: Path) -> None:
+    # issue 26: `from eval.copen_report import main` inside a function of probes/spec.py
+    shutil.copytree(ROOT / "probes", tmp_path / "probes",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    probes_rules = tuple(r for r in RULES if within(r.layer, "probes"))
+    assert violations(tmp_path, probes_rules) == []
+    spec = tmp_path / "probes" / "spec.py"
+    lines = spec.read_text(encoding="utf-8").splitlines()
+    spec.write_text("\n".join([*lines, "", "def _report():",
+                               "    from eval.copen_report import main", "    return main", ""]),
+                    encoding="utf-8")
+    assert violations(tmp_path, probes_rules) == [
+        f"probes/spec.py:{len(lines) + 3} imports eval.copen_report.main"]
+
+
+def test_the_engine_entry_modules_load_no_eval_module() -> None:
+    # the rules above are static; this checks the same on what the imports actually load
+    code = textwrap.dedent("""
+        import sys
+        import probes.run, probes.export, probes.spec, probes.ontolama, probes.copen
+        print(",".join(sorted(m for m in sys.modules if m == "eval" or m.startswith("eval.")))
+              or "-")
+    """)
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "-"
 
 
 # --- one definition of the semrel relation codes (kg.relations) ------------------------------

@@ -15,10 +15,10 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from probes.cli import main
+from probes.app.cli import main
+from probes.app.run import main as run_main
 from probes.errors import ProbeFileError
 from probes.export import main as export_main
-from probes.run import main as run_main
 
 ROOT = Path(__file__).parents[1]
 HYPERNYMS = """# name: mine/hyp
@@ -54,7 +54,7 @@ def _clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_help_is_fast_and_loads_no_torch() -> None:
-    code = ("import sys\nfrom probes.cli import main\ntry:\n    main(['--help'])\n"
+    code = ("import sys\nfrom probes.app.cli import main\ntry:\n    main(['--help'])\n"
             "except SystemExit:\n    pass\nprint('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=ROOT, check=True).stdout
@@ -77,7 +77,7 @@ def test_shared_options_before_or_after_the_command(tmp_path: Path, tiny_store_p
             rows = con.execute("SELECT target, gold FROM instances ORDER BY target").fetchall()
         assert rows == [("bird", ["animal"]), ("cat", ["mammal"]), ("dog", ["mammal", "pet"]),
                         ("mammal", ["animal"]), ("sparrow", ["bird"])]
-    assert "KGPROBE_QUERIES" not in os.environ  # restored after the step
+    assert "KGPROBE_QUERIES" not in os.environ  # passed to the step, never through the env
     # --queries given to the CLI once reaches probes.run too: it finds the probe
     capsys.readouterr()
     assert main(["--queries", str(mine), "run", "--list", "-p", "mine/*"]) == 0

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from probes.cli import main
+from probes.app.cli import main
 from probes.export import main as export_main
 
 ROOT = Path(__file__).resolve().parents[1]

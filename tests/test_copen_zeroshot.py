@@ -19,8 +19,8 @@ import pytest
 import torch
 
 from eval.copen_report import build, table2
+from eval.copen_table8 import TABLE8, table8_part
 from probes.backends.registry import load_scorer
-from probes.copen.forms import TABLE8, table8_part
 from probes.copen.marked import CIC_PREFIX, mark, pieces_for
 from probes.copen.released import load
 from probes.copen.tokenscore import score_marked
@@ -399,7 +399,7 @@ def test_submission_files_follow_the_leaderboard_format(
         results: duckdb.DuckDBPyConnection, scorers: dict[str, Any], tmp_path: Path) -> None:
     import json
 
-    from probes.copen.submission import write_submission
+    from eval.copen_submission import write_submission
 
     llama = scorers["llama"]
     for task in ("csj", "cpj", "cic"):

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from probes.run import build_parser, main
+from probes.app.run import main
+from probes.run import build_parser
 
 
 def test_underscore_spellings_are_aliases() -> None:

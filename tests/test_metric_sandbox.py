@@ -2,7 +2,7 @@
 
 Each attack of the issue is reproduced against the command or function a user would call
 (``eval.report``, the report runner of the benchmark reports and the profile,
-``probes.api.metrics``, ``probes.outputs.compute_metrics`` behind ``--output-path``): the
+``probes.app.api.metrics``, ``probes.app.outputs.compute_metrics`` behind ``--output-path``): the
 attack is refused with a line naming the file (and line), nothing is written outside, no request
 reaches the 127.0.0.1 server, and every stored row is still there. The numbers are worked out by
 hand: 5 instances, the gold candidate scores best on 3, so choice accuracy is 3/5 = 0.600.
@@ -29,8 +29,8 @@ from eval.sqlfile import (
     run_metric,
     sandbox,
 )
-from probes import api
-from probes.outputs import compute_metrics
+from probes.app import api
+from probes.app.outputs import compute_metrics
 from probes.results import connect
 from probes.results.writers import Run, insert_run
 

@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
+from probes.app.run import main
 from probes.errors import ProbeError
 from probes.model_args import merge_flags, parse_model_args
-from probes.run import build_parser, main
+from probes.run import build_parser
 from tests.test_run import FakeScorer, choice_probe, query, setup
 
 

@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from probes.app.run import main
 from probes.model_lists import load_list
 from probes.models import hub_reachable
-from probes.run import main
 from tests.test_run import FakeScorer, choice_probe, query, setup
 
 

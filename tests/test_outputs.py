@@ -1,5 +1,5 @@
 """``--output-path`` / ``--log-samples`` and the Parquet export of scores and responses
-(probes.outputs), driven through ``probes.run.main`` with the fake model of test_run. Every
+(probes.app.outputs), driven through ``probes.run.main`` with the fake model of test_run. Every
 expected number is worked out here from the fake model's formula, not read from the code."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 import polars as pl
 import pytest
 
-from probes.run import main
+from probes.app.run import main
 from tests.test_run import ANIMALS, FakeScorer, choice_probe, fake_topk, fake_value, run, setup
 from tests.test_stats import wilson_by_hand
 

@@ -229,7 +229,7 @@ def test_cuda_device_without_cuda_is_one_line(tmp_path: Path, capsys: Any) -> No
 
 
 def test_allow_pickle_flag_reaches_the_model_loader(tmp_path: Path) -> None:
-    from probes.run import main
+    from probes.app.run import main
 
     qdir, results = setup(tmp_path, choice_probe())
     seen: dict[str, Any] = {}

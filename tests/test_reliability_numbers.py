@@ -25,10 +25,10 @@ from kg.errors import StoreError
 from kg.reason import clean_dead_reason_dirs
 from kg.store import LocalStore, QueryLimitError, RemoteStore
 from probes import cache
+from probes.app.run import main
 from probes.export import export, instances_for
 from probes.export import main as export_main
 from probes.ontolama.splits import balance
-from probes.run import main
 from probes.spec import discover, parse_probe
 from probes.tasks import Instance, TaskContext, get_task
 from tests.hostile_http import serving

@@ -15,7 +15,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from probes.cli import main as kgprobe
+from probes.app.cli import main as kgprobe
 from probes.results import ResultsError, connect
 from probes.results.__main__ import main
 from probes.results.combine import combine

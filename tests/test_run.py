@@ -23,10 +23,11 @@ import duckdb
 import pytest
 
 from kg.store import LocalStore
+from probes.app.run import main
 from probes.errors import ProbeError, ProbeFileError
 from probes.export import export
 from probes.results import connect
-from probes.run import build_parser, main
+from probes.run import build_parser
 from probes.spec import discover
 
 ROOT = Path(__file__).parents[1]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from probes.run import main
+from probes.app.run import main
 from tests.test_run import WORDS, choice_probe, query, setup, tiny_causal_model, tiny_masked_model
 from tests.tolerance import approx_logprob
 

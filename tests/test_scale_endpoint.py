@@ -15,8 +15,8 @@ import pyoxigraph as ox
 import pytest
 
 from kg.vocab import graph
+from probes.app.run import main
 from probes.export import main as export_main
-from probes.run import main
 from tests.sparql_server import serve
 from tests.test_run import FakeScorer, query
 

@@ -22,9 +22,9 @@ import pytest
 
 from eval.report import build_report
 from kg.store import LocalStore
+from probes.app.run import main
 from probes.errors import ProbeError
 from probes.export import export
-from probes.run import main
 from probes.shard import Shard, merge, shard_path
 from probes.spec import discover
 from tests.test_run import (

@@ -176,9 +176,9 @@ def test_ceiling_per_run(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def test_output_path_results_carry_the_ceiling(con: duckdb.DuckDBPyConnection) -> None:
-    """--output-path's results (probes.outputs.compute_metrics) hold the run's ceiling and the
+    """--output-path's results (probes.app.outputs.compute_metrics) hold the run's ceiling and the
     panel of its probe beside its other metrics."""
-    from probes.outputs import compute_metrics
+    from probes.app.outputs import compute_metrics
 
     con.execute("INSERT INTO runs (run_id, model, probe, status, task) VALUES "
                 "('r1', 'm', 't/label', 'done', 'binary')")

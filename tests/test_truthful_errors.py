@@ -28,13 +28,13 @@ import probes.cache
 import probes.export
 import probes.results.combine as combine_mod
 from kg.store import LocalStore
-from probes import api
+from probes.app import api
+from probes.app.run import main as run_main
 from probes.errors import ModelError, ProbeError, ResultsError
 from probes.export import main as export_main
 from probes.models import resolve
 from probes.results import connect, diagnose, disk_error
 from probes.results.__main__ import main as results_main
-from probes.run import main as run_main
 from probes.spec import parse_probe
 from tests.test_models import _tiny_llama_folder, cache, tiny_gguf  # noqa: F401 (fixtures)
 from tests.test_results_combine import _file, _rows
@@ -235,13 +235,13 @@ def test_a_cut_off_gguf_is_one_clear_line(size: int, cache: Path,  # noqa: F811
 
 def test_full_disk_writing_output_path_files_is_one_line_and_keeps_the_runs(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
-    import probes.outputs
+    import probes.app.outputs
 
     qdir, results = setup(tmp_path, choice_probe())
 
     def full(*args: Any, **kwargs: Any) -> None:
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(tmp_path / "out"))
-    monkeypatch.setattr(probes.outputs, "write_outputs", full)
+    monkeypatch.setattr(probes.app.outputs, "write_outputs", full)
     assert run(qdir, results, FakeScorer(), "-p", "t/choice", "--output-path",
                str(tmp_path / "out")) == 2
     err = capsys.readouterr().err

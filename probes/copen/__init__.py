@@ -13,10 +13,12 @@ Modules (one job each):
   method: every token scored alone in the whole sentence, a part the mean over its tokens;
   the progressive span method as an option; the ``all`` negative perplexity);
 - :mod:`probes.copen.zeroshot`: zero-shot probing, one run per (task, part, context);
-- :mod:`probes.copen.submission`: test predictions in the leaderboard's format;
+- test predictions in the leaderboard's format and the part Table 8 reports per model read
+  results only: :mod:`eval.copen_submission`, :mod:`eval.copen_table8`;
 - :mod:`probes.copen.construct`: build CSJ instances and CiC concept chains from Wikidata with the
   SPARQL files of ``queries/copen/`` (splits over the taxonomy, members, assembly);
-- ``python -m probes.copen``: the command line (load, zero-shot, submission, construct).
+- ``python -m probes.copen``: the command line (load, zero-shot, construct; with submission
+  and report from ``eval``, added by :mod:`probes.app.cli`).
 
 Linear probing and fine-tuning live in :mod:`probes.copen.linear` and :mod:`probes.copen.finetune`
 (the shared training loop in :mod:`probes.train`); the

@@ -6,7 +6,8 @@ Subcommands:
 - ``zero-shot --model M``: score the loaded instances with every text part (each stored as its
   own run), optionally CiC without its context (``--out-of-context``);
 - ``submission --model M --out DIR``: the test predictions in the leaderboard's format (test
-  labels are hidden in the released files);
+  labels are hidden in the released files): :mod:`eval.copen_submission`, added to the tree by
+  the application layer (:mod:`probes.app.cli`), as ``report`` (:mod:`eval.copen_report`);
 - ``construct --out DIR``: build CSJ instances from Wikidata (``--endpoint``, default the public
   service) with the taxonomy of the store, in the released format (then ``load DIR``);
   ``--chains QID ...`` prints the CiC concept chains of entities instead.
@@ -19,10 +20,11 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
+from kg import options
 from kg.errors import KgError
 from kg.store import RemoteStore, open_store
+from probes import options as model_options
 from probes.copen import PROBES
 from probes.errors import ProbeError
 from probes.results import connect
@@ -59,20 +61,6 @@ def _zero_shot(args: argparse.Namespace) -> int:
     return 0
 
 
-def _submission(args: argparse.Namespace) -> int:
-    from probes.copen.submission import write_submission
-
-    con = connect(args.results, read_only=True)
-    try:
-        written = write_submission(con, args.model, args.out, split=args.split,
-                                   parts=dict(p.split("=", 1) for p in args.part or []))
-    finally:
-        con.close()
-    for path, n in written:
-        print(f"wrote {n:,} predictions to {path}")
-    return 0
-
-
 def _construct(args: argparse.Namespace) -> int:
     from probes.copen.construct import build_csj, cic_chains, taxonomy, working_store
 
@@ -92,12 +80,13 @@ def _construct(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m probes.copen", description=__doc__.split("\n")[0])
+def add_arguments(p: argparse.ArgumentParser) -> argparse._SubParsersAction:
+    """The sub-commands of ``kgprobe copen`` / ``python -m probes.copen``; returns them, so that
+    the application layer adds ``report`` and ``submission`` (:mod:`eval.copen_report`,
+    :mod:`eval.copen_submission`)."""
+    p.description = __doc__.split("\n")[0]
+    p.set_defaults(handler=run)
     sub = p.add_subparsers(dest="command", required=True)
-    results: dict[str, Any] = {
-        "type": Path, "default": None,
-        "help": "results DuckDB file (default: $KGPROBE_RESULTS or .kgprobe/results.duckdb)"}
 
     load = sub.add_parser("load", help="load the released COPEN files into the results file")
     load.add_argument("dir", type=Path, help="folder holding task1/, task2/, task3/")
@@ -106,11 +95,11 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--taxonomy", type=Path, default=None,
                       help="COPEN father.txt: marks CSJ distractors hard/easy from the "
                       "entities' concepts (Table 3)")
-    load.add_argument("--results", **results)
+    options.add_results(load)
     load.set_defaults(func=_load)
 
     zs = sub.add_parser("zero-shot", help="zero-shot probing of the loaded instances")
-    zs.add_argument("--model", "-m", required=True, help="model name (as for probes.run)")
+    model_options.add_model(zs, required=True, help="model name (as for probes.run)")
     zs.add_argument("--task", action="append", choices=list(PROBES),
                     help="only this task; repeatable (default: all three)")
     zs.add_argument("--tokenisation", choices=["words", "text"], default="words",
@@ -127,26 +116,18 @@ def build_parser() -> argparse.ArgumentParser:
                     help="also score CiC without its sentence (the out-of-context analysis)")
     zs.add_argument("--split", action="append", help="only this split; repeatable")
     zs.add_argument("--limit", type=int, help="first N instances per split (smoke runs)")
-    zs.add_argument("--device"), zs.add_argument("--dtype")
-    zs.add_argument("--batch-size", type=int), zs.add_argument("--threads", type=int)
+    model_options.add_device(zs)
+    model_options.add_dtype(zs)
+    zs.add_argument("--batch-size", type=int)
+    model_options.add_threads(zs)
     zs.add_argument("--quiet", action="store_true", help="no progress bar")
-    zs.add_argument("--results", **results)
+    options.add_results(zs)
     zs.set_defaults(func=_zero_shot)
-
-    sb = sub.add_parser("submission", help="write test predictions in the leaderboard format")
-    sb.add_argument("--model", "-m", required=True, help="model name as stored in runs")
-    sb.add_argument("--out", type=Path, required=True, help="folder for task{1,2,3}.json")
-    sb.add_argument("--split", default="test", help="split to predict (default test)")
-    sb.add_argument("--part", action="append", metavar="TASK=PART",
-                    help="zero-shot part to use, e.g. csj=query (default: Table 8's)")
-    sb.add_argument("--results", **results)
-    sb.set_defaults(func=_submission)
 
     co = sub.add_parser("construct", help="build CSJ instances (or CiC chains) from Wikidata")
     co.add_argument("--endpoint", default="https://query.wikidata.org/sparql",
                     help="Wikidata SPARQL endpoint (default: the public service)")
-    co.add_argument("--store", type=Path, default=None,
-                    help="store holding the copen taxonomy (default: $KGPROBE_STORE)")
+    options.add_store(co, help="store holding the copen taxonomy (default: $KGPROBE_STORE)")
     co.add_argument("--taxonomy-endpoint", default=None,
                     help="read the taxonomy from this endpoint instead of the store")
     co.add_argument("--out", type=Path, default=None, help="write task1/data/<split>.json here")
@@ -158,11 +139,11 @@ def build_parser() -> argparse.ArgumentParser:
     co.add_argument("--chains", nargs="+", metavar="QID",
                     help="print the CiC concept chains of these entities and stop")
     co.set_defaults(func=_construct)
-    return p
+    return sub
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    """Run the chosen sub-command; 2 with a one-line error."""
     try:
         return args.func(args)
     except (ProbeError, KgError) as e:
@@ -174,5 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+if __name__ == "__main__":  # the tree with report and submission: the application layer's
+    from probes.app.cli import main
+
+    raise SystemExit(main(["copen", *sys.argv[1:]], prog="python -m probes.copen"))

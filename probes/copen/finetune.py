@@ -42,7 +42,9 @@ from typing import Any
 
 import torch
 
+from kg import options as kg_options
 from kg.errors import KgError
+from probes import options
 from probes.backends.base import pool
 from probes.copen import PROBES, task_name
 from probes.copen.classify import (
@@ -254,11 +256,11 @@ def run_finetune(con: Any, name: str, task: str, seeds: Sequence[int] = SEEDS,
     return out
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m probes.copen.finetune",
-        description=__doc__.split("\n")[0] + " Instances come from `python -m probes.copen load`.")
-    parser.add_argument("--model", "-m", required=True, help="model name (as for probes.run)")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``kgprobe finetune`` / ``python -m probes.copen.finetune``."""
+    parser.description = (__doc__.split("\n")[0]
+                          + " Instances come from `python -m probes.copen load`.")
+    options.add_model(parser, required=True, help="model name (as for probes.run)")
     parser.add_argument("--task", action="append", choices=list(PROBES),
                         help="COPEN task; repeatable (default: all three)")
     parser.add_argument("--seed", type=int, action="append",
@@ -267,10 +269,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pooling", choices=list(POOLINGS),
                         help="feature for the linear head (default: the paper's; T5 without "
                         "it: text-to-text with the vocabulary head)")
-    parser.add_argument("--device")
-    parser.add_argument("--threads", type=int)
-    parser.add_argument("--results", default=None, help="results DuckDB file")
-    args = parser.parse_args(argv)
+    options.add_device(parser)
+    options.add_threads(parser)
+    kg_options.add_results(parser, help="results DuckDB file")
+    parser.set_defaults(handler=run)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return kg_options.run_command("python -m probes.copen.finetune", add_arguments, argv)
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    """Fine-tune on every task and seed; print the runs."""
     if args.threads:
         torch.set_num_threads(args.threads)
     try:

@@ -3,7 +3,7 @@ per model, the Table 9 text-to-text forms, and the texts linear probing / fine-t
 
 Zero-shot prompts are built token by token in :mod:`probes.copen.marked` and scored in
 :mod:`probes.copen.tokenscore`; every part below is scored for every model kind and stored
-as its own run (the report picks one per model, see :func:`table8_part`):
+as its own run (the report picks one per model: :func:`eval.copen_table8.table8_part`):
 
 ==========  ====================================  ==============================================
 task        parts                                 text scored
@@ -16,11 +16,6 @@ cic         concept / all                         the concept / every token
 A causal LM reads the CSJ query entity and the CPJ concept before anything that differs
 between the options, so those two parts give every option the same score (the metrics count
 a tie as wrong): they are stored all the same, and :data:`DEGENERATE` names them.
-
->>> table8_part("bert", "masked", "csj"), table8_part("gpt_neo", "causal", "cpj")
-('query', 'all')
->>> table8_part("llama", "causal", "cic"), table8_part("t5", "seq2seq", "cic")
-('concept', 'all')
 """
 
 from __future__ import annotations
@@ -32,14 +27,7 @@ from typing import Any
 from probes.copen import task_name
 from probes.copen.marked import joined, pieces_for
 from probes.errors import ProbeError
-from probes.results.copen import (  # noqa: F401 (re-exported: the part table's home moved)
-    DEGENERATE,
-    KIND_ROW,
-    PARTS,
-    TABLE8,
-    table8_part,
-    table8_row,
-)
+from probes.results.copen import DEGENERATE, PARTS  # noqa: F401 (re-exported)
 
 # --- Table 9: text-to-text forms (T5 linear probing and fine-tuning) --------------------------
 

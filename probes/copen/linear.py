@@ -36,7 +36,9 @@ from typing import Any
 
 import torch
 
+from kg import options as kg_options
 from kg.errors import KgError
+from probes import options
 from probes.backends.protocol import Describes
 from probes.copen import PROBES, task_name
 from probes.copen.classify import (
@@ -261,11 +263,11 @@ def format_runs(runs: Sequence[SeedRun]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m probes.copen.linear",
-        description=__doc__.split("\n")[0] + " Instances come from `python -m probes.copen load`.")
-    parser.add_argument("--model", "-m", required=True, help="model name (as for probes.run)")
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``kgprobe linear`` / ``python -m probes.copen.linear``."""
+    parser.description = (__doc__.split("\n")[0]
+                          + " Instances come from `python -m probes.copen load`.")
+    options.add_model(parser, required=True, help="model name (as for probes.run)")
     parser.add_argument("--task", action="append", choices=list(PROBES),
                         help="COPEN task; repeatable (default: all three)")
     parser.add_argument("--seed", type=int, action="append",
@@ -276,10 +278,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lr", type=float, default=LR)
     parser.add_argument("--patience", type=int, default=PATIENCE)
     parser.add_argument("--max-epochs", type=int, default=MAX_EPOCHS)
-    parser.add_argument("--device"), parser.add_argument("--dtype")
-    parser.add_argument("--threads", type=int)
-    parser.add_argument("--results", default=None, help="results DuckDB file")
-    args = parser.parse_args(argv)
+    options.add_device(parser)
+    options.add_dtype(parser)
+    options.add_threads(parser)
+    kg_options.add_results(parser, help="results DuckDB file")
+    parser.set_defaults(handler=run)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return kg_options.run_command("python -m probes.copen.linear", add_arguments, argv)
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    """Fit the probes of every task and seed; print the runs."""
     try:
         from probes.backends.registry import load_scorer
 

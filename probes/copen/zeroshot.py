@@ -6,7 +6,7 @@ scored in one go (:mod:`probes.copen.tokenscore`). Each (task, part, context) be
 the results file (``runs`` + ``scores`` rows, replaced when the same setting runs again), with
 ``config.runtime.copen = {method: zero-shot, task, part, context, tokenisation, span,
 max_tokens, model_type, kind}``; the report picks per model the part of Table 8
-(:func:`probes.copen.forms.table8_part`). ``span`` is ``token`` by default, the method the
+(:func:`eval.copen_table8.table8_part`). ``span`` is ``token`` by default, the method the
 authors' scripts execute (:mod:`probes.copen.tokenscore`); it is stored for masked and seq2seq
 models (None for causal LMs, which score left to right in either mode).
 

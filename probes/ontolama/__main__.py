@@ -1,78 +1,10 @@
-"""``python -m probes.ontolama build|stats|export`` (see docs/ontolama.md)."""
+"""``python -m probes.ontolama``: the ``kgprobe ontolama`` branch of the command tree
+(:mod:`probes.app.ontolama`: its ``stats`` adds a metric of ``eval``; ``report`` is
+:mod:`eval.ontolama_report`), so it lives in the application layer."""
 
-from __future__ import annotations
-
-import argparse
 import sys
-from pathlib import Path
-
-from kg import config
-from kg.errors import KgError
-from kg.store import open_store
-from probes.errors import ProbeError
-from probes.ontolama.common import ontolama_probes, with_controlled
-from probes.ontolama.dataset import build, export_files, format_build, stats
-from probes.ontolama.inheritance import inheritance_report
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m probes.ontolama",
-        description="OntoLAMA datasets (atomic and complex subsumption inference) from the "
-        "probe files in queries/ontolama: build them into the results file, print their "
-        "statistics beside the paper's Table 2, or export them in OntoLAMA's own format.")
-    sub = parser.add_subparsers(dest="command", required=True)
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--store", type=Path, default=None,
-                        help="store folder (default: $KGPROBE_STORE or .kgprobe/store)")
-    common.add_argument("--results", type=Path, default=None,
-                        help="results DuckDB file (default: $KGPROBE_RESULTS or "
-                        ".kgprobe/results.duckdb)")
-    b = sub.add_parser("build", parents=[common], help="make the datasets (instances table)")
-    b.add_argument("--probe", "-p", action="append", metavar="PATTERN",
-                   help="probe name or glob, e.g. 'ontolama/pizza-*' (default: ontolama/*)")
-    b.add_argument("--queries", "-q", action="append", type=Path, metavar="DIR",
-                   help="extra folder of probe files besides queries/")
-    b.add_argument("--out", type=Path, default=None,
-                   help="Parquet folder (default: $KGPROBE_EXPORTS or .kgprobe/exports)")
-    b.add_argument("--no-parquet", action="store_true", help="write DuckDB only")
-    b.add_argument("--control", action="store_true",
-                   help="also build each dataset's shortcut-controlled split as "
-                   "<probe>-controlled: super-classes (Complex SI: complex concepts) disjoint "
-                   "between train, dev and test (docs/shortcuts.md)")
-    sub.add_parser("stats", parents=[common],
-                   help="dataset sizes per ontology beside the paper's Table 2")
-    i = sub.add_parser("inheritance", parents=[common],
-                       help="how many positives come from multiple inheritance (e.g. DOID)")
-    i.add_argument("--source", "-s", default="doid", help="source name (default doid)")
-    e = sub.add_parser("export", parents=[common],
-                       help="write <out>/<ontology>-<kind>-SI/{train,validation,test}.jsonl")
-    e.add_argument("--out", type=Path, default=None,
-                   help="folder (default: <exports>/ontolama)")
-    e.add_argument("--probe", "-p", action="append", metavar="PATTERN",
-                   help="only these probes (glob), e.g. 'ontolama/go-*'")
-    args = parser.parse_args(argv)
-    try:
-        if args.command == "build":
-            probes = ontolama_probes(args.probe, args.queries)
-            if args.control:
-                probes = with_controlled(probes)
-            store = open_store(None, args.store)
-            out = None if args.no_parquet else (args.out or config.exports_dir())
-            print(format_build(build(probes, store, args.results, out)))
-        elif args.command == "inheritance":
-            print(inheritance_report(open_store(None, args.store), args.source))
-        elif args.command == "stats":
-            print(stats(open_store(None, args.store), args.results))
-        else:
-            out = args.out or config.exports_dir() / "ontolama"
-            paths = export_files(args.results, out, args.probe)
-            print(f"wrote {len(paths)} file(s) under {out}")
-    except (ProbeError, KgError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    return 0
-
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from probes.app.cli import main
+
+    raise SystemExit(main(["ontolama", *sys.argv[1:]], prog="python -m probes.ontolama"))

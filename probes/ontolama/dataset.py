@@ -131,7 +131,9 @@ def _fmt(t: tuple[int, int, int] | None) -> str:
 
 
 def stats(store: KnowledgeStore, results: str | Path | None = None) -> str:
-    """A Markdown table: our dataset sizes beside the paper's Table 2, per ontology."""
+    """A Markdown table: our dataset sizes beside the paper's Table 2, per ontology, and the
+    positives per split (``kgprobe ontolama stats`` adds the shortcut ceiling of
+    :func:`eval.ontolama_report.ceiling_lines`)."""
     con = connect(results, read_only=True)
     have = set(store.graphs())
     sources = ["schemaorg", "doid", "foodon", "go", "pizza"]
@@ -166,43 +168,9 @@ def stats(store: KnowledgeStore, results: str | Path | None = None) -> str:
         for probe in sorted(share):
             lines.append(f"| {probe} | " + " | ".join(share[probe].get(s, "-") for s in SPLITS)
                          + " |")
-        lines += ["", *ceiling_lines(con)]
     finally:
         con.close()
     return "\n".join(lines)
-
-
-def ceiling_lines(con: Any) -> list[str]:
-    """The shortcut ceiling (docs/shortcuts.md) of every OntoLAMA dataset and split, standard
-    and ``-controlled``: the best model-free rule fitted on train, its accuracy and name, and
-    the super-class lookup beside it."""
-    from eval.sqlfile import default_metric_dir, load_metric, run_metric
-    metric = load_metric(default_metric_dir().parent / "ontolama" / "ontolama_shortcuts.sql")
-    con.execute("SET enable_progress_bar = false")
-    cols, rows = run_metric(con, metric)
-    panel = [dict(zip(cols, r, strict=True)) for r in rows]
-    best: dict[tuple[str, str], tuple[float, str]] = {}
-    lookup: dict[tuple[str, str], float] = {}
-    for r in panel:
-        key = (r["probe"], r["split"])
-        if r["rule"] == "lookup_super":
-            lookup[key] = r["value"]
-        # rows come sorted by rule: a tie keeps the name first in sort order
-        if r["measure"] == "accuracy" and (key not in best or r["value"] > best[key][0]):
-            best[key] = (r["value"], r["rule"])
-    lines = ["Shortcut ceiling per split (accuracy %, rules fitted on train; train is "
-             "in-sample; docs/shortcuts.md):", "",
-             "| dataset | split | n | ceiling | rule | lookup super-class |",
-             "|---|---|---:|---:|---|---:|"]
-    n = {(r["probe"], r["split"]): r["n"] for r in panel if r["rule"] == "majority"}
-    for probe, split in sorted(best, key=lambda k: (k[0], SPLITS.index(k[1])
-                                                    if k[1] in SPLITS else 3)):
-        value, rule = best[(probe, split)]
-        look = lookup.get((probe, split))
-        lines.append(f"| {probe} | {split} | {n.get((probe, split), 0):,} | "
-                     f"{100 * value:.1f} | {rule} | "
-                     f"{'-' if look is None else f'{100 * look:.1f}'} |")
-    return lines
 
 
 def export_files(results: str | Path | None, out_dir: Path,

@@ -52,13 +52,14 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 import duckdb
 import torch
 
+from kg import options as kg_options
 from kg.errors import KgError
+from probes import options
 from probes.errors import ProbeError
 from probes.render import render
 from probes.results import connect, transaction
@@ -485,12 +486,14 @@ def format_results(results: Sequence[KshotResult]) -> str:
     return "\n".join(lines)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m probes.kshot", description=(
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``kgprobe kshot`` / ``python -m probes.kshot``."""
+    p.description = (
         "OntoLAMA K-shot prompt-based fine-tuning: K examples per class from train (and dev "
         "for model selection), the best dev epoch evaluated on test; one run per (K, seed) "
-        "written to the results DuckDB file."))
-    p.add_argument("--model", "-m", required=True, help="model name or alias, as for probes.run")
+        "written to the results DuckDB file.")
+    p.set_defaults(handler=run)
+    options.add_model(p, required=True, help="model name or alias, as for probes.run")
     p.add_argument("--probe", "-p", action="append", required=True, metavar="PATTERN",
                    help="subsumption probe name or glob pattern; repeatable")
     p.add_argument("--k", type=int, action="append", default=None,
@@ -510,12 +513,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--full", action="store_true",
                    help="the fully supervised setting (whole train split, T1 and L1 unless "
                    "given, one seed; stored as K = -1)")
-    p.add_argument("--results", type=Path, default=None, help="results DuckDB file")
-    p.add_argument("--queries", "-q", action="append", type=Path, default=[], metavar="DIR",
-                   help="extra folder of probe files")
-    p.add_argument("--device", default=None, help="torch device (default: a GPU if any)")
-    p.add_argument("--threads", type=int, default=None,
-                   help="CPU threads for torch (torch.set_num_threads; default: torch's)")
+    kg_options.add_results(p, help="results DuckDB file")
+    kg_options.add_queries(p, help="extra folder of probe files")
+    options.add_device(p, help="torch device (default: a GPU if any)")
+    options.add_threads(p)
     p.add_argument("--test-limit", type=int, default=None, metavar="N",
                    help="evaluate on the first N test instances only (smoke runs)")
     p.add_argument("--quiet", action="store_true", help="no training progress bar")
@@ -524,12 +525,15 @@ def build_parser() -> argparse.ArgumentParser:
                    "paper's: 1, or 10 for a small training split, see full_epochs)")
     p.add_argument("--lr", type=float, default=KshotConfig.lr)
     p.add_argument("--batch-size", type=int, default=KshotConfig.batch_size)
-    return p
 
 
 def main(argv: list[str] | None = None) -> int:
     """The command line."""
-    args = build_parser().parse_args(argv)
+    return kg_options.run_command("python -m probes.kshot", add_arguments, argv)
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    """Train and evaluate every (K, template, label set, seed) asked for."""
     cfg = KshotConfig(lr=args.lr, batch_size=args.batch_size)
     con = None
     results: list[KshotResult] = []

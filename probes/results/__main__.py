@@ -12,24 +12,35 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from kg import config
+from kg import config, options
 from probes.results import ResultsError, connect
 from probes.results.combine import combine
 from probes.results.upgrade import ADDED
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m probes.results", description=(
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The sub-commands of ``kgprobe results`` / ``python -m probes.results``."""
+    parser.description = (
         "Results files: upgrade an older one in place, or combine the finished runs of several "
-        "(one per parallel process) into one."))
+        "(one per parallel process) into one.")
+    parser.set_defaults(handler=run)
     sub = parser.add_subparsers(dest="command", required=True)
     up = sub.add_parser("upgrade", help="upgrade a results file in place")
-    up.add_argument("path", nargs="?", help="the results file (default: KGPROBE_RESULTS)")
+    up.add_argument("path", nargs="?", help="the results file (default: --results, else "
+                    "KGPROBE_RESULTS)")
+    options.add_results(up, help=argparse.SUPPRESS)
     both = sub.add_parser("combine", help="copy the finished runs of several results files "
                           "into one (OUT created when missing; the inputs are only read)")
     both.add_argument("out", type=Path, help="the combined results file")
     both.add_argument("inputs", type=Path, nargs="+", metavar="IN", help="results files")
-    args = parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return options.run_command("python -m probes.results", add_arguments, argv)
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    """Upgrade or combine."""
     if args.command == "combine":
         try:
             print(combine(args.out, args.inputs))
@@ -37,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: {e}", file=sys.stderr)
             return 2
         return 0
-    path = str(args.path or config.results_path())
+    path = str(args.path or args.results or config.results_path())
     try:
         con = connect(path)
     except ResultsError as e:

@@ -8,46 +8,44 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from probes import scale_cli
+from kg import options as kg_options
+from probes import options, scale_cli
 from probes.errors import ProbeError
 from probes.runner.plan import DEFAULT_CHUNK
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m probes.run",
-        description="Score exported probe instances with a language model and write runs, "
+    """The parser of ``python -m probes.run`` (:func:`add_arguments`)."""
+    p = argparse.ArgumentParser(prog="python -m probes.run")
+    add_arguments(p)
+    return p
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``kgprobe run`` / ``python -m probes.run``."""
+    p.description = (
+        "Score exported probe instances with a language model and write runs, "
         "scores and top-k responses into the results DuckDB file. Scores are cached by (model, "
         "revision, prompt, scoring options): a re-run with nothing new does no model work, and "
         "a run that was killed resumes where it stopped.")
-    p.add_argument("--model", "-m",
-                   help="model: a Hugging Face hub name, a local folder, a GGUF file, or an "
-                   "offline alias (smollm2-135m, gemma3-270m; see probes.models); or --models")
+    options.add_model(p, help=options.MODEL_HELP + "; or --models")
     p.add_argument("--probe", "-p", action="append", metavar="PATTERN",
                    help="probe name or glob pattern (e.g. 'starter/*'); repeatable; required "
                    "unless --list. The probes must have been exported with `python -m "
                    "probes.export`")
     p.add_argument("--list", action="store_true",
                    help="list the probes found (as `python -m probes.export --list`) and exit")
-    p.add_argument("--results", type=Path, default=None,
-                   help="results DuckDB file (default: $KGPROBE_RESULTS or "
-                   ".kgprobe/results.duckdb)")
-    p.add_argument("--queries", "-q", action="append", type=Path, default=[], metavar="DIR",
-                   help="extra folder of probe files (*.rq) besides queries/; repeatable")
+    kg_options.add_results(p)
+    kg_options.add_queries(p)
     p.add_argument("--only-extra", action="store_true",
                    help="do not read the default queries/ folder, only --queries folders")
-    p.add_argument("--device", default=None,
-                   help="torch device: cpu, cuda, cuda:1, mps (default: the backend's choice, "
-                   "a GPU when there is one)")
-    p.add_argument("--dtype", default=None,
-                   help="weights/compute dtype: float32, bfloat16, float16 (default: the "
-                   "backend's choice, float32 on CPU)")
+    options.add_device(p)
+    options.add_dtype(p)
     p.add_argument("--batch-size", "--batch_size", type=batch_size, default=None,
                    metavar="N|auto",
                    help="requests per forward pass, or auto (the default): found "
                    "automatically by the backend, backing off on out-of-memory")
-    p.add_argument("--threads", type=int, default=None,
-                   help="CPU threads for torch (torch.set_num_threads; default: torch's)")
+    options.add_threads(p)
     p.add_argument("--top-k", type=int, default=10,
                    help="answers kept per prompt for relatum prediction, unless the probe's "
                    "params set top_k (default: 10)")
@@ -88,7 +86,6 @@ def build_parser() -> argparse.ArgumentParser:
     for flags in LM_EVAL_ONLY:  # answered with the kgprobe equivalent (check_lm_eval_flags)
         p.add_argument(*flags, dest=f"lm_eval_{flags[0].lstrip('-').replace('-', '_')}",
                        default=None, help=argparse.SUPPRESS)
-    return p
 
 
 LM_EVAL_ONLY: dict[tuple[str, ...], str] = {

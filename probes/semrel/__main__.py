@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
-from kg import config
+from kg import config, options
 from kg.errors import KgError
 from kg.store import open_store
 from probes.errors import ProbeError
@@ -16,25 +15,31 @@ from probes.semrel.humans import load_humans, relation_probes
 from probes.semrel.vocab import shared_vocab_models, write_vocab
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m probes.semrel",
-        description="Semantic-relation benchmark (Cao et al.): load the human agent (the "
-                    "cao-probe-responses answers) into the results file as runs of model "
-                    "'human', ranked by pooled normalised frequency.")
+def add_arguments(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
+    """The sub-commands of ``kgprobe semrel`` / ``python -m probes.semrel``; returns them, so
+    that the application layer adds ``report`` (:mod:`eval.semrel_report`)."""
+    parser.description = ("Semantic-relation benchmark (Cao et al.): load the human agent "
+                          "(the cao-probe-responses answers) into the results file as runs of "
+                          "model 'human', ranked by pooled normalised frequency.")
+    parser.set_defaults(handler=run)
     sub = parser.add_subparsers(dest="command", required=True)
     h = sub.add_parser("humans", help="write the human runs, responses and raw answers")
-    h.add_argument("--results", default=None, help="results DuckDB file (default: "
-                   "$KGPROBE_RESULTS or .kgprobe/results.duckdb)")
-    h.add_argument("--store", type=Path, default=None, help="store folder (default: "
-                   "$KGPROBE_STORE or .kgprobe/store)")
-    h.add_argument("--endpoint", default=None, help="SPARQL endpoint instead of the store")
-    h.add_argument("--queries", "-q", type=Path, action="append", default=[],
-                   help="extra folder of probe files besides queries/")
+    options.add_results(h)
+    options.add_store(h)
+    options.add_endpoint(h, help="SPARQL endpoint instead of the store")
+    options.add_queries(h, help="extra folder of probe files besides queries/")
     v = sub.add_parser("vocab", help="write model_vocab for the models of "
                        "queries/semrel/shared_vocab.yaml (tokenizers only)")
-    v.add_argument("--results", default=None, help="results DuckDB file")
-    args = parser.parse_args(argv)
+    options.add_results(v, help="results DuckDB file")
+    return sub
+
+
+def main(argv: list[str] | None = None) -> int:
+    return options.run_command("python -m probes.semrel", add_arguments, argv)
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    """Write the human runs or the shared vocabulary."""
     t0 = time.perf_counter()
     if args.command == "vocab":
         try:
@@ -66,5 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())
+if __name__ == "__main__":  # the tree with report (eval): the application layer's
+    from probes.app.cli import main as kgprobe
+
+    sys.exit(kgprobe(["semrel", *sys.argv[1:]], prog="python -m probes.semrel"))

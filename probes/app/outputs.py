@@ -28,7 +28,6 @@ import importlib.metadata
 import json
 import platform
 import re
-import warnings
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,6 +37,7 @@ import duckdb
 import polars as pl
 
 from probes.errors import ProbeError
+from probes.frames import frame
 
 VERSIONED = ("kgprobe", "torch", "transformers", "duckdb", "polars", "pyoxigraph")
 
@@ -60,16 +60,6 @@ def slug(text: str) -> str:
     ('HuggingFaceTB__SmolLM2-135M', 'semrel__hypernymy')
     """
     return re.sub(r"[^A-Za-z0-9._=-]+", "_", text.replace("/", "__")).strip("_") or "model"
-
-
-def frame(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] = ()) -> pl.DataFrame:
-    """The result of a query as a polars DataFrame (through Arrow)."""
-    cur = con.execute(sql, list(params))
-    with warnings.catch_warnings():  # DuckDB notes the copy Arrow makes; the tables are small
-        warnings.simplefilter("ignore", UserWarning)
-        result = pl.from_arrow(cur.to_arrow_table())
-    assert isinstance(result, pl.DataFrame)
-    return result
 
 
 def _in(run_ids: Sequence[str]) -> str:

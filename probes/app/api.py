@@ -1,7 +1,7 @@
 """The notebook API: find a probe, export it, load a model, score, compute metrics — each call
 returns a polars DataFrame (or the loaded object). See ``docs/api.md`` for a worked example.
 
->>> from probes import api
+>>> from probes.app import api
 >>> sorted(api.list_tasks()["task"])
 ['binary', 'choice', 'records', 'relatum', 'subsumption']
 
@@ -24,8 +24,9 @@ from kg import config
 from kg.store import KnowledgeStore, open_store
 from probes import export as export_mod
 from probes import model_args as model_args_mod
-from probes import outputs
+from probes.app import outputs
 from probes.errors import ProbeError
+from probes.frames import frame
 from probes.results import connect
 from probes.spec import Probe, discover
 from probes.spec import load_probe as load_probe_file
@@ -206,7 +207,7 @@ def score(probe: ProbeLike, scorer: Any, results: Results = None, *,
             progress=False, runtime={"api": True, "apply_chat_template": "chat_template" in
                                      scorer.cache_key_options()}), where)
         table = "responses" if probe.spec.task == "relatum" else "scores"
-        rows = outputs.frame(con, f"SELECT ? AS model, * FROM {table} WHERE run_id = ? ORDER BY "
+        rows = frame(con, f"SELECT ? AS model, * FROM {table} WHERE run_id = ? ORDER BY "
                              "split, instance_id, prompt_id", [scorer.name, report.run_id])
     finally:
         con.close()
@@ -221,7 +222,7 @@ def query(results: Results, sql: str, params: Sequence[Any] | None = None) -> pl
     human_responses, model_vocab), opened read-only."""
     con = connect(results, read_only=True)
     try:
-        return outputs.frame(con, sql, params or [])
+        return frame(con, sql, params or [])
     finally:
         con.close()
 
@@ -237,7 +238,7 @@ def metrics(results: Results = None, metric: str | Sequence[str] | None = None, 
             metrics_dirs: Sequence[Path] | None = None) -> pl.DataFrame:
     """Metric values as one long table: metric, model, run_id, probe, split (the metric's grain
     columns), value, n; for a metric with items also its 95 % interval over instances, the
-    per-prompt values and their spread (see :func:`probes.outputs.compute_metrics`).
+    per-prompt values and their spread (see :func:`probes.app.outputs.compute_metrics`).
     ``metric``: one name or several (default: every metric that applies to a run); ``probe``
     / ``model``: glob patterns on those columns; ``metrics_dirs``: folders of metric files
     (default: ``eval/metrics``)."""

@@ -10,7 +10,7 @@ per task, items in the test file's order:
   writes it>}``
 
 The prediction is the best-scoring option of the chosen run: zero-shot with the part Table 8
-uses for the model (:func:`probes.copen.forms.table8_part`; ``parts`` overrides per task), or a
+uses for the model (:func:`eval.copen_table8.table8_part`; ``parts`` overrides per task), or a
 linear-probing / fine-tuning run when the model has no zero-shot run. A tie goes to the
 earliest candidate in the test file (CPJ: false), as the metrics break it
 (``eval/copen/_views.sql``, ``copen_predictions``).
@@ -21,18 +21,23 @@ earliest candidate in the test file (CPJ: false), as the metrics break it
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from probes.copen import PROBES
-from probes.copen.forms import table8_part
-from probes.errors import ProbeError
+from eval.copen_table8 import table8_part
+from kg import options
+from kg.errors import KgError
+from probes.results import ProbeError, connect
 
 FILES = {"csj": "csj_submissions.json", "cpj": "cpj_submissions.json",
          "cic": "cic_submissions.json"}
+PROBES = {task: f"copen/{task}" for task in FILES}
+"""Task -> its probe name in the results file (as :data:`probes.copen.PROBES` writes it)."""
 
 
 def best(scores: dict[str, float], order: list[str] | None = None) -> str:
@@ -125,3 +130,40 @@ def write_submission(con: duckdb.DuckDBPyConnection, model: str, out: Path, spli
         raise ProbeError(f"no COPEN instances of split {split!r} in the results file; load the "
                          "released files first")
     return written
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``kgprobe copen submission`` / ``python -m probes.copen submission``."""
+    parser.description = "Write test predictions in the COPEN leaderboard format."
+    parser.add_argument("--model", "-m", required=True, help="model name as stored in runs")
+    parser.add_argument("--out", type=Path, required=True, help="folder for task{1,2,3}.json")
+    parser.add_argument("--split", default="test", help="split to predict (default test)")
+    parser.add_argument("--part", action="append", metavar="TASK=PART",
+                        help="zero-shot part to use, e.g. csj=query (default: Table 8's)")
+    options.add_results(parser)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    """Write the files; print what was written."""
+    try:
+        con = connect(args.results, read_only=True)
+        try:
+            written = write_submission(con, args.model, args.out, split=args.split,
+                                       parts=dict(p.split("=", 1) for p in args.part or []))
+        finally:
+            con.close()
+    except (ProbeError, KgError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    for path, n in written:
+        print(f"wrote {n:,} predictions to {path}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return options.run_command("python -m eval.copen_submission", add_arguments, argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
