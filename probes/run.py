@@ -8,7 +8,7 @@ that is killed resumes where it stopped when started again; a re-run with nothin
 model work.
 
 The engine lives in :mod:`probes.runner`, one job per module (plan, select, cached,
-scoring, store, probe, cli); this module is the command (:func:`main`) and re-exports the
+scoring, runrecord, probe, cli); this module is the command (:func:`main`) and re-exports the
 names other modules import from it (``run_probe``, ``RunOptions``, ``load_instances``, ...).
 """
 
@@ -45,9 +45,9 @@ from probes.runner.plan import (
     slot_token,
 )
 from probes.runner.probe import RunReport, format_reports, run_probe
+from probes.runner.runrecord import record_vocab, unchanged_and_cached
 from probes.runner.scoring import score_requests
 from probes.runner.select import select_probes
-from probes.runner.store import record_vocab, unchanged_and_cached
 
 _score = score_requests  # the name scripts/bench_semrel.py imports
 

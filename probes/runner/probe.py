@@ -25,14 +25,14 @@ from probes.runner.plan import (
     run_identity,
     slot_token,
 )
-from probes.runner.scoring import Resolver, culprit, scored_with_progress
-from probes.runner.store import (
+from probes.runner.runrecord import (
     begin_run,
     drop_stale,
     now_utc,
     record_vocab,
     unchanged_and_cached,
 )
+from probes.runner.scoring import Resolver, culprit, scored_with_progress
 from probes.spec import Probe
 from probes.tasks import TaskContext, get_task
 
