@@ -7,7 +7,7 @@ For each chosen probe: read its instances from the results file (written by
 that is killed resumes where it stopped when started again; a re-run with nothing new does no
 model work.
 
-The engine lives in :mod:`probes.runner`, one job per module (plan, select, cached,
+The engine lives in :mod:`probes.runner`, one job per module (plan, select, caching,
 scoring, runrecord, probe, cli); this module is the command (:func:`main`) and re-exports the
 names other modules import from it (``run_probe``, ``RunOptions``, ``load_instances``, ...).
 """
@@ -17,6 +17,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -25,7 +26,13 @@ from kg.errors import KgError
 from probes import chat, model_args, outputs, parquet_sync, scale_cli
 from probes.errors import ProbeError
 from probes.results import connect, diagnose, disk_error
-from probes.runner.cached import RecordedScorer, fully_cached, recorded_scorer
+from probes.runner.caching import (
+    CachingScorer,
+    RecordedScorer,
+    needs_model,
+    open_scorer,
+    recorded_scorer,
+)
 from probes.runner.cli import (
     ScorerFactory,
     build_parser,
@@ -45,17 +52,17 @@ from probes.runner.plan import (
     slot_token,
 )
 from probes.runner.probe import RunReport, format_reports, run_probe
-from probes.runner.runrecord import record_vocab, unchanged_and_cached
+from probes.runner.runrecord import record_vocab
 from probes.runner.scoring import score_requests
 from probes.runner.select import select_probes
 
 _score = score_requests  # the name scripts/bench_semrel.py imports
 
 __all__ = [
-    "DEFAULT_CHUNK", "Plan", "RecordedScorer", "RunOptions", "RunReport", "ScorerFactory",
-    "build_parser", "check_device", "chunks", "format_reports", "fully_cached",
-    "load_instances", "main", "plan", "record_vocab", "recorded_scorer", "run_id",
-    "run_identity", "run_probe", "select_probes", "slot_token", "unchanged_and_cached",
+    "DEFAULT_CHUNK", "CachingScorer", "Plan", "RecordedScorer", "RunOptions", "RunReport",
+    "ScorerFactory", "build_parser", "check_device", "chunks", "format_reports",
+    "load_instances", "main", "needs_model", "open_scorer", "plan", "record_vocab",
+    "recorded_scorer", "run_id", "run_identity", "run_probe", "select_probes", "slot_token",
 ]
 
 
@@ -119,23 +126,21 @@ def main(argv: list[str] | None = None, scorer_factory: ScorerFactory | None = N
                                    "chunk_size": args.chunk_size, "device": args.device,
                                    "dtype": args.dtype, "model_args": args.model_args_parsed,
                                    "apply_chat_template": args.apply_chat_template})
-        scorer, plans = None, None
-        if opts.use_cache:  # nothing new to score: no need to load the model
-            stand_in = chat.matching_stand_in(
-                recorded_scorer(con, args.model, args.device, args.dtype),
-                args.apply_chat_template)
-            plans = (fully_cached(con, stand_in, probes, opts, where)
-                     if stand_in is not None else None)
-            scorer = stand_in if plans is not None else None
-        if scorer is None:
+
+        def load() -> Any:  # the model, constructed only when a request is not cached
             check_device(args.device)
             extra = {"allow_pickle": True} if args.allow_pickle else {}
-            scorer = factory(args.model, device=args.device, dtype=args.dtype,
-                             batch_size=args.batch_size, threads=args.threads, **extra,
-                             **model_kwargs, **scale_cli.load_options(args))
-            scorer = chat.with_chat_template(scorer, args.apply_chat_template)
+            return chat.with_chat_template(factory(
+                args.model, device=args.device, dtype=args.dtype, batch_size=args.batch_size,
+                threads=args.threads, **extra, **model_kwargs, **scale_cli.load_options(args)),
+                args.apply_chat_template)
+
+        recorded = chat.matching_stand_in(recorded_scorer(
+            con, args.model, args.device, args.dtype), args.apply_chat_template
+        ) if opts.use_cache else None
+        scorer, plans = open_scorer(con, probes, opts, where, load, recorded)
         t0 = time.perf_counter()
-        reports = [run_probe(con, scorer, p, opts, where, (plans or {}).get(p.spec.name))
+        reports = [run_probe(con, scorer, p, opts, where, plans.get(p.spec.name))
                    for p in probes]
         if args.output_path is not None:  # the metrics read the file opened read-only,
             con.close()                      # sandboxed (eval.sqlfile.sandbox)
