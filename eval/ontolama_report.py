@@ -23,8 +23,9 @@ Runs the metric files of ``eval/ontolama/`` over the results file and prints mar
    paper's Figure 3 with the ceiling added; and a second PNG per prompt (one line per dataset
    and prompt run at two or more K, its own zero-shot accuracy as K = 0), the like-for-like
    comparison when the protocol is partial;
-4. **Runs**: wall time and throughput of each zero-shot run (``runs.wall_s``,
-   ``runs.requests``).
+4. **Runs**: wall time and throughput of each zero-shot run's latest invocation
+   (``runs.wall_s``; requests/s counts the requests it scored, ``requests - cache_hits``;
+   instances/s only when it scored them all: a re-run answered from the cache shows "–").
 
 A dataset run more than once with different ``--limit`` values gets one row per run.
 
@@ -77,6 +78,7 @@ class RunInfo:
     limit: int | None
     wall_s: float | None
     requests: int | None
+    cache_hits: int | None = None  # of the invocation that wall_s describes
 
 
 @dataclass
@@ -130,12 +132,14 @@ def _order(probe: str) -> tuple[int, str]:
 
 
 def _runs(con: duckdb.DuckDBPyConnection) -> dict[str, RunInfo]:
-    rows = con.execute("""SELECT run_id, model, probe, config::VARCHAR, wall_s, requests
+    rows = con.execute("""SELECT run_id, model, probe, config::VARCHAR, wall_s, requests,
+                                 cache_hits
                           FROM runs WHERE task = 'subsumption' AND status = 'done'""").fetchall()
     out = {}
-    for rid, model, probe, cfg, wall, requests in rows:
+    for rid, model, probe, cfg, wall, requests, hits in rows:
         c = json.loads(cfg or "{}")
-        out[rid] = RunInfo(rid, model, probe, c.get("kshot"), c.get("limit"), wall, requests)
+        out[rid] = RunInfo(rid, model, probe, c.get("kshot"), c.get("limit"), wall, requests,
+                           hits)
     return out
 
 
@@ -586,10 +590,13 @@ def runs_table(res: Results) -> str:
              "|---|---|---|---:|---:|---:|---:|---:|"]
     for i in runs:
         req, wall = i.requests, i.wall_s
+        # the rates are the latest invocation's: what it scored, not what the cache answered
+        scored = None if req is None else req - (i.cache_hits or 0)
+        every = scored is not None and scored == req
         lines.append(f"| {i.model} | {dataset(i.probe)} | {i.run_id} | {n[i.run_id]:,} | "
                      f"{'–' if req is None else f'{req:,}'} | "
-                     f"{'–' if wall is None else f'{wall:.1f}'} | {_rate(req, wall)} | "
-                     f"{_rate(n[i.run_id], wall)} |")
+                     f"{'–' if wall is None else f'{wall:.1f}'} | {_rate(scored or None, wall)} "
+                     f"| {_rate(n[i.run_id] if every else None, wall)} |")
     return "\n".join(lines)
 
 

@@ -30,7 +30,13 @@ import duckdb
 import pyarrow as pa
 
 from probes.results import transaction
-from probes.results.writers import arrow_table, write_responses, write_scores
+from probes.results.writers import (
+    CacheRow,
+    record_progress,
+    write_cache,
+    write_responses,
+    write_scores,
+)
 from probes.tasks import Request, ResponseRow, ScoreRow
 
 
@@ -85,20 +91,6 @@ def lookup(con: duckdb.DuckDBPyConnection, keys: Sequence[str]) -> dict[str, Any
     return {key: _decode(op, score, n, payload) for key, op, score, n, payload in rows}
 
 
-def present(con: duckdb.DuckDBPyConnection, keys: Sequence[str]) -> set[str]:
-    """The keys among ``keys`` that the cache holds (nothing decoded)."""
-    if not keys:
-        return set()
-    table = pa.table({"key": pa.array(list(dict.fromkeys(keys)), pa.string())})
-    con.register("kgp_present_keys", table)
-    try:
-        rows = con.execute("""SELECT c.key FROM kgp_present_keys k
-                              JOIN score_cache c ON c.key = k.key""").fetchall()
-    finally:
-        con.unregister("kgp_present_keys")
-    return {r[0] for r in rows}
-
-
 def _encode(op: str, result: Any) -> tuple[float | None, int | None, str | None]:
     if op == "topk":
         return None, None, json.dumps([[str(t), float(p)] for t, p in result],
@@ -106,35 +98,23 @@ def _encode(op: str, result: Any) -> tuple[float | None, int | None, str | None]
     return float(result.logprob), int(result.n_tokens), None
 
 
-_CACHE_SCHEMA = pa.schema([("key", pa.string()), ("model", pa.string()), ("op", pa.string()),
-                           ("score", pa.float64()), ("n_tokens", pa.int32()),
-                           ("payload", pa.string())])
-
-
 def commit(con: duckdb.DuckDBPyConnection, *, run_id: str = "", probe: str = "",
            cache_rows: Sequence[tuple[str, str, str, Any]] = (),
            scores: Sequence[ScoreRow] = (), responses: Sequence[ResponseRow] = (),
-           run_update: tuple[str, Sequence[Any]] | None = None, replace: bool = False) -> None:
+           wall_s: float | None = None, replace: bool = False) -> None:
     """Write one chunk in ONE transaction: cache entries ``(key, model, op, result)``, score and
-    response rows of ``run_id``/``probe``, and an optional ``(UPDATE runs ..., params)``.
+    response rows of ``run_id``/``probe``, and, when given, the run's ``wall_s`` so far.
 
     A cache entry that exists is kept (its key fixes its content) unless ``replace``
     (``--no-cache``). A score or response row whose primary key exists is replaced when its
     values differ (e.g. an instance's fields changed on re-export) and skipped when they are the
     same (a resumed or repeated run). Nothing is ever duplicated.
     """
-    conflict = "OR REPLACE" if replace else "OR IGNORE"
     with transaction(con):
-        if cache_rows:
-            t = arrow_table(_CACHE_SCHEMA,
-                            [(k, m, op, *_encode(op, r)) for k, m, op, r in cache_rows])
-            con.register("kgp_cache_rows", t)
-            con.execute(f"""INSERT {conflict} INTO score_cache (key, score, n_tokens, payload,
-                            model, op) SELECT key, score, n_tokens, payload::JSON, model, op
-                            FROM kgp_cache_rows""")
-            con.unregister("kgp_cache_rows")
+        write_cache(con, [CacheRow(k, m, op, *_encode(op, r)) for k, m, op, r in cache_rows],
+                    replace=replace)
         write_scores(con, [(run_id, probe, *r[:4], r.label, r.prompt, r.score, r.n_tokens,
                             r.n_chars, r.baseline) for r in scores], upsert=True)
         write_responses(con, [(run_id, probe, *r) for r in responses], upsert=True)
-        if run_update is not None:
-            con.execute(run_update[0], list(run_update[1]))
+        if wall_s is not None:
+            record_progress(con, run_id, wall_s)

@@ -55,6 +55,13 @@ from probes.inflections import GoldForm, gold_form_rows
 from probes.preview import check_task, preview_prompts
 from probes.render import placeholders
 from probes.results import connect, diagnose, disk_error, transaction
+from probes.results.shared import (
+    GoldFormRow,
+    ProbeExport,
+    replace_gold_forms,
+    replace_instances,
+    replace_probe_export,
+)
 from probes.spec import Probe, discover
 
 BUILDERS = ("probes.ontolama:instances",)
@@ -292,20 +299,10 @@ def write_instances(con: Any, name: str, df: pl.DataFrame, query_hash: str | Non
     now = datetime.now(UTC).replace(tzinfo=None)
     frame = df.with_columns(pl.lit(now).alias("exported_at"))
     with transaction(con):
-        con.execute("DELETE FROM instances WHERE probe = ?", [name])
-        con.register("new_instances", frame.to_arrow())
-        con.execute("""INSERT INTO instances (probe, split, instance_id, target, gold, candidates,
-                                              fields, exported_at)
-            SELECT probe, split, instance_id, target, gold, candidates, fields::JSON, exported_at
-            FROM new_instances""")
-        con.unregister("new_instances")
-        con.execute("DELETE FROM gold_forms WHERE probe = ?", [name])
-        if gold_forms:
-            con.executemany("INSERT OR IGNORE INTO gold_forms VALUES (?, ?, ?, ?, ?)",
-                            gold_forms)
-        con.execute("DELETE FROM probe_exports WHERE probe = ?", [name])
-        if query_hash is not None:
-            con.execute("INSERT INTO probe_exports VALUES (?, ?, ?)", [name, query_hash, now])
+        replace_instances(con, name, frame.to_arrow())
+        replace_gold_forms(con, name, [GoldFormRow(*g) for g in gold_forms or ()])
+        replace_probe_export(con, name, None if query_hash is None
+                             else ProbeExport(query_hash, now))
         if before_commit is not None:
             before_commit()
 

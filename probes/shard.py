@@ -57,6 +57,13 @@ import duckdb
 from kg import config, options
 from probes.errors import ProbeError
 from probes.results import connect, sql_path, transaction
+from probes.results.shared import (
+    ProbeExport,
+    copy_model_rows,
+    replace_instances,
+    replace_probe_export,
+    replace_run_rows,
+)
 from probes.results.writers import Run, delete_run, insert_run
 from probes.runner.select import refuse_changed
 from probes.spec import discover
@@ -147,21 +154,19 @@ def prepare(results: Path, part: Path, shard: Shard, model: str, patterns: list[
                     " QUALIFY row_number() OVER (PARTITION BY split ORDER BY instance_id) <= ?")
                 if limit is not None:
                     params.append(limit)
-                con.execute("DELETE FROM instances WHERE probe = ?", [name])
                 # the export's hash goes along, so the shard's run checks "edited since export"
-                con.execute("DELETE FROM probe_exports WHERE probe = ?", [name])
-                con.execute("""INSERT INTO probe_exports BY NAME SELECT * FROM
-                               kgp_main.probe_exports WHERE probe = ?""", [name])
-                con.execute(f"""INSERT INTO instances SELECT * EXCLUDE (kgp_pos) FROM (
+                export = con.execute("SELECT query_hash, exported_at FROM "
+                                     "kgp_main.probe_exports WHERE probe = ?", [name]).fetchone()
+                replace_probe_export(con, name, None if export is None
+                                     else ProbeExport(*export))
+                replace_instances(con, name, con.sql(f"""SELECT * EXCLUDE (kgp_pos) FROM (
                     SELECT *, row_number() OVER (ORDER BY split, instance_id) - 1 AS kgp_pos
                     FROM (SELECT * FROM kgp_main.instances WHERE {where}{limited}))
-                    WHERE kgp_pos % ? = ?""", [*params, shard.count, shard.index])
+                    WHERE kgp_pos % ? = ?""", params=[*params, shard.count, shard.index]
+                ).to_arrow_table())
                 counts[name] = _count(con, "SELECT count(*) FROM instances WHERE probe = ?",
                                       [name])
-            con.execute("""INSERT OR IGNORE INTO score_cache BY NAME
-                           SELECT * FROM kgp_main.score_cache WHERE model = ?""", [model])
-            con.execute("""INSERT OR IGNORE INTO model_vocab BY NAME
-                           SELECT * FROM kgp_main.model_vocab WHERE model = ?""", [model])
+            copy_model_rows(con, "kgp_main", model)
     finally:
         with contextlib.suppress(duckdb.Error):
             con.execute("DETACH kgp_main")
@@ -329,19 +334,9 @@ def merge(results: Path, count: int, keep: bool = False) -> str:
         rids = sorted(ids[0])
         marks = ", ".join("?" for _ in rids)
         with transaction(con):
-            for table in ("scores", "responses"):
-                con.execute(f"DELETE FROM {table} WHERE run_id IN ({marks})", rids)
-                for i in range(count):
-                    con.execute(f"INSERT INTO {table} BY NAME SELECT * FROM kgp_s{i}.{table} "
-                                f"WHERE run_id IN ({marks})", rids)
-            con.execute(f"DELETE FROM prompts WHERE run_id IN ({marks})", rids)
+            replace_run_rows(con, [f"kgp_s{i}" for i in range(count)], rids)
             for i in range(count):
-                con.execute(f"INSERT OR IGNORE INTO prompts BY NAME SELECT * FROM "
-                            f"kgp_s{i}.prompts WHERE run_id IN ({marks})", rids)
-                con.execute(f"INSERT OR IGNORE INTO score_cache BY NAME "
-                            f"SELECT * FROM kgp_s{i}.score_cache")
-                con.execute(f"INSERT OR IGNORE INTO model_vocab BY NAME "
-                            f"SELECT * FROM kgp_s{i}.model_vocab")
+                copy_model_rows(con, f"kgp_s{i}")
             for rid in rids:
                 row = _merged_run([next(r for r in rs if r["run_id"] == rid) for rs in runs])
                 delete_run(con, rid, ("runs",))

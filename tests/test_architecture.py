@@ -22,6 +22,7 @@ one bad import added, so a broken rule cannot pass unnoticed.
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 import subprocess
 import sys
@@ -332,3 +333,105 @@ def test_relation_code_check_catches_a_copy_planted_in_a_copy_of_the_code(tmp_pa
           '         "mero": "MER"}\n')
     write(tmp_path, "kg/planted.py", 'PAPER = {"HYP": 1, "HOL": 2, "MER": 3}  # keyed: data\n')
     assert relation_code_copies(tmp_path) == ["probes/planted.py:2", "eval/planted.py:1"]
+
+
+# --- every write to the results file goes through the contract (probes/results) ---------------
+# An ``INSERT INTO`` / ``UPDATE ... SET`` / ``DELETE FROM`` naming a table of
+# probes/results/schema.sql (or a table named at run time: ``{table}``, or a name left to a
+# concatenation) in a string literal of kg/, probes/ or eval/ outside probes/results/ is a
+# violation: the typed writers (probes.results.writers, probes.results.shared) are its one home.
+
+RESULTS_PACKAGE = ("probes", "results")
+_HOLE = "\x00"  # what a formatted value of an f-string reads as
+_WRITE = re.compile(
+    r"\b(?:INSERT\s+(?:OR\s+\w+\s+|\x00\s*)?INTO|DELETE\s+FROM)\s+(?:\w+\.)?(\w+|\x00|$)"
+    r"|\bUPDATE\s+(?:\w+\.)?(\w+|\x00)\s+(?:\w+\s+)?SET\b", re.IGNORECASE)
+
+
+def result_tables(root: Path = ROOT) -> frozenset[str]:
+    """The tables of the results contract, as ``schema.sql`` creates them."""
+    text = (root / "probes" / "results" / "schema.sql").read_text(encoding="utf-8")
+    return frozenset(t.lower() for t in re.findall(
+        r"CREATE\s+TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)", text, re.IGNORECASE))
+
+
+def string_literals(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, text) of every string literal; an f-string's formatted values read as _HOLE."""
+    out: list[tuple[int, str]] = []
+    inner: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            inner.update(id(v) for v in node.values)
+            out.append((node.lineno, "".join(
+                v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else _HOLE
+                for v in node.values)))
+        elif (isinstance(node, ast.Constant) and isinstance(node.value, str)
+              and id(node) not in inner):
+            out.append((node.lineno, node.value))
+    return out
+
+
+def raw_result_writes(root: Path, tables: frozenset[str] | None = None) -> list[str]:
+    """``path:line writes TABLE`` for each write to a result table outside probes/results."""
+    tables = result_tables() if tables is None else tables
+    found: list[str] = []
+    for layer in ("kg", "probes", "eval"):
+        for path in sorted((root / layer).rglob("*.py")):
+            rel = path.relative_to(root)
+            if rel.parts[:2] == RESULTS_PACKAGE:
+                continue
+            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+            for line, text in string_literals(tree):
+                for m in _WRITE.finditer(text):
+                    name = (m.group(1) if m.group(1) is not None else m.group(2)).lower()
+                    if name in tables or name in (_HOLE, ""):
+                        what = name if name in tables else "a table named at run time"
+                        found.append(f"{rel.as_posix()}:{line} writes {what}")
+    return found
+
+
+def test_only_the_results_contract_writes_result_tables() -> None:
+    assert raw_result_writes(ROOT) == []
+
+
+def test_result_tables_are_read_from_the_schema() -> None:
+    assert {"runs", "scores", "responses", "instances", "score_cache", "model_vocab",
+            "human_responses", "gold_forms", "probe_exports", "prompts"} <= result_tables()
+
+
+def test_write_checker_finds_raw_writes_in_synthetic_modules(tmp_path: Path) -> None:
+    tables = frozenset({"runs", "scores", "model_vocab"})
+    write(tmp_path, "probes/results/writers.py", 'SQL = "INSERT INTO runs VALUES (?)"\n')
+    write(tmp_path, "probes/a.py", '''
+        def f(con, table):
+            con.execute("insert or ignore into model_vocab SELECT * FROM t")
+            con.execute(f"DELETE FROM {table} WHERE run_id = ?")
+            con.execute("""UPDATE main.runs
+                           SET wall_s = 1""")
+            con.execute("INSERT INTO kgp_tmp SELECT 1")  # not a result table
+            con.execute("INSERT INTO " + table)
+            return "the run row is updated; insert into the list"
+        ''')
+    write(tmp_path, "eval/b.py", 'X = f"INSERT {how} INTO scores SELECT 1"\n')
+    write(tmp_path, "kg/c.py", '"""DO UPDATE SET x = 1; a SPARQL UPDATE."""\n')
+    assert raw_result_writes(tmp_path, tables) == [
+        "probes/a.py:3 writes model_vocab",
+        "probes/a.py:4 writes a table named at run time",
+        "probes/a.py:5 writes runs",
+        "probes/a.py:8 writes a table named at run time",
+        "eval/b.py:1 writes scores",
+    ]
+
+
+def test_write_checker_catches_a_raw_write_planted_in_a_copy_of_probes(tmp_path: Path) -> None:
+    shutil.copytree(ROOT / "probes", tmp_path / "probes",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    for layer in ("kg", "eval"):
+        (tmp_path / layer).mkdir()
+    assert raw_result_writes(tmp_path) == []
+    target = tmp_path / "probes" / "runner" / "probe.py"
+    lines = target.read_text(encoding="utf-8").splitlines()
+    target.write_text("\n".join([*lines, "", "def _leak(con):",
+                                 "    con.execute('update runs set wall_s = 0')", ""]),
+                      encoding="utf-8")
+    assert raw_result_writes(tmp_path) == [f"probes/runner/probe.py:{len(lines) + 3} writes runs"]

@@ -196,6 +196,21 @@ def test_runs_table(db: Path) -> None:
     assert table[3] == "| m | go complex | Z2 | 3 | 6 | 3.0 | 2.00 | 1.00 |"
 
 
+
+def test_runs_table_rates_count_only_what_the_invocation_scored() -> None:
+    """The rates describe the latest invocation: a re-run answered wholly from the cache
+    scored nothing (no rate); a resumed one that found 15 of 20 requests cached scored 5 in
+    2 s: 5 / 2 = 2.50 requests/s, and no instances/s (it did not score every instance)."""
+    res = report.Results(
+        metrics={"ontolama_zero_shot": [{"run_id": r, "split": "test", "n": 4}
+                                           for r in ("A", "B")]},
+        runs={"A": report.RunInfo("A", "m", PIZZA, None, None, 0.5, 20, 20),
+              "B": report.RunInfo("B", "m", GO, None, None, 2.0, 20, 15)})
+    table = report.runs_table(res).splitlines()
+    rows = {line.split(" | ")[2]: line for line in table[2:]}
+    assert rows["A"].endswith("| 0.5 | – | – |")
+    assert rows["B"].endswith("| 2.0 | 2.50 | – |")
+
 def test_main_writes_markdown_and_png(db: Path, tmp_path: Path,
                                       capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "reports"

@@ -1,5 +1,5 @@
 """``--output-path`` / ``--log-samples`` and the Parquet export of scores and responses
-(probes.app.outputs), driven through ``probes.run.main`` with the fake model of test_run. Every
+(probes.app.outputs), driven through ``probes.app.run.main`` with the fake model of test_run. Every
 expected number is worked out here from the fake model's formula, not read from the code."""
 
 from __future__ import annotations

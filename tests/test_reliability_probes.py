@@ -206,16 +206,44 @@ def test_prompt_edit_needs_no_reexport(tmp_path: Path) -> None:
     assert run(qdir, results, FakeScorer(), "-p", "t/choice") == 0
 
 
-# --- 8. a cached re-run keeps the scoring time --------------------------------------------------
+# --- 8. a run's times describe one invocation ----------------------------------------------------
 
-def test_cached_rerun_keeps_wall_s_of_the_scoring_run(tmp_path: Path) -> None:
+def test_a_cached_rerun_records_its_own_times(tmp_path: Path) -> None:
+    """The runs row's started_at, finished_at and wall_s are the latest invocation's: a re-run
+    answered wholly from the cache overwrites the 36.6 s of the scoring run with its own
+    seconds (at most the time measured around the call), starts after the first run ended,
+    and its finished_at is started_at + wall_s; it found all 3 x 3 x 2 = 18 requests cached."""
+    from datetime import datetime, timedelta
+
     qdir, results = setup(tmp_path, choice_probe())
     assert run(qdir, results, FakeScorer(), "-p", "t/choice") == 0
+    ((first_end,),) = query(results, "SELECT finished_at FROM runs")
     con = duckdb.connect(str(results))
     con.execute("UPDATE runs SET wall_s = 36.6")  # as if scoring had taken 36.6 s
     con.close()
+    t0 = time.perf_counter()
     assert run(qdir, results, FakeScorer(), "-p", "t/choice") == 0
-    assert query(results, "SELECT wall_s, cache_hits FROM runs") == [(36.6, 18)]
+    elapsed = time.perf_counter() - t0
+    ((started, finished, wall, hits),) = query(
+        results, "SELECT started_at, finished_at, wall_s, cache_hits FROM runs")
+    assert hits == 18
+    assert 0 <= wall <= elapsed < 36.6
+    assert isinstance(started, datetime) and started >= first_end
+    assert abs(finished - (started + timedelta(seconds=wall))) <= timedelta(microseconds=1)
+
+
+def test_a_scoring_run_records_finished_at_as_started_at_plus_wall_s(tmp_path: Path) -> None:
+    from datetime import timedelta
+
+    qdir, results = setup(tmp_path, choice_probe())
+    t0 = time.perf_counter()
+    assert run(qdir, results, FakeScorer(), "-p", "t/choice") == 0
+    elapsed = time.perf_counter() - t0
+    ((started, finished, wall, hits, status),) = query(
+        results, "SELECT started_at, finished_at, wall_s, cache_hits, status FROM runs")
+    assert (status, hits) == ("done", 0)
+    assert 0 < wall <= elapsed
+    assert abs(finished - (started + timedelta(seconds=wall))) <= timedelta(microseconds=1)
 
 
 # --- 11. seed and reproducible ordering ---------------------------------------------------------

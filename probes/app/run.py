@@ -25,7 +25,7 @@ from probes.app import outputs
 from probes.errors import ProbeError
 from probes.results import connect, diagnose, disk_error
 from probes.runner import cli as runner_cli
-from probes.runner.cached import fully_cached, recorded_scorer
+from probes.runner.caching import open_scorer, recorded_scorer
 from probes.runner.cli import ScorerFactory, check_device, check_lm_eval_flags, default_factory
 from probes.runner.plan import Plan, RunOptions
 from probes.runner.probe import RunReport, format_reports, run_probe
@@ -116,21 +116,22 @@ def run_options(args: argparse.Namespace) -> RunOptions:
 
 def _scorer(con: duckdb.DuckDBPyConnection, args: argparse.Namespace, factory: ScorerFactory,
             model_kwargs: dict[str, Any], probes: list[Probe], opts: RunOptions, where: str
-            ) -> tuple[Any, dict[str, Plan] | None]:
-    """The scorer and, when every request is cached, the plans: a stand-in answering from the
-    cache (no model loads), else the model."""
-    if opts.use_cache:  # nothing new to score: no need to load the model
-        stand_in = chat.matching_stand_in(
-            recorded_scorer(con, args.model, args.device, args.dtype), args.apply_chat_template)
-        plans = fully_cached(con, stand_in, probes, opts, where) if stand_in is not None else None
-        if plans is not None:
-            return stand_in, plans
-    check_device(args.device)
-    extra = {"allow_pickle": True} if args.allow_pickle else {}
-    scorer = factory(args.model, device=args.device, dtype=args.dtype,
-                     batch_size=args.batch_size, threads=args.threads, **extra, **model_kwargs,
-                     **scale_cli.load_options(args))
-    return chat.with_chat_template(scorer, args.apply_chat_template), None
+            ) -> tuple[Any, dict[str, Plan]]:
+    """The scorer (probes.runner.caching.CachingScorer: cached requests answered from the
+    cache, the model constructed only when one is not) and the plans already made with it."""
+
+    def load() -> Any:  # the model, constructed only when a request is not cached
+        check_device(args.device)
+        extra = {"allow_pickle": True} if args.allow_pickle else {}
+        return chat.with_chat_template(factory(
+            args.model, device=args.device, dtype=args.dtype, batch_size=args.batch_size,
+            threads=args.threads, **extra, **model_kwargs, **scale_cli.load_options(args)),
+            args.apply_chat_template)
+
+    recorded = chat.matching_stand_in(recorded_scorer(
+        con, args.model, args.device, args.dtype), args.apply_chat_template
+    ) if opts.use_cache else None
+    return open_scorer(con, probes, opts, where, load, recorded)
 
 
 def _write_outputs(args: argparse.Namespace, opts: RunOptions, reports: list[RunReport],
@@ -166,7 +167,7 @@ def _run_all(args: argparse.Namespace, factory: ScorerFactory, model_kwargs: dic
         opts = run_options(args)
         scorer, plans = _scorer(con, args, factory, model_kwargs, probes, opts, where)
         t0 = time.perf_counter()
-        reports = [run_probe(con, scorer, p, opts, where, (plans or {}).get(p.spec.name))
+        reports = [run_probe(con, scorer, p, opts, where, plans.get(p.spec.name))
                    for p in probes]
         return reports, opts, time.perf_counter() - t0
     finally:

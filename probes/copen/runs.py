@@ -4,7 +4,7 @@ row and its ``scores`` rows, replacing an earlier run of the same id in one tran
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import duckdb
@@ -24,8 +24,9 @@ def replace_run(con: duckdb.DuckDBPyConnection, *, rid: str, model: str, revisio
     copen = (config.get("runtime") or {}).get("copen") or {}
     run = Run(run_id=rid, model=model, revision=revision, backend=kind, task=TASK_OF[probe],
               probe=probe, config=config, dtype=describe.get("dtype"),
-              device=describe.get("device"), batch_size=batch_size, started_at=now,
-              finished_at=now, wall_s=wall_s, status="done", requests=len(rows), cache_hits=0,
+              device=describe.get("device"), batch_size=batch_size,
+              started_at=now - timedelta(seconds=wall_s), finished_at=now, wall_s=wall_s,
+              status="done", requests=len(rows), cache_hits=0,
               method=config.get("method"), part=copen.get("part"),
               context=copen.get("context"), seed=copen.get("seed"))
     with transaction(con):

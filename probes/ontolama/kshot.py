@@ -51,7 +51,7 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import duckdb
@@ -402,7 +402,8 @@ def write_run(con: duckdb.DuckDBPyConnection, *, model: str, revision: str, kind
                              text, float(sc), 1))
     now = datetime.now(UTC).replace(tzinfo=None)
     run = Run(run_id=result.run_id, model=model, revision=revision, backend=kind,
-              task=spec.task, probe=spec.name, config=config, started_at=now, finished_at=now,
+              task=spec.task, probe=spec.name, config=config,
+              started_at=now - timedelta(seconds=result.wall_s), finished_at=now,
               wall_s=result.wall_s, status="done", method="kshot", k=identity.get("k"),
               seed=identity.get("seed"), scoring=identity.get("scoring", "sum_prob"))
     prompt = PromptRow(result.run_id, pid, f"T{template_index + 1}",

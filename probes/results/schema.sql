@@ -41,9 +41,8 @@ CREATE TABLE IF NOT EXISTS runs (
     batch_size   INTEGER,
     started_at   TIMESTAMP,
     finished_at  TIMESTAMP,
-    wall_s       DOUBLE,             -- scoring time of the invocation that scored (plus
-                                     -- interrupted attempts it resumed); a re-run answered
-                                     -- wholly from the cache keeps it
+    wall_s       DOUBLE,             -- seconds the latest invocation took (a re-run answered
+                                     -- from the cache: its own seconds)
     status       VARCHAR NOT NULL,   -- running | done | failed
     task         VARCHAR,            -- the probe's task (choice, binary, relatum, ...)
     requests     INTEGER,            -- distinct scoring requests of the run
@@ -57,7 +56,8 @@ CREATE TABLE IF NOT EXISTS runs (
     seed         INTEGER,            -- K-shot / COPEN training: the seed
     scoring      VARCHAR             -- K-shot: class scoring trained with (sum_prob, ...)
 );
--- started_at / finished_at / cache_hits describe the latest invocation of a run.
+-- started_at / finished_at / wall_s / cache_hits describe the latest invocation of a run
+-- (finished_at = started_at + wall_s); docs/results.md, "Times of a run".
 
 -- What a run's prompt_id stands for, where it is more than an index into the probe's prompts
 -- (subsumption: one prompt_id per template x label-word set). One row per (run, prompt_id).

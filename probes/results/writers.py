@@ -1,8 +1,11 @@
-"""Typed writers of the results file: runs, prompts, scores and responses.
+"""Typed writers of the results file: runs, prompts, scores, responses and the score cache.
 
 Every module that writes a run goes through these functions (inside
 :func:`probes.results.transaction` where several writes must land together), so the columns
-of ``schema.sql`` are named in one place.
+of ``schema.sql`` are named in one place; the rows every run shares (instances, exports,
+human answers, vocabularies) have theirs in :mod:`probes.results.shared`.
+``tests/test_architecture.py`` fails on an ``INSERT``/``UPDATE``/``DELETE`` of a result table
+anywhere outside ``probes/results``.
 
 >>> from probes.results import connect, transaction
 >>> con = connect(":memory:")
@@ -24,7 +27,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import astuple, dataclass, fields
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
 import duckdb
@@ -201,3 +204,101 @@ def write_prompts(con: duckdb.DuckDBPyConnection, rows: Sequence[PromptRow]) -> 
                            label_set, label_words) VALUES (?, ?, ?, ?, ?, ?::JSON)""",
                         [(*r[:5], None if r.label_words is None
                           else json.dumps(r.label_words, sort_keys=True)) for r in rows])
+
+
+# --- one invocation's times ---------------------------------------------------------------------
+
+def record_progress(con: duckdb.DuckDBPyConnection, run_id: str, wall_s: float) -> None:
+    """Set a running run's ``wall_s``: the seconds its current invocation has taken so far."""
+    con.execute("UPDATE runs SET wall_s = ? WHERE run_id = ?", [wall_s, run_id])
+
+
+def finish_run(con: duckdb.DuckDBPyConnection, run_id: str, *, status: str,
+               started_at: datetime, wall_s: float, cache_hits: int | None = None) -> None:
+    """End the invocation that started the run row at ``started_at`` and took ``wall_s``
+    seconds: ``status`` (done or failed), the three times of that one invocation
+    (``finished_at = started_at + wall_s``) and, when given, how many requests it found
+    cached.
+
+    >>> from probes.results import connect
+    >>> con = connect(":memory:")
+    >>> start = datetime(2024, 1, 2, 3, 4, 5)
+    >>> insert_run(con, Run(run_id="r", model="m", probe="p", task="choice", started_at=start))
+    >>> finish_run(con, "r", status="done", started_at=start, wall_s=1.5, cache_hits=3)
+    >>> con.execute("SELECT status, finished_at, wall_s, cache_hits FROM runs").fetchall()
+    [('done', datetime.datetime(2024, 1, 2, 3, 4, 6, 500000), 1.5, 3)]
+    """
+    finished = started_at + timedelta(seconds=wall_s)
+    if cache_hits is None:
+        con.execute("UPDATE runs SET status = ?, started_at = ?, finished_at = ?, wall_s = ? "
+                    "WHERE run_id = ?", [status, started_at, finished, wall_s, run_id])
+    else:
+        con.execute("UPDATE runs SET status = ?, started_at = ?, finished_at = ?, wall_s = ?, "
+                    "cache_hits = ? WHERE run_id = ?",
+                    [status, started_at, finished, wall_s, cache_hits, run_id])
+
+
+# --- rows of a re-exported probe that no longer exist ---------------------------------------------
+
+class ItemKey(NamedTuple):
+    """What a ``scores`` row of a run is keyed by besides the run and probe (``responses``
+    rows: all but ``candidate``)."""
+
+    split: str
+    instance_id: str
+    prompt_id: int
+    candidate: str
+
+
+def drop_stale(con: duckdb.DuckDBPyConnection, run_id: str, keep: Sequence[ItemKey]) -> None:
+    """Delete run ``run_id``'s ``scores`` and ``responses`` rows whose item is not in ``keep``
+    (the probe was re-exported and lost instances)."""
+    con.register("kgp_items", arrow_table(ITEM_SCHEMA, keep))
+    try:
+        con.execute("""DELETE FROM scores s WHERE s.run_id = ? AND NOT EXISTS (
+                       SELECT 1 FROM kgp_items i WHERE i.split = s.split AND
+                       i.instance_id = s.instance_id AND i.prompt_id = s.prompt_id AND
+                       i.candidate = s.candidate)""", [run_id])
+        con.execute("""DELETE FROM responses s WHERE s.run_id = ? AND NOT EXISTS (
+                       SELECT 1 FROM kgp_items i WHERE i.split = s.split AND
+                       i.instance_id = s.instance_id AND i.prompt_id = s.prompt_id)""", [run_id])
+    finally:
+        con.unregister("kgp_items")
+
+
+ITEM_SCHEMA = pa.schema([("split", pa.string()), ("instance_id", pa.string()),
+                         ("prompt_id", pa.int32()), ("candidate", pa.string())])
+
+
+# --- the score cache ----------------------------------------------------------------------------
+
+class CacheRow(NamedTuple):
+    """One ``score_cache`` row: a request's key, who answered it and the encoded answer."""
+
+    key: str
+    model: str
+    op: str
+    score: float | None
+    n_tokens: int | None
+    payload: str | None  # JSON text: top-k lists, greedy flags
+
+
+CACHE_SCHEMA = pa.schema([("key", pa.string()), ("model", pa.string()), ("op", pa.string()),
+                          ("score", pa.float64()), ("n_tokens", pa.int32()),
+                          ("payload", pa.string())])
+
+
+def write_cache(con: duckdb.DuckDBPyConnection, rows: Sequence[CacheRow],
+                replace: bool = False) -> None:
+    """Insert ``score_cache`` rows; an existing key is kept (its key fixes its content) unless
+    ``replace`` (a ``--no-cache`` run scored it again)."""
+    if not rows:
+        return
+    conflict = "OR REPLACE" if replace else "OR IGNORE"
+    con.register("kgp_cache_rows", arrow_table(CACHE_SCHEMA, rows))
+    try:
+        con.execute(f"""INSERT {conflict} INTO score_cache (key, score, n_tokens, payload, model,
+                        op) SELECT key, score, n_tokens, payload::JSON, model, op
+                        FROM kgp_cache_rows""")
+    finally:
+        con.unregister("kgp_cache_rows")

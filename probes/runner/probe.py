@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,9 +12,10 @@ import duckdb
 from tqdm import tqdm
 
 from probes import cache
-from probes.backends.protocol import require
 from probes.errors import ProbeError
 from probes.models import PromptTooLongError
+from probes.results.writers import finish_run
+from probes.runner.caching import CachingScorer, caching
 from probes.runner.plan import (
     DEFAULT_CHUNK,
     Plan,
@@ -25,14 +26,14 @@ from probes.runner.plan import (
     run_identity,
     slot_token,
 )
-from probes.runner.scoring import Resolver, culprit, scored_with_progress
-from probes.runner.store import (
+from probes.runner.runrecord import (
     begin_run,
     drop_stale,
     now_utc,
     record_vocab,
-    unchanged_and_cached,
+    rows_current,
 )
+from probes.runner.scoring import Resolver, culprit
 from probes.spec import Probe
 from probes.tasks import TaskContext, get_task
 
@@ -58,85 +59,81 @@ class RunReport:
 def run_probe(con: duckdb.DuckDBPyConnection, scorer: Any, probe: Probe,
               options: RunOptions | None = None, results: str = "the results file",
               work: Plan | None = None) -> RunReport:
-    """Score one probe with ``scorer`` and write its run into ``con``; returns what it did
-    (``work``: the probe's plan when the caller made it already)."""
+    """Score one probe with ``scorer`` (a model, or a :class:`CachingScorer` around one) and
+    write its run into ``con``; returns what it did (``work``: the probe's plan when the caller
+    made it already). The ``runs`` row's ``started_at``, ``finished_at`` and ``wall_s`` describe
+    this invocation (docs/results.md)."""
     opts = options or RunOptions()
-    t0 = time.perf_counter()
+    t0, started = time.perf_counter(), now_utc()
     spec = probe.spec
     task = get_task(spec.task)
-    ctx = TaskContext(kind=scorer.kind, slot_token=slot_token(scorer), top_k=opts.top_k)
+    model = caching(con, scorer, opts.use_cache)
+    ctx = TaskContext(kind=model.kind, slot_token=slot_token(model), top_k=opts.top_k)
     try:
         task.check(spec, ctx)
     except ProbeError as e:
         raise ProbeError(f"{probe.path}: {e}") from e
     if work is None:
         work = plan(task, probe, ctx, load_instances(con, spec.name, opts.splits, opts.limit,
-                                                     results, opts.sample), scorer)
+                                                     results, opts.sample), model)
     # fail before any work when the model lacks a head
-    require(scorer, sorted({r.op for r in work.requests.values()}))
-    if opts.use_cache:
-        rid = run_identity(scorer, probe, work, opts)[0]
-        if unchanged_and_cached(con, rid, spec.name, work):
-            # wall_s stays the scoring time of the invocation that scored (reports use it for
-            # throughput); this invocation did no model work.
-            con.execute("UPDATE runs SET started_at = ?, finished_at = ?, "
-                        "cache_hits = ? WHERE run_id = ?",
-                        [now_utc(), now_utc(), len(work.requests), rid])
-            return RunReport(rid, spec.name, len(work.instances), len(work.items),
-                             len(work.requests), len(work.requests), 0,
-                             time.perf_counter() - t0)
-    prior_wall = con.execute("SELECT wall_s FROM runs WHERE run_id = ? AND status = 'done'",
-                             [run_identity(scorer, probe, work, opts)[0]]).fetchone()
-    rid, base_wall, existed = begin_run(con, scorer, probe, work, opts)
-    record_vocab(con, scorer, work.requests.values())
+    model.require(*sorted({r.op for r in work.requests.values()}))
+    hits = model.cached(list(work.requests))
+    # a finished run, newer than the export, every request cached: its rows are as they would
+    # be written again, so this invocation only records itself in the runs row
+    current = len(hits) == len(work.requests) and rows_current(
+        con, run_identity(model, probe, work, opts)[0], spec.name)
+    rid, existed = begin_run(con, model, probe, work, opts, started)
 
     def wall() -> float:
-        return base_wall + time.perf_counter() - t0
+        return time.perf_counter() - t0
 
-    def progress_update() -> tuple[str, list[Any]]:
-        return "UPDATE runs SET wall_s = ? WHERE run_id = ?", [wall(), rid]
-
+    misses = [k for k in work.requests if k not in hits]
     try:
-        if existed:
-            drop_stale(con, rid, work.items)
-        resolver = Resolver(task, work)
-        hits = cache.lookup(con, list(work.requests)) if opts.use_cache else {}
-        rows = resolver.add(hits)
-        cache.commit(con, run_id=rid, probe=spec.name, scores=rows.scores,
-                     responses=rows.responses, run_update=progress_update())
-        misses = [k for k in work.requests if k not in hits]
-        bar = tqdm(total=len(misses), unit="prompt", desc=spec.name, disable=not opts.progress,
-                   dynamic_ncols=True, smoothing=0.1)
-        try:
-            size = opts.chunk_size or DEFAULT_CHUNK[
-                "cpu" if str(getattr(scorer, "device", "cpu")).startswith("cpu") else "gpu"]
-            for chunk in chunks(misses, work.owner, max(1, size)):
-                try:
-                    scored = scored_with_progress(scorer, [work.requests[k] for k in chunk],
-                                                   bar)
-                except PromptTooLongError as e:
-                    raise ProbeError(f"probe {spec.name!r} ({probe.path}), "
-                                     f"{culprit(e, chunk, work)}: {e}") from e
-                rows = resolver.add(dict(zip(chunk, scored, strict=True)))
-                cache.commit(con, run_id=rid, probe=spec.name,
-                             cache_rows=[(k, scorer.name, work.requests[k].op, r)
-                                         for k, r in zip(chunk, scored, strict=True)],
-                             scores=rows.scores, responses=rows.responses,
-                             run_update=progress_update(), replace=not opts.use_cache)
-        finally:
-            bar.close()
-        # Nothing scored (every request cached): keep the scoring time of the run that scored.
-        final_wall = (float(prior_wall[0]) if not misses and prior_wall and prior_wall[0]
-                      else wall())
-        con.execute("""UPDATE runs SET status = 'done', finished_at = ?, wall_s = ?,
-                       cache_hits = ? WHERE run_id = ?""", [now_utc(), final_wall, len(hits), rid])
+        record_vocab(con, model, work.requests.values())
+        if not current:
+            if existed:
+                drop_stale(con, rid, work.items)
+            resolver = Resolver(task, work)
+            rows = resolver.add(hits)
+            cache.commit(con, run_id=rid, probe=spec.name, scores=rows.scores,
+                         responses=rows.responses, wall_s=wall())
+            _score_misses(con, model, probe, work, resolver, misses, rid, opts, wall)
+        finish_run(con, rid, status="done", started_at=started, wall_s=wall(),
+                   cache_hits=len(hits))
     except BaseException:
         with contextlib.suppress(duckdb.Error):
-            con.execute("UPDATE runs SET status = 'failed', finished_at = ?, wall_s = ? "
-                        "WHERE run_id = ?", [now_utc(), wall(), rid])
+            finish_run(con, rid, status="failed", started_at=started, wall_s=wall())
         raise
     return RunReport(rid, spec.name, len(work.instances), len(work.items), len(work.requests),
                      len(hits), len(misses), time.perf_counter() - t0)
+
+
+def _score_misses(con: duckdb.DuckDBPyConnection, model: CachingScorer, probe: Probe,
+                  work: Plan, resolver: Resolver, misses: list[str], rid: str,
+                  opts: RunOptions, wall: Callable[[], float]) -> None:
+    """Forward the requests the cache lacks to the model, in chunks; each chunk's cache
+    entries, completed rows and the run's time so far land in one transaction."""
+    spec = probe.spec
+    bar = tqdm(total=len(misses), unit="prompt", desc=spec.name, disable=not opts.progress,
+               dynamic_ncols=True, smoothing=0.1)
+    try:
+        size = opts.chunk_size or DEFAULT_CHUNK[
+            "cpu" if str(getattr(model.identity, "device", "cpu")).startswith("cpu") else "gpu"]
+        for chunk in chunks(misses, work.owner, max(1, size)):
+            try:
+                scored = model.score([work.requests[k] for k in chunk], bar)
+            except PromptTooLongError as e:
+                raise ProbeError(f"probe {spec.name!r} ({probe.path}), "
+                                 f"{culprit(e, chunk, work)}: {e}") from e
+            rows = resolver.add(dict(zip(chunk, scored, strict=True)))
+            cache.commit(con, run_id=rid, probe=spec.name,
+                         cache_rows=[(k, model.name, work.requests[k].op, r)
+                                     for k, r in zip(chunk, scored, strict=True)],
+                         scores=rows.scores, responses=rows.responses, wall_s=wall(),
+                         replace=not opts.use_cache)
+    finally:
+        bar.close()
 
 
 def format_reports(reports: Sequence[RunReport]) -> str:

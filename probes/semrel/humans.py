@@ -36,13 +36,13 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import pyarrow as pa
 
 from kg.relations import RELATIONS, relation_probe
 from kg.store import KnowledgeStore
 from kg.vocab import KGP, graph
 from probes.errors import ProbeError
 from probes.results import transaction
+from probes.results.shared import HumanResponseRow, replace_human_responses
 from probes.results.writers import Run, delete_run, insert_run, write_responses
 from probes.spec import Probe, discover
 
@@ -209,10 +209,6 @@ def load_humans(con: duckdb.DuckDBPyConnection, store: KnowledgeStore,
 
 def _write(con: duckdb.DuckDBPyConnection, probe: str, run_id: str, relation: str,
            raw: list[tuple[Any, ...]], ranked: list[tuple[Any, ...]], now: datetime) -> None:
-    columns: list[Sequence[Any]] = list(zip(*raw, strict=True)) if raw else [[]] * 6
-    raw_t = pa.table(columns,
-                     names=["probe", "instance_id", "prompt_id", "annotator", "position",
-                            "response"])
     cfg = {"source": "cao-probe-responses", "relation": relation,
            "ranking": "pooled normalised frequency",
            "prompts": "Appendix A (response-file prompts matched without [DET])"}
@@ -220,10 +216,7 @@ def _write(con: duckdb.DuckDBPyConnection, probe: str, run_id: str, relation: st
               config=cfg, started_at=now, finished_at=now, wall_s=0, status="done",
               requests=len({(r[3], r[4]) for r in ranked}))
     with transaction(con):
-        con.execute("DELETE FROM human_responses WHERE probe = ?", [probe])
+        replace_human_responses(con, probe, [HumanResponseRow(*r) for r in raw])
         delete_run(con, run_id, ("responses", "runs"))
-        con.register("kgp_raw", raw_t)
-        con.execute("INSERT INTO human_responses SELECT * FROM kgp_raw")
-        con.unregister("kgp_raw")
         write_responses(con, ranked)
         insert_run(con, run)

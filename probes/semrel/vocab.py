@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import duckdb
-import pyarrow as pa
 
 from probes.errors import ProbeError
+from probes.results import transaction
+from probes.results.shared import write_model_vocab
 
 SHARED_VOCAB = Path(__file__).resolve().parents[2] / "queries" / "semrel" / "shared_vocab.yaml"
 
@@ -38,13 +39,7 @@ def write_vocab(con: duckdb.DuckDBPyConnection, models: list[str]) -> dict[str, 
     for model in models:
         words = WholeWordVocab.from_tokenizer(load_tokenizer(resolve(model)),
                                               lowercase=True).words
-        con.execute("DELETE FROM model_vocab WHERE model = ? AND vocab = 'lowercase'", [model])
-        con.register("kgp_vocab", pa.table({"model": [model] * len(words),
-                                            "vocab": ["lowercase"] * len(words),
-                                            "word": list(words)}))
-        try:
-            con.execute("INSERT OR IGNORE INTO model_vocab SELECT * FROM kgp_vocab")
-        finally:
-            con.unregister("kgp_vocab")
+        with transaction(con):
+            write_model_vocab(con, model, "lowercase", list(words), replace=True)
         sizes[model] = len(words)
     return sizes
