@@ -35,6 +35,14 @@ from typing import Any, Protocol
 
 import pyoxigraph as ox
 from SPARQLWrapper import ASK, JSON, POST, SELECT, URLENCODED, SPARQLWrapper
+from SPARQLWrapper.SPARQLExceptions import (
+    EndPointInternalError,
+    EndPointNotFound,
+    QueryBadFormed,
+    SPARQLWrapperException,
+    Unauthorized,
+    URITooLong,
+)
 
 from kg import config
 from kg.errors import StoreError
@@ -297,8 +305,13 @@ def _solution_rows(result: Any, max_rows: int | None,
     return rows
 
 
-_FORM = re.compile(r"<[^<>\s]*>|#[^\n]*|\b(?P<form>SELECT|ASK|CONSTRUCT|DESCRIBE)\b", re.I)
 DEFAULT_MAX_BYTES = 1 << 30  # the most bytes one endpoint answer may have (1 GiB)
+
+_STATUS_ERRORS: dict[int, type[SPARQLWrapperException]] = {
+    400: QueryBadFormed, 401: Unauthorized, 404: EndPointNotFound, 414: URITooLong,
+    500: EndPointInternalError}
+"""SPARQLWrapper's exception for each HTTP status it names (``SPARQLWrapper.query`` raises them
+for these statuses): its ``msg`` is the hint after the endpoint's own error text."""
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -313,31 +326,29 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
 _OPENER = urllib.request.build_opener(_NoRedirect)
 
 
-def query_form(sparql: str) -> str:
-    """The query form (``SELECT``, ``ASK``, ``CONSTRUCT`` or ``DESCRIBE``) of ``sparql``, read
-    past comments and IRIs; ``SELECT`` when none is found (the endpoint then reports the error).
-
-    >>> query_form("# ask, drop all\\nPREFIX a: <http://e.org/select#>\\nASK { ?s ?p ?o }")
-    'ASK'
-    """
-    for m in _FORM.finditer(sparql):
-        if m.group("form"):
-            return m.group("form").upper()
-    return SELECT
-
-
 class RemoteStore:
     """A SPARQL 1.1 endpoint (http or https), read-only, reached with SPARQLWrapper.
 
-    Every text is sent as a query (``query=`` form field of a POST, SPARQL 1.1 Protocol), never
-    guessed to be an update from its words: SPARQLWrapper's own guess reads the raw text, so the
-    query form is set again from the text with its comments left out. ``timeout`` bounds the
+    SPARQLWrapper builds each request: method POST (``setMethod``), the query as the ``query=``
+    form field (``setRequestMethod(URLENCODED)``), JSON results (``setReturnFormat``, the
+    Accept header only). The query form is read by kgprobe's SPARQL parser
+    (:func:`kg.sparql.analyse`), not guessed from words: SPARQLWrapper's own guess
+    (``setQuery``) drops only every other line of a run of ``#`` comments and matches
+    ``ADD``/``LOAD``/``DROP``/... inside any word, so it misreads 12 of the 45 files in
+    ``queries/``, whose headers are comments (SELECTs as ASK or CONSTRUCT). Only SELECT and
+    ASK are sent; the parsed form is set as the client's ``queryType``, so SPARQLWrapper
+    sends a query, never an update.
+
+    urllib sends the request without following redirects (``SPARQLWrapper.query`` opens it
+    with urllib's global opener, which sends a redirected POST again as a GET without its
+    body, so another address's answer would be read as this query's). ``timeout`` bounds the
     whole request, reading included, so a server that trickles its answer cannot hold a run for
-    longer. A redirect is refused (never followed: the query would be lost on the way), an
-    answer is read up to ``max_bytes`` (default 1 GiB), and JSON that is not SPARQL results
-    (no ``head``, ``bindings`` not a list, a binding without ``type``) is one clear error.
-    ``_client`` is the configured SPARQLWrapper (its ``agent`` is the User-Agent header), each
-    query builds its request from a copy of it.
+    longer; an answer is read up to ``max_bytes`` (default 1 GiB). An error status is one line
+    with the endpoint's own error text and, for the statuses SPARQLWrapper names
+    (:data:`_STATUS_ERRORS`), its hint, with its exception (``QueryBadFormed``, ...) as the
+    cause; JSON that is not SPARQL results (no ``head``, ``bindings`` not a list, a binding
+    without ``type``) is one clear error. ``_client`` is the configured SPARQLWrapper (its
+    ``agent`` is the User-Agent header), each query builds its request from a copy of it.
     """
 
     def __init__(self, endpoint: str, timeout: float = 120.0,
@@ -352,7 +363,8 @@ class RemoteStore:
         self.endpoint = endpoint
         self.timeout = float(timeout)
         self.max_bytes = max_bytes
-        self._client = SPARQLWrapper(endpoint, returnFormat=JSON, agent="kgprobe")
+        self._client = SPARQLWrapper(endpoint, agent="kgprobe")
+        self._client.setReturnFormat(JSON)
         self._client.setMethod(POST)
         self._client.setRequestMethod(URLENCODED)
         self._client.setOnlyConneg(True)  # no format=/output=/results= fields beside query=
@@ -384,14 +396,19 @@ class RemoteStore:
 
     def _client_for(self, sparql: str) -> SPARQLWrapper:
         """A copy of the configured client holding ``sparql`` as a SELECT or ASK query."""
-        form = query_form(sparql)
+        from kg.sparql import QueryShapeError, analyse
+
+        try:
+            form = analyse(sparql).form
+        except QueryShapeError as e:
+            raise StoreError(f"the query was not sent to {self.endpoint}: {e}") from None
         if form not in (SELECT, ASK):
             raise StoreError("probe queries must be SELECT or ASK, not CONSTRUCT/DESCRIBE")
         client = copy.copy(self._client)  # a timed-out request may still hold the last copy
-        with warnings.catch_warnings():  # its guess warns on texts it cannot read; unused
+        with warnings.catch_warnings():  # its own guess warns on texts it cannot read; unused
             warnings.simplefilter("ignore", RuntimeWarning)
             client.setQuery(sparql)
-        client.queryType = form  # never INSERT/DROP/... guessed from words in comments
+        client.queryType = form  # the parsed form, never INSERT/DROP/... read in a comment
         return client
 
     def _post(self, sparql: str, limit: float) -> bytes:
@@ -439,10 +456,21 @@ class RemoteStore:
                              "to another address (it would arrive without its text): give "
                              "the address it names with --endpoint if you trust it")
         if box["status"] != 200:
-            reason = box.get("reason") or _phrase(box["status"])
-            raise StoreError(f"SPARQL endpoint {self.endpoint} failed: HTTP {box['status']} "
-                             f"{reason}: {_detail(box['body'])}")
+            raise self._status_error(box["status"], box.get("reason"), box["body"])
         return box["body"]
+
+    def _status_error(self, status: int, reason: str | None, body: bytes) -> StoreError:
+        """The error for an answer with an error ``status``: one line with the endpoint's own
+        error text (``body``) and SPARQLWrapper's hint for the status, whose exception (with
+        the body) is the cause."""
+        message = (f"SPARQL endpoint {self.endpoint} failed: HTTP {status} "
+                   f"{reason or _phrase(status)}: {_detail(body) or '(no error text)'}")
+        named = _STATUS_ERRORS.get(status)
+        if named is None:
+            return StoreError(message)
+        error = StoreError(f"{message} ({named.msg})")
+        error.__cause__ = named(body)
+        return error
 
     def _read(self, response: Any) -> bytes:
         """The response body, at most ``max_bytes`` (QueryLimitError past that)."""

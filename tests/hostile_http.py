@@ -16,6 +16,9 @@ MALFORMED = {
     "no-type": b'{"head": {"vars": ["x"]}, "results": {"bindings": [{"x": {"value": "a"}}]}}',
     "bindings-dict": b'{"head": {"vars": ["x"]}, "results": {"bindings": {"x": "a"}}}',
 }
+# error statuses (kind -> status) and the error text the server sends with them
+ERROR_STATUS = {"bad-request": 400, "forbidden": 403}
+ERROR_TEXT = "Parser error at line 1, column 8:\n  expected 'WHERE' — got '?'".encode()
 # what the address a redirect points to answers (one row), to show it is never read
 OTHER_ANSWER = (b'{"head": {"vars": ["x"]}, "results": {"bindings": '
                 b'[{"x": {"type": "literal", "value": "from elsewhere"}}]}}')
@@ -47,6 +50,13 @@ def _handler(kind: str, served: Served, stop: threading.Event) -> type:
                 self.send_header("Location", "/elsewhere")
                 self.send_header("Content-Length", "0")
                 self.end_headers()
+                return
+            if kind in ERROR_STATUS:  # an error status with the server's own error text
+                self.send_response(ERROR_STATUS[kind])
+                self.send_header("Content-Type", "text/plain; charset=utf-8")
+                self.send_header("Content-Length", str(len(ERROR_TEXT)))
+                self.end_headers()
+                self.wfile.write(ERROR_TEXT)
                 return
             if kind == "huge":  # a valid result of about 3 MB
                 rows = b",".join([b'{"x": {"type": "literal", "value": "' + b"a" * 1000
@@ -90,7 +100,7 @@ def _handler(kind: str, served: Served, stop: threading.Event) -> type:
 @contextlib.contextmanager
 def serving(kind: str) -> Iterator[Served]:
     """Serve ``kind`` (html, json-no-results, trickle, silent, record, redirect, huge, or a
-    key of MALFORMED) on a free local port."""
+    key of MALFORMED or ERROR_STATUS) on a free local port."""
     stop = threading.Event()
     served = Served("")
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(kind, served, stop))

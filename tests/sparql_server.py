@@ -22,7 +22,7 @@ def oxigraph_cli() -> str:
     found = str(exe) if exe.is_file() else shutil.which("oxigraph")
     if not found:
         pytest.fail("the `oxigraph` command is missing; install it with `pip install oxigraph` "
-                    "(it is in kgprobe's dev extra: pip install -e '.[dev]')")
+                    "(it is in kgprobe's dev extra and requirements.lock: bash scripts/setup.sh)")
     return found
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import duckdb
 import pyoxigraph as ox
 import pytest
+from SPARQLWrapper.SPARQLExceptions import QueryBadFormed
 
 from kg.errors import StoreError
 from kg.store import LocalStore, QueryLimitError, RemoteStore, TaggedStr, json_rows
@@ -147,6 +148,25 @@ def test_endpoint_answers_that_are_not_results(kind: str, message: str) -> None:
         RemoteStore(served.url, timeout=5).query("SELECT ?x WHERE { ?x ?p ?o }")
 
 
+def test_error_text_of_a_bad_request_reaches_the_message() -> None:
+    with serving("bad-request") as served, pytest.raises(StoreError) as err:
+        RemoteStore(served.url, timeout=5).query("SELECT ?x WHERE { ?x ?p ?o }")
+    # the server's text on one line, then SPARQLWrapper's hint for a 400
+    assert str(err.value) == (
+        f"SPARQL endpoint {served.url} failed: HTTP 400 Bad Request: Parser error at line 1, "
+        "column 8: expected 'WHERE' — got '?' (A bad request has been sent to the endpoint: "
+        "probably the SPARQL query is badly formed)")
+    assert isinstance(err.value.__cause__, QueryBadFormed)
+
+
+def test_error_status_sparqlwrapper_does_not_name_keeps_the_error_text() -> None:
+    with serving("forbidden") as served, pytest.raises(StoreError) as err:
+        RemoteStore(served.url, timeout=5).query("SELECT ?x WHERE { ?x ?p ?o }")
+    assert str(err.value) == (f"SPARQL endpoint {served.url} failed: HTTP 403 Forbidden: "
+                              "Parser error at line 1, column 8: expected 'WHERE' — got '?'")
+    assert err.value.__cause__ is None
+
+
 def test_trickling_endpoint_hits_the_total_deadline() -> None:
     with serving("trickle") as served:
         t0 = time.monotonic()
@@ -174,6 +194,25 @@ def test_update_words_in_comments_are_still_sent_as_a_query() -> None:
         RemoteStore(served.url, timeout=5).query(probe.query)
     form = urllib.parse.parse_qs(served.bodies[0].decode())
     assert list(form) == ["query"] and form["query"][0] == text
+
+
+@pytest.mark.parametrize("text", [
+    # SPARQLWrapper's own guess reads these as ADD and MOVE (words in the second comment line)
+    "# name: t/x\n# description: the address of a page\nASK { ?s ?p ?o }",
+    "# a\n# then remove the row\nPREFIX ex: <http://e.org/>\nSELECT ?x WHERE { ?x ex:p ?o }",
+])
+def test_the_parsed_form_is_sent_as_a_query(text: str) -> None:
+    with serving("record") as served:
+        RemoteStore(served.url, timeout=5).query(text)
+    form = urllib.parse.parse_qs(served.bodies[0].decode())
+    assert list(form) == ["query"] and form["query"][0] == text
+
+
+def test_construct_is_refused_before_anything_is_sent() -> None:
+    with serving("record") as served, pytest.raises(StoreError, match="SELECT or ASK"):
+        RemoteStore(served.url, timeout=5).query(
+            "# select the triples\nCONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }")
+    assert served.bodies == []
 
 
 # --- 5. choice without candidates ---------------------------------------------------------------

@@ -3,7 +3,8 @@
 -- choice_mrr count). The rank is 1 + the number of non-gold candidates scoring at least as
 -- high as the best gold candidate (ties count against the gold); NULL when no gold candidate
 -- was scored. Instances without gold are left out; only finished runs (status done).
--- Support file of _choice_accuracy_items.sql and _choice_mrr_items.sql.
+-- Support file of choice_accuracy and the items files of choice_accuracy and choice_mrr, so
+-- the metric and the items rank the same way.
 CREATE OR REPLACE TEMP VIEW choice_item_ranks AS
 WITH per_prompt AS (
     SELECT s.run_id, s.probe, s.split, s.instance_id, s.prompt_id, s.candidate, s.score

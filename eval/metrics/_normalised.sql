@@ -18,6 +18,9 @@
 -- candidate (a tie counts as wrong; an unscored gold answer is wrong), NULL when a score it
 -- needs was not recorded (n_tokens or n_chars NULL, as in rows written before n_chars
 -- existed; baseline without pmi_context).
+-- normalised_accuracy holds what the six metric files report: per run, probe, split, task and
+-- normalisation (per_token, per_char, pmi) the share of instances whose column is TRUE, over
+-- the instances where it is not NULL (n).
 
 CREATE OR REPLACE TEMP MACRO kgp_gold_wins(x, is_gold) AS
     CASE WHEN count(x) = count(*) THEN coalesce(
@@ -55,3 +58,11 @@ SELECT run_id, probe, split, instance_id, task,
        kgp_gold_wins(pmi, is_gold) AS pmi
 FROM marked
 GROUP BY run_id, probe, split, instance_id, task;
+
+CREATE OR REPLACE TEMP VIEW normalised_accuracy AS
+SELECT run_id, probe, split, task, normalisation,
+       avg(CASE WHEN won THEN 1.0 ELSE 0.0 END) AS value,
+       count(*) AS n
+FROM choice_normalised
+UNPIVOT (won FOR normalisation IN (per_token, per_char, pmi))  -- NULLs left out
+GROUP BY ALL;

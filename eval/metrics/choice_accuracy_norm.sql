@@ -9,10 +9,6 @@
 -- grain: [run_id, probe, split]
 -- plot: false
 -- requires: [_normalised.sql]
-SELECT run_id, probe, split,
-       avg(CASE WHEN per_char THEN 1.0 ELSE 0.0 END) AS value,
-       count(*) AS n
-FROM choice_normalised
-WHERE task = 'choice' AND per_char IS NOT NULL
-GROUP BY ALL
+SELECT run_id, probe, split, value, n
+FROM normalised_accuracy WHERE task = 'choice' AND normalisation = 'per_char'
 ORDER BY ALL

@@ -8,10 +8,6 @@
 -- grain: [run_id, probe, split]
 -- plot: false
 -- requires: [_normalised.sql]
-SELECT run_id, probe, split,
-       avg(CASE WHEN per_token THEN 1.0 ELSE 0.0 END) AS value,
-       count(*) AS n
-FROM choice_normalised
-WHERE task = 'choice' AND per_token IS NOT NULL
-GROUP BY ALL
+SELECT run_id, probe, split, value, n
+FROM normalised_accuracy WHERE task = 'choice' AND normalisation = 'per_token'
 ORDER BY ALL

@@ -26,6 +26,7 @@ Request conventions (identical for every tool):
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -112,19 +113,15 @@ def run(
         "load_seconds": time.perf_counter() - t0,
         "workloads": {},
     }
+    scorers: dict[str, tuple[Callable[[object, list], list[float]] | None,
+                             Callable[[dict], list]]] = {
+        "mc": (score_mc, mc_requests), "sentences": (score_sentences, sentences),
+        "masked": (score_masked, masked_texts), "seq2seq": (score_seq2seq, seq2seq_requests)}
     jobs: list[tuple[str, Callable[[], list[float]], int]] = []
-    if "mc" in wanted and score_mc is not None:
-        reqs = mc_requests(workload)
-        jobs.append(("mc", lambda: score_mc(model, reqs), len(reqs)))
-    if "sentences" in wanted and score_sentences is not None:
-        sents = sentences(workload)
-        jobs.append(("sentences", lambda: score_sentences(model, sents), len(sents)))
-    if "masked" in wanted and score_masked is not None:
-        texts = masked_texts(workload)
-        jobs.append(("masked", lambda: score_masked(model, texts), len(texts)))
-    if "seq2seq" in wanted and score_seq2seq is not None:
-        pairs = seq2seq_requests(workload)
-        jobs.append(("seq2seq", lambda: score_seq2seq(model, pairs), len(pairs)))
+    for name, (score, requests) in scorers.items():
+        if name in wanted and score is not None:
+            reqs = requests(workload)
+            jobs.append((name, functools.partial(score, model, reqs), len(reqs)))
     if not jobs:
         print(f"[{tool}] nothing to do for {', '.join(wanted)}", file=sys.stderr)
         return 1
