@@ -14,8 +14,8 @@ import pytest
 from tqdm import tqdm
 
 from probes import cache
-from probes.results import connect
 from probes.app.run import main
+from probes.results import connect
 from probes.runner.caching import CachingScorer, RecordedScorer, needs_model
 from probes.runner.plan import Plan
 from probes.tasks import Request
