@@ -4,8 +4,10 @@ and metric rows? Prints the largest difference (0 when identical) and exits 1 wh
     python scripts/compare_results.py A.duckdb B.duckdb [--tolerance 0]
 
 Run ids, timestamps and wall times are ignored: a run is known by what it ran (model, revision,
-backend, probe, task and its config without the volatile ``runtime``, ``backend`` and
-``probe_file`` entries), so two files made by separate invocations compare equal. Rows are
+backend, probe, task and its config without the volatile ``runtime``, ``backend``,
+``probe_file``, ``shards`` and ``export`` entries: ``export`` records when the instances were
+exported and the query's hash, and the instances themselves are compared row by row), so two
+files made by separate invocations compare equal. Rows are
 matched on their non-float columns; float columns are compared numerically (the difference
 printed is the largest absolute one; a row that only one file has counts as an infinite
 difference).
@@ -50,7 +52,7 @@ from probes.results import connect
 TABLES = ("instances", "scores", "responses", "human_responses")
 IGNORED = {"run_id", "started_at", "finished_at", "wall_s", "exported_at", "cache_hits"}
 METRIC_DIRS = ("metrics", "copen", "ontolama", "semrel")
-VOLATILE_CONFIG = ("runtime", "backend", "probe_file", "shards")
+VOLATILE_CONFIG = ("runtime", "backend", "probe_file", "shards", "export")
 
 
 def run_labels(con: duckdb.DuckDBPyConnection) -> dict[str, str]:
@@ -138,23 +140,42 @@ def stored_metrics(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[list[str],
 
 def materialize(path: Path) -> None:
     """Store every metric's rows (with the code on PYTHONPATH) in tables ``metric__<name>``
-    (a failing metric: a one-row table with its error)."""
+    (a failing metric: a one-row table with its error). The metrics run on a copy in
+    :func:`canonical_order`, as :func:`compare` runs them, so two files holding the same rows
+    in another physical order store the same metric rows to the last digit; only the
+    ``metric__`` tables are written into the file."""
     root = default_metric_dir().parent  # the eval package on PYTHONPATH
-    con = connect(path)
-    try:
-        for metric in discover_metrics([root / d for d in METRIC_DIRS if (root / d).is_dir()]):
-            table = f'"metric__{metric.name}"'
-            con.execute(f"DROP TABLE IF EXISTS {table}")
-            try:
-                run_metric(con, metric)  # validates (on a cursor of its own)
-                run_support(con, metric.requires)  # the views the query reads, on con
-                with one_thread(con):
-                    con.execute(f"CREATE TABLE {table} AS {metric.sql.strip().rstrip(';')}")
-            except (MetricError, duckdb.Error) as e:
-                con.execute(f"CREATE TABLE {table} AS SELECT ? AS error",
-                            [str(e).split(": ", 1)[-1]])
-    finally:
-        con.close()
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / "sorted.duckdb"
+        shutil.copyfile(path, copy)
+        con = connect(copy)
+        names = []
+        try:
+            canonical_order(con)
+            for metric in discover_metrics([root / d for d in METRIC_DIRS
+                                            if (root / d).is_dir()]):
+                table = f'"metric__{metric.name}"'
+                names.append(table)
+                try:
+                    run_metric(con, metric)  # validates (on a cursor of its own)
+                    run_support(con, metric.requires)  # the views the query reads, on con
+                    with one_thread(con):
+                        con.execute(f"CREATE OR REPLACE TABLE {table} AS "
+                                    f"{metric.sql.strip().rstrip(';')}")
+                except (MetricError, duckdb.Error) as e:
+                    con.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT ? AS error",
+                                [str(e).split(": ", 1)[-1]])
+        finally:
+            con.close()
+        con = connect(path)
+        try:
+            con.execute("ATTACH ? AS sorted (READ_ONLY)", [str(copy)])
+            for table in names:
+                con.execute(f"CREATE OR REPLACE TABLE main.{table} AS "
+                            f"SELECT * FROM sorted.{table}")
+            con.execute("DETACH sorted")
+        finally:
+            con.close()
 
 
 def canonical_order(con: duckdb.DuckDBPyConnection) -> None:

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from probes.results import connect, transaction
 from probes.results.writers import (
@@ -21,13 +22,15 @@ from probes.results.writers import (
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def results_file(path: Path, run_id: str, when: datetime, score: float) -> None:
+def results_file(path: Path, run_id: str, when: datetime, score: float,
+                 config: dict[str, Any] | None = None) -> None:
     con = connect(path)
     con.execute("INSERT INTO instances VALUES ('p', 'test', 'i1', 'x', ['a'], ['a', 'b'], "
                 "'{}', ?)", [when])
     with transaction(con):
         insert_run(con, Run(run_id=run_id, model="m", probe="p", task="choice", status="done",
-                            started_at=when, finished_at=when, wall_s=when.second))
+                            started_at=when, finished_at=when, wall_s=when.second,
+                            config=config))
         write_scores(con, [ScoreRow(run_id, "p", "test", "i1", 0, "a", "a", "x a", score, 1),
                            ScoreRow(run_id, "p", "test", "i1", 0, "b", "b", "x b", -2.0, 1)])
     con.close()
@@ -44,6 +47,20 @@ def test_same_rows_under_other_run_ids_and_times_compare_equal(tmp_path: Path) -
     got = compare(tmp_path / "a.duckdb", tmp_path / "b.duckdb")
     assert got.returncode == 0, got.stdout + got.stderr
     assert "largest difference: 0 " in got.stdout
+
+
+def test_the_export_record_is_not_what_a_run_ran(tmp_path: Path) -> None:
+    # runs.config.export records when the instances were exported and the query's hash (a
+    # reworded query that returns the same instances); the instances are compared row by row
+    when = datetime(2025, 1, 1)
+    for name, query_hash, k in (("a", "q1", 1), ("b", "q2", 1), ("c", "q1", 2)):
+        results_file(tmp_path / f"{name}.duckdb", "r1", when, -1.0,
+                     {"k": k, "export": {"query_hash": query_hash,
+                                         "exported_at": f"2026-01-0{k} 00:00:00"}})
+    a, b, c = (tmp_path / f"{n}.duckdb" for n in "abc")
+    assert compare(a, b).returncode == 0
+    got = compare(a, c)  # another setting is another run: its rows match nothing
+    assert got.returncode == 1 and "scores: inf" in got.stdout
 
 
 def test_a_changed_score_is_the_largest_difference(tmp_path: Path) -> None:
