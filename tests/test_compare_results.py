@@ -9,6 +9,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import duckdb
+import pytest
+
 from probes.results import connect, transaction
 from probes.results.writers import (
     ResponseRow,
@@ -90,3 +93,19 @@ def test_an_ignored_column_is_left_out_and_only_that_one(tmp_path: Path) -> None
     assert other.returncode == 1 and "responses: 0.25" in other.stdout
     bad = compare(a, b, "--ignore", "prompt")
     assert bad.returncode == 2 and "TABLE.COLUMN" in bad.stderr
+
+
+def test_materialize_stores_metric_rows_and_leaves_the_tables_as_they_were(
+        tmp_path: Path) -> None:
+    a = tmp_path / "a.duckdb"
+    results_file(a, "r1", datetime(2025, 1, 1), -1.0)
+    got = subprocess.run([sys.executable, str(ROOT / "scripts" / "compare_results.py"),
+                          "--materialize", str(a)], capture_output=True, text=True, cwd=ROOT)
+    assert got.returncode == 0, got.stderr
+    con = connect(a)
+    # one instance, gold "a" scored -1.0 against "b" at -2.0: right, accuracy 1
+    assert con.execute('SELECT value FROM "metric__choice_accuracy"').fetchall() == [(1.0,)]
+    # the metrics ran on a sorted copy: the file's own tables keep their primary keys
+    with pytest.raises(duckdb.ConstraintException):
+        write_scores(con, [ScoreRow("r1", "p", "test", "i1", 0, "a", "a", "x a", -1.0, 1)])
+    con.close()
