@@ -570,8 +570,9 @@ def kshot_prompt_plot(res: Results, path: Path) -> Path | None:
     curves = kshot_prompt_curves(res)
     if not curves:
         return None
-    return line_chart(curves, f"OntoLAMA K-shot per prompt ({res.split}, mean ± std over seeds)",
-                      path, xlabel="K (examples per class; 0 = zero-shot)", ylabel="accuracy",
+    return line_chart(curves, f"OntoLAMA K-shot per prompt ({res.split})", path,
+                      xlabel="K (examples per class; 0 = zero-shot)",
+                      ylabel="accuracy (mean ± std over seeds)",
                       baselines=kshot_baselines(res), series_baselines=kshot_prompt_ceilings(res),
                       series_baseline_label="shortcut ceiling")
 
