@@ -91,9 +91,9 @@ def _save(model: object, tok: object, folder: Path) -> None:
     tmp.rename(folder)
 
 
-def parameters_by_prefix(folder: Path) -> dict[str, int]:
-    """Parameter counts per top-level name (``encoder``, ``decoder``, ``shared``, ``bert``, ...)
-    from the safetensors headers (tied weights are stored once)."""
+def _numels(folder: Path) -> dict[str, int]:
+    """Parameter count of every tensor in the folder's safetensors files (from the headers;
+    tied weights are stored once)."""
     out: dict[str, int] = {}
     for file in sorted(folder.glob("*.safetensors")):
         with file.open("rb") as fh:
@@ -105,6 +105,38 @@ def parameters_by_prefix(folder: Path) -> dict[str, int]:
             n = 1
             for dim in info["shape"]:
                 n *= dim
-            top = key.split(".")[0]
-            out[top] = out.get(top, 0) + n
+            out[key] = n
     return out
+
+
+def flop_parameters(folder: Path) -> dict[str, int]:
+    """Parameters grouped by the tokens they multiply (for the arithmetic floor of
+    ``scripts/bench_peers.py``); embedding tables are lookups and do no multiply-adds, except
+    where the LM head reuses them (tied).
+
+    BERT (``bert-base-random``): ``masked`` = the encoder layers (every token of every masked
+    copy), ``masked_head`` = the MLM head's transform and its vocabulary projection (the tied
+    word embeddings unless a decoder weight is stored): needed at the masked position only.
+    T5 (``t5-base-random``): ``encoder`` = the encoder layers (each context token);
+    ``cross_kv`` = the decoder's cross-attention key and value projections (they read the
+    encoder states: each context token, not each target token); ``decoder`` = every other
+    decoder layer weight plus the LM head (``lm_head``, else the tied ``shared`` embedding):
+    each decoder position.
+    """
+    numels = _numels(folder)
+    if any(k.startswith("bert.") for k in numels):
+        head = sum(n for k, n in numels.items() if k.startswith("cls."))
+        if "cls.predictions.decoder.weight" not in numels:
+            head += numels["bert.embeddings.word_embeddings.weight"]
+        body = sum(n for k, n in numels.items() if k.startswith("bert.encoder."))
+        return {"masked": body, "masked_head": head}
+    cross_kv = sum(n for k, n in numels.items() if k.startswith("decoder.")
+                   and ".EncDecAttention." in k and k.endswith((".k.weight", ".v.weight")))
+    decoder = sum(n for k, n in numels.items() if k.startswith("decoder.")
+                  and "embed_tokens" not in k) - cross_kv
+    return {
+        "encoder": sum(n for k, n in numels.items()
+                       if k.startswith("encoder.") and "embed_tokens" not in k),
+        "cross_kv": cross_kv,
+        "decoder": decoder + numels.get("lm_head.weight", numels["shared.weight"]),
+    }
