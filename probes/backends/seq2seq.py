@@ -122,7 +122,9 @@ class Seq2SeqScorer(Scorer):
                 logprob[i], greedy[i] = lps[c], tops[c]
             self._report(len(owners))
 
-        self.batcher("encoder").run([len(ctx_ids[k]) for k in keys], encoder_work)
+        # encoder batches are not cut at length drops: each context feeds ~all its candidates'
+        # decoder rows, and more candidates per encoder batch make fuller decoder batches
+        self.batcher("encoder", cut=False).run([len(ctx_ids[k]) for k in keys], encoder_work)
         return [Score(logprob[i], len(targets[i]), greedy[i]) for i in range(len(requests))]
 
     def _score_plain(
