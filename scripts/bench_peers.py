@@ -62,8 +62,8 @@ SUPPORTS = {"kgprobe": set(NAMES), "naive": {"mc", "sentences"},
             "lm-eval": {"mc", "sentences", "seq2seq"}, "minicons": {"mc", "sentences", "masked"}}
 QUICK_SIZES = (10, 50, 8, 4)  # multiple-choice instances, sentences, masked, seq2seq instances
 NOT_INSTALLED = 3  # exit code of kgprobe_runner.py when the backends are missing
-TARGETS = {"mc": {"lm-eval": 5.0, "minicons": 4.0}}
-FLOOR_TARGET = {"sentences": 0.80}
+TARGETS = {"mc": {"lm-eval": 7.0, "minicons": 4.0}, "masked": {"minicons": 1.8}}  # issue 25
+FLOOR_TARGET = {"sentences": 0.80, "seq2seq": 0.80, "masked": 0.90}
 RATIOS = {"mc": ("lm-eval", "minicons"), "sentences": ("lm-eval", "minicons"),
           "masked": ("minicons",), "seq2seq": ("lm-eval",)}
 SCORE_TOLERANCE = 5e-4
@@ -375,7 +375,7 @@ def ratio_lines(results: dict[str, dict]) -> list[str]:
 
 def check_targets(results: dict[str, dict], flops: dict[str, float],
                   gflops: float) -> list[str]:
-    """One line per target (issues 3 and 16) that this run can check."""
+    """One line per target (issues 3, 16 and 25) that this run can check."""
     out = ["Targets:"]
     kg = results.get("kgprobe", {}).get("workloads", {})
     for name, peers in TARGETS.items():
