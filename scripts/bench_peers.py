@@ -235,16 +235,13 @@ def flops_per_request(workload: dict, params: dict[str, int]) -> dict[str, float
     """
     out = {k: 2 * params["causal"] * v for k, v in tokens_per_request(workload).items()}
     if workload.get("masked"):
-        total = sum((s["tokens"] - 2) * (2 * params["masked"] * s["tokens"]
-                                         + 2 * params["masked_head"])
-                    for s in workload["masked"])
+        total = bench_models.pll_flops(params, [s["tokens"] for s in workload["masked"]])
         out["masked"] = total / len(workload["masked"])
     if workload.get("seq2seq"):
         n = sum(len(i["candidate_tokens"]) for i in workload["seq2seq"])
-        enc = sum(i["context_tokens"] for i in workload["seq2seq"])
-        dec = sum(1 + sum(t - 1 for t in i["candidate_tokens"]) for i in workload["seq2seq"])
-        out["seq2seq"] = 2 * ((params["encoder"] + params["cross_kv"]) * enc
-                              + params["decoder"] * dec) / n
+        total = bench_models.seq2seq_flops(
+            params, [(i["context_tokens"], i["candidate_tokens"]) for i in workload["seq2seq"]])
+        out["seq2seq"] = total / n
     return out
 
 
