@@ -91,9 +91,9 @@ def _save(model: object, tok: object, folder: Path) -> None:
     tmp.rename(folder)
 
 
-def parameters_by_prefix(folder: Path) -> dict[str, int]:
-    """Parameter counts per top-level name (``encoder``, ``decoder``, ``shared``, ``bert``, ...)
-    from the safetensors headers (tied weights are stored once)."""
+def _numels(folder: Path) -> dict[str, int]:
+    """Parameter count of every tensor in the folder's safetensors files (from the headers;
+    tied weights are stored once)."""
     out: dict[str, int] = {}
     for file in sorted(folder.glob("*.safetensors")):
         with file.open("rb") as fh:
@@ -105,6 +105,69 @@ def parameters_by_prefix(folder: Path) -> dict[str, int]:
             n = 1
             for dim in info["shape"]:
                 n *= dim
-            top = key.split(".")[0]
-            out[top] = out.get(top, 0) + n
+            out[key] = n
     return out
+
+
+def flop_parameters(folder: Path) -> dict[str, int]:
+    """:func:`flop_groups` of a saved model folder (from its safetensors headers)."""
+    return flop_groups(_numels(folder))
+
+
+def flop_groups(numels: dict[str, int]) -> dict[str, int]:
+    """Parameters (``name -> count``, tied weights once, as in safetensors or
+    ``model.named_parameters()``) grouped by the tokens they multiply, for the arithmetic floor;
+    embedding tables are lookups and do no multiply-adds, except where the LM head reuses them
+    (tied).
+
+    BERT-style masked LMs (``bert.*``, ``cls.*``): ``masked`` = the encoder layers (every token
+    of every masked copy), ``masked_head`` = the MLM head's transform and its vocabulary
+    projection (the tied word embeddings unless a decoder weight is stored): needed at the
+    masked position only. T5: ``encoder`` = the encoder layers (each context token);
+    ``cross_kv`` = the decoder's cross-attention key and value projections (they read the
+    encoder states: each context token, not each target token); ``decoder`` = every other
+    decoder layer weight plus the LM head (``lm_head``, else the tied ``shared`` embedding):
+    each decoder position.
+    """
+    if any(k.startswith("bert.") for k in numels):
+        head = sum(n for k, n in numels.items() if k.startswith("cls."))
+        if "cls.predictions.decoder.weight" not in numels:
+            head += numels["bert.embeddings.word_embeddings.weight"]
+        body = sum(n for k, n in numels.items() if k.startswith("bert.encoder."))
+        return {"masked": body, "masked_head": head}
+    cross_kv = sum(n for k, n in numels.items() if k.startswith("decoder.")
+                   and ".EncDecAttention." in k and k.endswith((".k.weight", ".v.weight")))
+    decoder = sum(n for k, n in numels.items() if k.startswith("decoder.")
+                  and "embed_tokens" not in k) - cross_kv
+    return {
+        "encoder": sum(n for k, n in numels.items()
+                       if k.startswith("encoder.") and "embed_tokens" not in k),
+        "cross_kv": cross_kv,
+        "decoder": decoder + numels.get("lm_head.weight", numels["shared.weight"]),
+    }
+
+
+def pll_flops(groups: dict[str, int], lengths: list[int]) -> float:
+    """Floor FLOPs of the pseudo-log-likelihood of sentences of ``lengths`` tokens ([CLS] and
+    [SEP] included): n - 2 masked copies of n tokens each through the encoder layers, the head
+    at each copy's masked position only (derivation: ``bench_peers.flops_per_request``).
+
+    >>> pll_flops({"masked": 1, "masked_head": 2}, [5])
+    42.0
+    """
+    return float(sum((n - 2) * (2 * groups["masked"] * n + 2 * groups["masked_head"])
+                     for n in lengths))
+
+
+def seq2seq_flops(groups: dict[str, int], instances: list[tuple[int, list[int]]]) -> float:
+    """Floor FLOPs of (context of C tokens, candidates of T_1 .. T_k target tokens) instances:
+    encoder and cross-attention keys/values once per context token, the decoder and LM head
+    once for the shared start position and once per later target token
+    (derivation: ``bench_peers.flops_per_request``).
+
+    >>> seq2seq_flops({"encoder": 3, "cross_kv": 1, "decoder": 5}, [(10, [2, 4])])
+    130.0
+    """
+    return float(sum(2 * (groups["encoder"] + groups["cross_kv"]) * c
+                     + 2 * groups["decoder"] * (1 + sum(t - 1 for t in targets))
+                     for c, targets in instances))

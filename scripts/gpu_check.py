@@ -18,8 +18,10 @@ What it measures, each written to ``check.json`` and ``check.md`` under ``--out`
    top-k, masked PLL and seq2seq (context, candidate) pairs, each as a fraction of its
    arithmetic floor: 2 x matmul parameters FLOPs per processed token (each shared context
    once; the input embedding is a lookup and is not counted; a PLL sentence of n tokens is n-2
-   masked copies of n tokens; seq2seq: encoder over the context, decoder over the target) at the
-   measured matmul rate;
+   masked copies of n tokens with the MLM head at the masked position only; seq2seq: the
+   encoder and the cross-attention keys/values over each context once, the decoder and LM head
+   over the start position once per context and over each later target token:
+   ``bench_models.pll_flops`` / ``seq2seq_flops``) at the measured matmul rate;
 3. a plain transformers loop (padded batches of 32, full logits) and lm-evaluation-harness's HF
    backend (``HFLM`` with the same model object; skipped with the reason when ``lm_eval`` is
    not importable) on the same requests, and the largest score difference between the tools;
@@ -56,6 +58,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import bench_models  # a sibling script: this script's folder is on the path
 import torch
 from bench_scoring import FRAMES, OPENERS, SUBJECTS  # the same sentence frames
 
@@ -140,6 +143,12 @@ def matmul_params(model: Any) -> dict[str, int]:
     return {"total": total, "encoder": enc, "decoder": total - enc}
 
 
+def flop_groups(model: Any) -> dict[str, int]:
+    """``bench_models.flop_groups`` of an in-memory masked or seq2seq model (tied weights
+    once)."""
+    return bench_models.flop_groups({n: p.numel() for n, p in model.named_parameters()})
+
+
 def make_scorer(kind: str, model: Any, tokenizer: Any, name: str, device: torch.device) -> Any:
     """kgprobe's scorer around an in-memory model, finished as ``load_scorer`` finishes one."""
     from probes.backends.registry import backend
@@ -157,7 +166,6 @@ def make_scorer(kind: str, model: Any, tokenizer: Any, name: str, device: torch.
 def local_tokenizers() -> dict[str, Any]:
     """The tokenizers that ship offline here: SmolLM2's (causal), all-MiniLM-L6-v2's WordPiece
     (masked) and a T5-style Unigram built from that vocabulary (``bench_models``)."""
-    import bench_models  # a sibling script: this script's folder is on the path
     from transformers import AutoTokenizer
 
     from probes.models import load_tokenizer
@@ -426,6 +434,8 @@ class Check:
         before = 1 << 22
         scorer.set_batch_size(None, max_batch_tokens=before)
         scorer._rows = len(reqs)  # one batch of everything: the cap must force the back-off
+        for label in ("loglik", "packed"):  # not cut where the length drops (see Batcher)
+            scorer.batcher(label, cut=False)
         undo: Callable[[], None]
         if self.device.type == "cuda":
             self.free()
@@ -468,7 +478,7 @@ class Check:
         scorer.pll(reqs[:4])
         seconds, _ = timed(self.device, lambda: scorer.pll(reqs))
         lengths = [len(tokenizer(t)["input_ids"]) for t, _ in reqs]
-        flops = 2 * matmul_params(model)["total"] * sum((n - 2) * n for n in lengths)
+        flops = bench_models.pll_flops(flop_groups(model), lengths)
         self.throughput("bert-large", "pll", "kgprobe", len(reqs), seconds, flops)
 
     def seq2seq(self, tokenizer: Any) -> None:
@@ -477,10 +487,12 @@ class Check:
         reqs = self.work["seq2seq"]
         scorer.loglik(reqs[:4])
         seconds, _ = timed(self.device, lambda: scorer.loglik(reqs))
-        p = matmul_params(model)
-        enc = sum(len(tokenizer(c)["input_ids"]) for c in dict.fromkeys(c for c, _ in reqs))
-        dec = sum(len(tokenizer(x)["input_ids"]) for _, x in reqs)
-        flops = 2 * (p["encoder"] * enc + p["decoder"] * dec)
+        targets: dict[str, list[int]] = {}
+        for context, target in reqs:
+            targets.setdefault(context, []).append(len(tokenizer(target)["input_ids"]))
+        flops = bench_models.seq2seq_flops(
+            flop_groups(model),
+            [(len(tokenizer(c)["input_ids"]), t) for c, t in targets.items()])
         self.throughput("t5-large", "seq2seq", "kgprobe", len(reqs), seconds, flops)
         if not self.args.no_lm_eval and self.time_left() > 60:
             eos = tokenizer.eos_token

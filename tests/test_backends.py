@@ -396,7 +396,10 @@ def test_prompt_too_long_is_a_clear_error(llama: Any) -> None:
 
 def test_out_of_memory_backs_off_and_keeps_scores(tiny_llama: Path) -> None:
     scorer2 = load_scorer(str(tiny_llama), batch_size=16, verify=False)
-    expected = [s.logprob for s in scorer2.loglik(CAUSAL_REQUESTS)]
+    # three same-length unshared requests, so that the plain path forms a batch of 3 rows
+    requests = CAUSAL_REQUESTS + [("", f"Emus run {w}.") for w in ("fast", "far", "home")]
+    assert len({len(scorer2.tokenizer(t).input_ids) for _, t in requests[-3:]}) == 1
+    expected = [s.logprob for s in scorer2.loglik(requests)]
     scorer2.set_batch_size(16)
 
     failures: list[int] = []
@@ -408,7 +411,7 @@ def test_out_of_memory_backs_off_and_keeps_scores(tiny_llama: Path) -> None:
 
     hook = scorer2.model.model.register_forward_pre_hook(fail_on_big_batches, with_kwargs=True)
     try:
-        got = [s.logprob for s in scorer2.loglik(CAUSAL_REQUESTS)]
+        got = [s.logprob for s in scorer2.loglik(requests)]
     finally:
         hook.remove()
     assert max(abs(a - b) for a, b in zip(expected, got, strict=True)) <= 5e-4
@@ -425,7 +428,7 @@ def test_batcher_halves_on_oom_and_covers_every_item_once() -> None:
         seen.extend(batch)
 
     batcher = Batcher(rows=16, tokens=None)
-    batcher.run([5, 1, 9, 3, 7, 2, 8, 4, 6, 10], work)
+    batcher.run([7, 7, 7, 6, 7, 7, 6, 7, 7, 7], work)  # close lengths: one batch of 10 first
     assert sorted(seen) == list(range(10)) and batcher.rows <= 3
     with pytest.raises(ModelError, match="out of memory on a single"):
         Batcher(rows=4).run([5], lambda b: (_ for _ in ()).throw(RuntimeError("out of memory")))

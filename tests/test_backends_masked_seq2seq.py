@@ -156,6 +156,42 @@ def test_seq2seq_loglik_matches_unbatched_forward(t5: Any) -> None:
         assert score.n_tokens == len(t5.tokenizer(target).input_ids)
 
 
+def test_seq2seq_candidates_of_one_context_share_the_decoder_start(t5: Any) -> None:
+    """The shared-start path (decoder start step once per context, then each candidate's later
+    tokens on a copy of its cache) gives every candidate the score of its own full forward:
+    targets of 1 to 6 tokens (one-token targets are scored by the start step alone), three
+    contexts, padded decoder batches."""
+    assert t5.share_start and t5.describe()["share_start"] is True
+    context = "a robin is a kind of <extra_id_0> ."
+    candidates = ["", "bird", "small bird", "small brown bird", "very small brown bird",
+                  "bird that sings at dawn", "animal"]  # fmt: skip
+    requests = [(context, c) for c in candidates]
+    requests += [("dogs bark", c) for c in candidates[1:4]] + [("cats", "purr loudly")]
+    scores = t5.loglik(requests)
+    assert [s.n_tokens for s in scores[:2]] == [1, 2]  # "" is "</s>" alone
+    for (ctx, target), score in zip(requests, scores, strict=True):
+        assert logprob_close(score.logprob, seq2seq_reference(t5.model, t5.tokenizer, ctx, target))
+
+
+def test_seq2seq_shared_start_that_disagrees_falls_back(
+    monkeypatch: pytest.MonkeyPatch, tiny_t5: Any
+) -> None:
+    """A shared-start path that gives wrong scores (here: each candidate is given the cache of
+    the other context) is caught by the self-check at load; the scorer warns and scores every
+    candidate with its own full decoder pass."""
+    from probes.backends import seq2seq
+
+    original = seq2seq.select_rows
+    monkeypatch.setattr(seq2seq, "select_rows", lambda cache, rows: original(cache, 1 - rows))
+    with pytest.warns(RuntimeWarning, match="shared decoder-start path disagreed"):
+        scorer = load_scorer(str(tiny_t5), device="cpu", dtype="float32")
+    assert scorer.share_start is False
+    requests = [("dogs bark", "small brown bird"), ("cats", "purr loudly")]
+    for (ctx, target), score in zip(requests, scorer.loglik(requests), strict=True):
+        assert logprob_close(score.logprob,
+                             seq2seq_reference(scorer.model, scorer.tokenizer, ctx, target))
+
+
 def test_seq2seq_topk_is_the_first_sentinel_filler(t5: Any) -> None:
     tok = t5.tokenizer
     whole = [
@@ -209,3 +245,11 @@ def test_bart_style_topk_feeds_the_text_before_the_slot(
         order = probs.argsort(descending=True)[:3].tolist()
         assert [w for w, _ in got] == [vocab.words[i] for i in order]
         assert all(abs(p - float(probs[i])) <= TOL for (_, p), i in zip(got, order, strict=True))
+    # loglik on the same model: the shared decoder start (BART's </s>) against full forwards
+    assert scorer.share_start
+    requests = [("A robin is a kind of bird.", c) for c in (" bird", " small bird", "")]
+    requests.append(("Emus run fast", " on long legs"))
+    for (ctx, target), score in zip(requests, scorer.loglik(requests), strict=True):
+        has_target = bool(tok(target).input_ids)
+        expected = seq2seq_reference(scorer.model, tok, ctx, target) if has_target else 0.0
+        assert logprob_close(score.logprob, expected), (ctx, target)

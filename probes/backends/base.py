@@ -262,11 +262,12 @@ class Scorer:
             "device_map": _device_map(self.model),
         }
 
-    def batcher(self, label: str, *, rows: int | None = None) -> Batcher:
-        """The batcher for one kind of work; it remembers limits lowered after out-of-memory."""
+    def batcher(self, label: str, *, rows: int | None = None, cut: bool = True) -> Batcher:
+        """The batcher for one kind of work; it remembers limits lowered after out-of-memory
+        (``cut``: see :class:`Batcher`)."""
         if label not in self._batchers:
             self._batchers[label] = Batcher(
-                rows=rows or self._rows, tokens=self._tokens, label=label
+                rows=rows or self._rows, tokens=self._tokens, label=label, cut=cut
             )
         return self._batchers[label]
 

@@ -281,7 +281,8 @@ class CausalScorer(Scorer):
                 logprob[i] = total[c]
             self._report(len(candidates))
 
-        self.batcher("context").run([len(k) for k in keys], context_work)
+        # not cut at length drops: each context batch feeds its candidates' continuation batches
+        self.batcher("context", cut=False).run([len(k) for k in keys], context_work)
 
     def _loglik_packed(
         self,

@@ -42,15 +42,34 @@ def free_memory() -> None:
 
 class Batcher:
     """Cuts work items into length-sorted batches (longest first) under two limits: at most
-    ``rows`` items and at most ``tokens`` padded tokens per batch. An out-of-memory error in a
-    batch halves both limits (kept for later calls) and retries the batch; a single item that
-    still does not fit raises :class:`ModelError`.
+    ``rows`` items and at most ``tokens`` padded tokens per batch. With ``cut`` (the default) a
+    batch of at least 2 items ends where the length drops below 7/8 of its longest item, or
+    drops at all once it is half full: the rest of its room would be padding, which costs as
+    much as real tokens (short items of very different lengths, such as seq2seq targets,
+    otherwise pad to the few longest). Without ``cut`` batches are filled to the limits (for
+    outer work whose batch size matters more than its padding, e.g. encoder passes that feed
+    many decoder rows). An out-of-memory error in a batch halves both
+    limits (kept for later calls) and retries the batch; a single item that still does not fit
+    raises :class:`ModelError`.
+
+    >>> def sizes(rows, lengths, cut=True):
+    ...     batches = []
+    ...     Batcher(rows=rows, cut=cut).run(lengths, batches.append)
+    ...     return [len(b) for b in batches]
+    >>> sizes(8, [5, 5, 5, 5, 5, 4, 4, 4, 4, 4, 3])  # half full: ends at each drop
+    [5, 5, 1]
+    >>> sizes(16, [8, 8, 6, 6, 6, 6, 5])  # 6 < 7/8 x 8 and 5 < 7/8 x 6
+    [2, 4, 1]
+    >>> sizes(16, [8, 8, 6, 6, 6, 6, 5], cut=False)
+    [7]
     """
 
-    def __init__(self, *, rows: int, tokens: int | None = None, label: str = "batch") -> None:
+    def __init__(self, *, rows: int, tokens: int | None = None, label: str = "batch",
+                 cut: bool = True) -> None:
         self.rows = max(1, int(rows))
         self.tokens = None if tokens is None else max(1, int(tokens))
         self.label = label
+        self.cut = cut
 
     def run(self, lengths: Sequence[int], work: Callable[[list[int]], None]) -> None:
         """Call ``work(batch)`` for every batch; ``work`` must only write results at its end."""
@@ -83,7 +102,13 @@ class Batcher:
         limit = self.rows
         if self.tokens is not None:
             limit = min(limit, max(1, self.tokens // longest))
-        return order[pos : pos + limit]
+        end = min(len(order), pos + limit)
+        for k in range(pos + 2, end if self.cut else pos):
+            length = lengths[order[k]]
+            drop = length != lengths[order[k - 1]]
+            if drop and (k - pos >= limit // 2 or 8 * length < 7 * longest):
+                return order[pos:k]
+        return order[pos:end]
 
 
 def resolve_device(device: str | torch.device | None) -> torch.device:

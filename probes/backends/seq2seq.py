@@ -2,8 +2,13 @@
 
 - ``loglik(context, continuation)``: the encoder reads the context, the decoder is scored on
   the continuation's tokens as the tokenizer makes them (T5 appends ``</s>``, BART wraps in
-  ``<s> ... </s>``: the usual target convention); each distinct context is encoded once and
-  its states are reused for all its candidates.
+  ``<s> ... </s>``: the usual target convention). Work shared by the candidates of one
+  context is done once per context: the encoder pass; the decoder's first step (every target
+  starts from the same decoder start token, so its states, the cross-attention keys/values of
+  every layer, and the distribution of the first target token are the same for all
+  candidates), kept as a key/value cache. The candidates then run only their tokens after the
+  first, on a copy of their context's cache rows. A self-check at load compares this path with
+  a plain forward and falls back (with a warning) to one full decoder pass per candidate.
 - ``topk``: T5 (a tokenizer with ``<extra_id_0>``): ``[MASK]`` becomes the first sentinel and
   the distribution is the decoder's after ``<pad> <extra_id_0>``, the first token of the
   filler. BART-style (a mask token): ``[MASK]`` becomes ``<mask>`` and the decoder, fed the
@@ -13,6 +18,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,9 +30,11 @@ from probes.backends.base import (
     PromptError,
     Score,
     Scorer,
+    log_normalizer,
     pool,
     segment_sum,
 )
+from probes.backends.causal_model import cache_argument, returned_cache
 from probes.backends.registry import register
 from probes.models import ModelError, ModelSource
 from probes.wordvocab import WholeWordVocab
@@ -50,6 +58,19 @@ class Seq2SeqScorer(Scorer):
         self._start = int(start)
         vocab = tokenizer.get_vocab()
         self._sentinel = vocab.get(SENTINEL)
+        self.share_start = True
+        """Run the decoder's first step once per context and reuse its key/value cache (see the
+        module); False: one full decoder pass per candidate."""
+        self._cache_argument = cache_argument(model, None)
+
+    def configure(self, settings: dict[str, Any], *, verify: bool) -> None:
+        """Check the shared-start path against a plain forward (``verify``)."""
+        if verify:
+            self.verify_fast_path()
+
+    def describe(self) -> dict[str, Any]:
+        """Adds whether the decoder's first step is shared by a context's candidates."""
+        return {**super().describe(), "share_start": self.share_start}
 
     @classmethod
     def no_head_error(cls, source: ModelSource, config: Any) -> ModelError:
@@ -90,42 +111,132 @@ class Seq2SeqScorer(Scorer):
             ids, attention = self._padded([ctx_ids[c] for c in chosen])
             states = self.model.get_encoder()(input_ids=ids, attention_mask=attention)
             hidden = states.last_hidden_state
-            candidates = [(j, i) for j, c in enumerate(chosen) for i in members[c]]
-            lp_out = torch.zeros(len(candidates), dtype=torch.float64, device=self.device)
-
-            def decoder_work(sub: list[int]) -> None:
-                picked = [candidates[s] for s in sub]
-                rows = torch.tensor([j for j, _ in picked], device=self.device)
-                tgt = [targets[i] for _, i in picked]
-                dec_ids, dec_mask = self._padded([[self._start, *t[:-1]] for t in tgt])
-                logits = self._decode(hidden.index_select(0, rows), attention[rows], dec_ids,
-                                      dec_mask)
-                r, t, goal, seg = [], [], [], []
-                for j, target in enumerate(tgt):
-                    for step, token in enumerate(target):
-                        r.append(j)
-                        t.append(step)
-                        goal.append(token)
-                        seg.append(j)
-                lp = self._row_logprobs(
-                    logits[_long(r, self.device), _long(t, self.device)],
-                    _long(goal, self.device),
-                    None,
-                )
-                where = _long(sub, self.device)
-                segments = _long(seg, self.device)
-                lp_out[where] = segment_sum(lp, segments, len(picked))
-
-            self.batcher("decoder", rows=self._rows * 2).run(
-                [len(targets[i]) for _, i in candidates], decoder_work
-            )
-            lps = lp_out.tolist()
-            for c, (_, i) in enumerate(candidates):
+            candidates = [(j, targets[i]) for j, c in enumerate(chosen) for i in members[c]]
+            score = self._score_shared if self.share_start else self._score_plain
+            lps = score(hidden, attention, candidates).tolist()
+            owners = [i for c in chosen for i in members[c]]
+            for c, i in enumerate(owners):
                 logprob[i] = lps[c]
-            self._report(len(candidates))
+            self._report(len(owners))
 
-        self.batcher("encoder").run([len(ctx_ids[k]) for k in keys], encoder_work)
+        # encoder batches are not cut at length drops: each context feeds ~all its candidates'
+        # decoder rows, and more candidates per encoder batch make fuller decoder batches
+        self.batcher("encoder", cut=False).run([len(ctx_ids[k]) for k in keys], encoder_work)
         return [Score(logprob[i], len(targets[i])) for i in range(len(requests))]
+
+    def _score_plain(
+        self, hidden: torch.Tensor, attention: torch.Tensor,
+        candidates: list[tuple[int, list[int]]],
+    ) -> torch.Tensor:
+        """Summed log-probs of (encoder row, target) pairs: one full
+        decoder pass per candidate, ``[start, *target[:-1]]``."""
+        lp_out = torch.zeros(len(candidates), dtype=torch.float64, device=self.device)
+
+        def decoder_work(sub: list[int]) -> None:
+            picked = [candidates[s] for s in sub]
+            rows = _long([j for j, _ in picked], self.device)
+            tgt = [t for _, t in picked]
+            dec_ids, dec_mask = self._padded([[self._start, *t[:-1]] for t in tgt])
+            logits = self._decode(hidden.index_select(0, rows), attention[rows], dec_ids,
+                                  dec_mask)
+            r, t, goal, seg = [], [], [], []
+            for j, target in enumerate(tgt):
+                for step, token in enumerate(target):
+                    r.append(j)
+                    t.append(step)
+                    goal.append(token)
+                    seg.append(j)
+            lp = self._row_logprobs(
+                logits[_long(r, self.device), _long(t, self.device)],
+                _long(goal, self.device),
+                None,
+            )
+            where = _long(sub, self.device)
+            segments = _long(seg, self.device)
+            lp_out[where] = segment_sum(lp, segments, len(picked))
+
+        self.batcher("decoder", rows=self._rows * 2).run(
+            [len(t) for _, t in candidates], decoder_work
+        )
+        return lp_out
+
+    def _score_shared(
+        self, hidden: torch.Tensor, attention: torch.Tensor,
+        candidates: list[tuple[int, list[int]]],
+    ) -> torch.Tensor:
+        """As :meth:`_score_plain`, but the decoder start step runs once per encoder row (it is
+        the same for all the row's candidates): it scores every first target token and leaves
+        the self- and cross-attention cache; each candidate then runs ``target[1:-1]`` on its
+        row's cache."""
+        from transformers.modeling_outputs import BaseModelOutput
+
+        n = hidden.shape[0]
+        start = torch.full((n, 1), self._start, dtype=torch.long, device=self.device)
+        out = self.model(encoder_outputs=BaseModelOutput(last_hidden_state=hidden),
+                         attention_mask=attention, decoder_input_ids=start, use_cache=True)
+        cache = returned_cache(out)
+        owner = _long([j for j, _ in candidates], self.device)
+        logits = out.logits[:, 0].float()
+        picked = logits[owner, _long([t[0] for _, t in candidates], self.device)]
+        lp_out = (picked - log_normalizer(logits)[owner]).double()
+        multi = [c for c, (_, t) in enumerate(candidates) if len(t) > 1]
+
+        def decoder_work(sub: list[int]) -> None:
+            chosen = [multi[s] for s in sub]
+            rows = _long([candidates[c][0] for c in chosen], self.device)
+            tgt = [candidates[c][1] for c in chosen]
+            dec_ids, dec_mask = self._padded([t[:-1] for t in tgt])
+            dec_mask = torch.cat([torch.ones_like(dec_mask[:, :1]), dec_mask], dim=1)
+            logits = self.model(
+                encoder_outputs=BaseModelOutput(last_hidden_state=hidden.index_select(0, rows)),
+                attention_mask=attention.index_select(0, rows),
+                decoder_input_ids=dec_ids,
+                decoder_attention_mask=dec_mask,
+                use_cache=True,
+                **{self._cache_argument: select_rows(cache, rows)},
+            ).logits
+            r, t, goal, seg = [], [], [], []
+            for j, target in enumerate(tgt):
+                for step, token in enumerate(target[1:]):
+                    r.append(j)
+                    t.append(step)
+                    goal.append(token)
+                    seg.append(j)
+            lp = self._row_logprobs(
+                logits[_long(r, self.device), _long(t, self.device)],
+                _long(goal, self.device),
+                None,
+            )
+            where = _long(chosen, self.device)
+            segments = _long(seg, self.device)
+            lp_out[where] += segment_sum(lp, segments, len(chosen))
+
+        self.batcher("decoder", rows=self._rows * 2).run(
+            [len(candidates[c][1]) - 1 for c in multi], decoder_work
+        )
+        return lp_out
+
+    @torch.inference_mode()
+    def verify_fast_path(self) -> None:
+        """Compare the shared-start path with plain forwards; fall back to one full decoder
+        pass per candidate (with a warning) if they disagree or the model has no cache."""
+        context = "The quick brown fox jumps over the lazy dog."
+        requests = [(context, "a fox"), (context, "the lazy dog near the river"), (context, "dog"),
+                    ("Near the river bank", "a dog")]  # fmt: skip
+        reference = [self.reference_loglik(c, x) for c, x in requests]
+        try:
+            got = [s.logprob for s in self.loglik(requests)]
+        except (TypeError, ValueError, AttributeError, RuntimeError, IndexError):
+            got = None
+        tolerance = [1e-3 if self.dtype == "float32" else 0.5 + 0.05 * abs(r) for r in reference]
+        if got is not None and all(
+            abs(a - b) <= tol for a, b, tol in zip(got, reference, tolerance, strict=True)
+        ):
+            return
+        self.share_start = False
+        warnings.warn(f"{self.name}: the shared decoder-start path disagreed with a plain "
+                      "forward; scoring each candidate with a full decoder pass",
+                      RuntimeWarning, stacklevel=2)
 
     def _decode(
         self,
@@ -150,6 +261,8 @@ class Seq2SeqScorer(Scorer):
         """The plain computation: one unpadded forward with ``labels``, log-softmax, sum."""
         ids = torch.tensor([self._ids([context])[0]], device=self.device)
         target = self._ids([continuation])[0]
+        if not target:
+            return 0.0
         dec = torch.tensor([[self._start, *target[:-1]]], device=self.device)
         logits = self.model(input_ids=ids, decoder_input_ids=dec, use_cache=False).logits[0]
         logprobs = torch.log_softmax(logits.float(), dim=-1)
@@ -235,6 +348,18 @@ class Seq2SeqScorer(Scorer):
         if not texts:
             return []
         return [list(x) for x in self.tokenizer(list(texts))["input_ids"]]
+
+
+def select_rows(cache: Any, rows: torch.Tensor) -> Any:
+    """A new encoder-decoder cache holding the given batch rows of ``cache`` (self- and
+    cross-attention; the cross-attention part counts as already computed)."""
+    from transformers import DynamicCache, EncoderDecoderCache
+
+    def pick(part: Any) -> Any:
+        return DynamicCache([(layer.keys.index_select(0, rows), layer.values.index_select(0, rows))
+                             for layer in part.layers])
+
+    return EncoderDecoderCache(pick(cache.self_attention_cache), pick(cache.cross_attention_cache))
 
 
 def _long(values: Sequence[int], device: torch.device) -> torch.Tensor:

@@ -280,7 +280,7 @@ class CacheRow(NamedTuple):
     op: str
     score: float | None
     n_tokens: int | None
-    payload: str | None  # JSON text: top-k lists, greedy flags
+    payload: str | None  # JSON text: top-k lists
 
 
 CACHE_SCHEMA = pa.schema([("key", pa.string()), ("model", pa.string()), ("op", pa.string()),
