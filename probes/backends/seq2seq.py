@@ -139,26 +139,27 @@ class Seq2SeqScorer(Scorer):
             dec_ids, dec_mask = self._padded([[self._start, *t[:-1]] for t in tgt])
             logits = self._decode(hidden.index_select(0, rows), attention[rows], dec_ids,
                                   dec_mask)
-            r, t, goal, seg = [], [], [], []
-            for j, target in enumerate(tgt):
-                for step, token in enumerate(target):
-                    r.append(j)
-                    t.append(step)
-                    goal.append(token)
-                    seg.append(j)
-            lp = self._row_logprobs(
-                logits[_long(r, self.device), _long(t, self.device)],
-                _long(goal, self.device),
-                None,
-            )
             where = _long(sub, self.device)
-            segments = _long(seg, self.device)
-            lp_out[where] = segment_sum(lp, segments, len(picked))
+            lp_out[where] = self._summed_logprobs(logits, tgt)
 
         self.batcher("decoder", rows=self._rows * 2).run(
             [len(t) for _, t in candidates], decoder_work
         )
         return lp_out
+
+    def _summed_logprobs(self, logits: torch.Tensor, targets: list[list[int]]) -> torch.Tensor:
+        """Per decoder row ``j``, the summed log-probabilities of ``targets[j]``, its token at
+        step ``i`` read from ``logits[j, i]``."""
+        r, t, goal, seg = [], [], [], []
+        for j, target in enumerate(targets):
+            for step, token in enumerate(target):
+                r.append(j)
+                t.append(step)
+                goal.append(token)
+                seg.append(j)
+        lp = self._row_logprobs(logits[_long(r, self.device), _long(t, self.device)],
+                                _long(goal, self.device), None)
+        return segment_sum(lp, _long(seg, self.device), len(targets))
 
     def _score_shared(
         self, hidden: torch.Tensor, attention: torch.Tensor,
@@ -195,21 +196,8 @@ class Seq2SeqScorer(Scorer):
                 use_cache=True,
                 **{self._cache_argument: select_rows(cache, rows)},
             ).logits
-            r, t, goal, seg = [], [], [], []
-            for j, target in enumerate(tgt):
-                for step, token in enumerate(target[1:]):
-                    r.append(j)
-                    t.append(step)
-                    goal.append(token)
-                    seg.append(j)
-            lp = self._row_logprobs(
-                logits[_long(r, self.device), _long(t, self.device)],
-                _long(goal, self.device),
-                None,
-            )
             where = _long(chosen, self.device)
-            segments = _long(seg, self.device)
-            lp_out[where] += segment_sum(lp, segments, len(chosen))
+            lp_out[where] += self._summed_logprobs(logits, [t[1:] for t in tgt])
 
         self.batcher("decoder", rows=self._rows * 2).run(
             [len(candidates[c][1]) - 1 for c in multi], decoder_work
