@@ -4,6 +4,7 @@ expected number is worked out here from the fake model's formula, not read from 
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 from pathlib import Path
@@ -77,6 +78,9 @@ def test_output_path_writes_results_json_samples_and_parquet(tmp_path: Path) -> 
     assert doc["runs"]["t/choice"]["status"] == "done"
     assert doc["runs"]["t/choice"]["config"]["task"] == "choice"
     assert set(doc["versions"]) >= {"python", "kgprobe", "torch", "duckdb"}
+    # the environment by the hash of the lock file it was installed from (sha256 of the file)
+    lock = (Path(__file__).resolve().parents[1] / "requirements.lock").read_bytes()
+    assert doc["versions"]["requirements.lock"] == "sha256:" + hashlib.sha256(lock).hexdigest()
 
     lines = one_file(folder, "samples_t__choice_*.jsonl").read_text().splitlines()
     samples = {s["target"]: s for s in map(json.loads, lines)}

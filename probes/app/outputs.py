@@ -10,7 +10,8 @@ writes, all named with the same UTC timestamp:
   see :func:`compute_metrics`), ``config`` (the
   command's options: model, model args, chat template, splits, sample, ...), ``runs`` (per
   probe: run id, model, revision, backend, status, wall seconds and the stored run config),
-  ``versions`` (kgprobe, Python and the libraries that make the numbers);
+  ``versions`` (kgprobe, Python and the libraries that make the numbers, and the sha256 of
+  the ``requirements.lock`` they were installed from, when kgprobe runs from a checkout);
 - ``scores_<time>.parquet`` / ``responses_<time>.parquet``: the runs' rows of the ``scores``
   and ``responses`` tables (written when there are rows), readable with
   ``datasets.load_dataset("parquet", data_files=...)``, polars or DuckDB;
@@ -24,6 +25,7 @@ writes, all named with the same UTC timestamp:
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
 import json
 import platform
@@ -40,16 +42,21 @@ from probes.errors import ProbeError
 from probes.frames import frame
 
 VERSIONED = ("kgprobe", "torch", "transformers", "duckdb", "polars", "pyoxigraph")
+LOCK = Path(__file__).resolve().parents[2] / "requirements.lock"  # the checkout's lock file
 
 
 def versions() -> dict[str, str | None]:
-    """Installed versions of kgprobe and the libraries that make its numbers (None: absent)."""
+    """Installed versions of kgprobe and the libraries that make its numbers (None: absent),
+    and ``requirements.lock``: the sha256 of the lock file of the checkout kgprobe runs from
+    (None when it runs from an installed wheel), which names the environment exactly."""
     out: dict[str, str | None] = {"python": platform.python_version()}
     for name in VERSIONED:
         try:
             out[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             out[name] = None
+    out["requirements.lock"] = (f"sha256:{hashlib.sha256(LOCK.read_bytes()).hexdigest()}"
+                                if LOCK.is_file() else None)
     return out
 
 
