@@ -76,20 +76,9 @@ class WholeWordVocab:
         >>> WholeWordVocab.from_tokenizer(tok, lowercase=True).words
         ('dog',)
         """
-        vocab = tokenizer.get_vocab()
-        family = tokenizer_family(tokenizer, vocab)
-        special = set(getattr(tokenizer, "all_special_ids", []) or [])
-        pairs = []
-        for token, token_id in vocab.items():
-            if token_id in special:
-                continue
-            word = token_word(token, family)
-            if word is None or len(word) < min_length:
-                continue
-            if lowercase and word != word.lower():
-                continue
-            pairs.append((token_id, word))
-        pairs.sort()
+        pairs = sorted((token_id, word) for token_id, _, word in _plain_tokens(tokenizer)
+                       if word is not None and len(word) >= min_length
+                       and not (lowercase and word != word.lower()))
         return cls(
             [i for i, _ in pairs], [w for _, w in pairs], tokenizer_size=len(tokenizer)
         )
@@ -107,17 +96,8 @@ class WholeWordVocab:
         >>> WholeWordVocab.every_token(tok).words
         ('dog', '⟨##s⟩', '⟨Cat⟩', '⟨,⟩')
         """
-        vocab = tokenizer.get_vocab()
-        family = tokenizer_family(tokenizer, vocab)
-        special = set(getattr(tokenizer, "all_special_ids", []) or [])
-        pairs = []
-        for token, token_id in vocab.items():
-            if token_id in special:
-                continue
-            word = token_word(token, family)
-            pairs.append((token_id, word if word is not None and word == word.lower()
-                          else nonword(token)))
-        pairs.sort()
+        pairs = sorted((token_id, word if word is not None and word == word.lower()
+                        else nonword(token)) for token_id, token, word in _plain_tokens(tokenizer))
         return cls(
             [i for i, _ in pairs], [w for _, w in pairs], tokenizer_size=len(tokenizer)
         )
@@ -255,3 +235,13 @@ def _unicode_to_byte() -> dict[str, int]:
             mapping[chr(256 + shift)] = b
             shift += 1
     return mapping
+
+
+def _plain_tokens(tokenizer: Any) -> list[tuple[int, str, str | None]]:
+    """(id, vocabulary entry, whole word or None: :func:`token_word`) of every token of a
+    Hugging Face tokenizer but its special ones."""
+    vocab = tokenizer.get_vocab()
+    family = tokenizer_family(tokenizer, vocab)
+    special = set(getattr(tokenizer, "all_special_ids", []) or [])
+    return [(token_id, token, token_word(token, family)) for token, token_id in vocab.items()
+            if token_id not in special]
