@@ -419,3 +419,58 @@ def test_submission_files_follow_the_leaderboard_format(
                 assert pred["prediction"] in (0, 1)
             else:
                 assert pred["prediction"] in item["candidates"]
+
+
+def test_all_tied_csj_answer_loses_every_tie_on_the_older_shape(
+        tmp_path: Path, scorers: dict[str, Any]) -> None:
+    """Issue 30 point 9. A causal LM's CSJ `query` part ties all 21 candidates (the query comes
+    before them). On the repository's older ``{query, y, n}`` shape the authors rank
+    ``preds = n + [y]`` with a stable descending sort (THU-KEG/COPEN first commit,
+    code/probing/metric.py, computeAccuracyForCSJ -> computeTopk, computeMR): the answer is
+    last, so it loses every tie: accuracy 0 and reciprocal rank 1/21 per item, never 100 %."""
+    import json
+    import shutil
+
+    root = tmp_path / "released"
+    shutil.copytree(RELEASED, root)
+    for split in ("train", "dev", "test"):
+        path = root / "task1" / "data" / f"{split}.json"
+        out = []
+        for item in json.loads(path.read_text()):
+            if item["label"] == -1:
+                out.append(item)
+                continue
+            (y,) = [c for c in item["candidates"] if c["id"] == item["label"]]
+            out.append({"id": item["id"], "query": item["query"], "y": y,
+                        "n": [c for c in item["candidates"] if c is not y]})
+        path.write_text(json.dumps(out))
+    load(root, tmp_path / "r.duckdb")
+    con = connect(tmp_path / "r.duckdb")
+    report = run_zero_shot(con, scorers["llama"], "csj")
+    rid = report.runs["query"]
+    spread = con.execute("""SELECT max(n) FROM (SELECT instance_id, count(DISTINCT score) AS n
+                            FROM scores WHERE run_id = ? GROUP BY ALL)""", [rid]).fetchone()
+    assert spread == (1,)  # every candidate of every item ties
+    res = build(con)
+    acc = {r["split"]: (r["value"], r["n"]) for r in res.metrics["copen_accuracy"]
+           if r["run_id"] == rid}
+    assert acc == {"train": (0.0, 3), "dev": (0.0, 1)}
+    mrr = {r["split"]: r["value"] for r in res.metrics["copen_csj_mrr"] if r["run_id"] == rid}
+    assert mrr == {"train": pytest.approx(1 / 21), "dev": pytest.approx(1 / 21)}
+    # --zs-part dev: the Table 2 cell of the query part is no longer a perfect score
+    cell = build(con, zs_part="dev")
+    assert all(r["value"] < 1.0 for r in cell.metrics["copen_accuracy"] if r["run_id"] == rid)
+
+
+def test_released_shape_ties_follow_the_files_order(
+        results: duckdb.DuckDBPyConnection, scorers: dict[str, Any]) -> None:
+    """The released shape: the authors rank ``item["candidates"]`` in the file's order with the
+    same stable sort (THU-KEG/COPEN HEAD, code/probing/metric.py, computeAccuracyForCSJ), so an
+    all-tied item ranks the answer at its place in the file: the fixture's labelled answers
+    stand at positions 7, 6, 9 (train) and 11 (dev) of 21."""
+    report = run_zero_shot(results, scorers["llama"], "csj")
+    rid = report.runs["query"]
+    res = build(results)
+    mrr = {r["split"]: r["value"] for r in res.metrics["copen_csj_mrr"] if r["run_id"] == rid}
+    assert mrr == {"train": pytest.approx((1 / 7 + 1 / 6 + 1 / 9) / 3),
+                   "dev": pytest.approx(1 / 11)}

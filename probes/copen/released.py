@@ -5,7 +5,9 @@ Layout (as in the COPEN data zip): ``<root>/task1/data/{train,dev,test}.json`` (
 JSON list of items:
 
 - CSJ: ``{"query": {"name", "id"?}, "candidates": [{"id", "name"}, ... 21], "label": <id>}``;
-  the repository's older shape ``{"query", "y": <answer>, "n": [<distractors>]}`` is read too.
+  the repository's older shape ``{"query", "y": <answer>, "n": [<distractors>]}`` is read too,
+  its candidates in the order the authors' metric ranks them: the distractors, then the answer
+  (a tie between them goes to the distractor, as in their stable sort).
   Optional: the item's ``id`` (32 hex digits in the released files; kept for submissions),
   the entities' ``concept`` (kept; with ``--taxonomy`` it gives each distractor its kind),
   a candidate's ``hard`` (true/false) or ``type`` (``hard``/``easy``) marking its kind.
@@ -126,7 +128,10 @@ def csj_row(item: Any, path: str | Path, index: int, n_candidates: int = CSJ_CAN
     elif "y" in item and "n" in item:  # the repository's older shape
         if not isinstance(item["n"], list):
             raise _err(path, index, "'n' (the distractors) must be a list")
-        cands, label = [item["y"], *item["n"]], (item["y"] or {}).get("id")
+        # The authors' metric for this shape (THU-KEG/COPEN, first commit,
+        # code/probing/metric.py, computeAccuracyForCSJ) ranks `preds = item["n"] + [item["y"]]`
+        # with a stable descending sort: the answer comes last, so it loses every tie.
+        cands, label = [*item["n"], item["y"]], (item["y"] or {}).get("id")
     else:
         raise _err(path, index, "missing 'candidates' (a list of {\"id\", \"name\"}) and "
                    "'label' (the id of the answer)")
