@@ -51,7 +51,7 @@ from kg.store import (
 from kg.vocab import graph
 from probes import parquet_sync
 from probes.errors import ProbeError, ProbeFileError
-from probes.inflections import GoldForm, gold_form_rows
+from probes.inflections import GoldForm, gold_form_rows, mark_plurals
 from probes.preview import check_task, preview_prompts
 from probes.render import placeholders
 from probes.results import connect, diagnose, disk_error, transaction
@@ -258,7 +258,7 @@ def build_instances(probe: Probe, store: KnowledgeStore, limits: QueryLimits | N
     check_templates(probe, df)
     for warning in check_task(probe, df):
         print(warning, file=sys.stderr)
-    return df
+    return mark_plurals(probe, df, store)
 
 
 def check_templates(probe: Probe, df: pl.DataFrame) -> None:
@@ -350,7 +350,7 @@ def publish_parquet(out_dir: Path, name: str, staged: list[tuple[Path, Path]],
             if old not in paths:
                 old.unlink()
         if record is not None:
-            parquet_sync.write_record(folder, record)
+            parquet_sync.write_record(folder, record, paths)
     return paths
 
 

@@ -9,12 +9,17 @@ of processes that are gone and rewrites from the results file the Parquet files 
 whose record names this results file but another export (or, written by an older kgprobe, has
 no record and had staged files left).
 
+The record also holds each Parquet file's size and SHA-256 (``files``), taken when the file was
+written. :func:`sync` checks them before the files are trusted: a file cut short, changed or
+removed since is rewritten from the results file, with one line saying so.
+
 >>> staged_name(Path("out/p/test.parquet"), 42).name
 'test.parquet.42.tmp'
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -63,8 +68,42 @@ def stamp(con: duckdb.DuckDBPyConnection, probe: str, results: Path) -> dict[str
         "results": str(results.resolve()), "query_hash": None, "exported_at": None, "rows": 0}
 
 
-def write_record(folder: Path, record: dict[str, Any]) -> None:
-    """Write the folder's export record atomically (after its Parquet files are in place)."""
+def digest(path: Path) -> dict[str, Any]:
+    """A written file's size in bytes and SHA-256, as the export record keeps them."""
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return {"bytes": path.stat().st_size, "sha256": h.hexdigest()}
+
+
+def damage(folder: Path, record: dict[str, Any]) -> list[str]:
+    """What differs between the folder's Parquet files and the sizes and hashes its record
+    took at export: one phrase per file (none for a record without ``files``, an older
+    kgprobe's)."""
+    files = record.get("files")
+    if not isinstance(files, dict):
+        return []
+    found = []
+    for name, want in sorted(files.items()):
+        path = folder / name
+        if not isinstance(want, dict) or not path.is_file():
+            found.append(f"{name} is missing")
+            continue
+        size = path.stat().st_size
+        if size != want.get("bytes"):
+            found.append(f"{name} has {size:,} bytes, {want.get('bytes'):,} were written")
+        elif digest(path)["sha256"] != want.get("sha256"):
+            found.append(f"{name} changed since it was written (its SHA-256 differs)")
+    return found
+
+
+def write_record(folder: Path, record: dict[str, Any],
+                 paths: list[Path] | None = None) -> None:
+    """Write the folder's export record atomically (after its Parquet files are in place),
+    with the size and SHA-256 of each of ``paths`` (the Parquet files just written)."""
+    if paths is not None:
+        record = {**record, "files": {p.name: digest(p) for p in paths}}
     tmp = staged_name(folder / RECORD)
     tmp.write_text(json.dumps(record, sort_keys=True))
     tmp.replace(folder / RECORD)
@@ -111,7 +150,7 @@ def rewrite(con: duckdb.DuckDBPyConnection, out_dir: Path, probe: str,
     for old in folder.glob("*.parquet"):
         if old not in paths:
             old.unlink()
-    write_record(folder, record)
+    write_record(folder, record, paths)
     return paths
 
 
@@ -135,10 +174,21 @@ def sync(con: duckdb.DuckDBPyConnection, results: Path, out_dir: Path) -> list[s
         record = _read_record(folder)
         if record is None and folder not in interrupted:
             continue  # written by an older kgprobe, nothing says it is stale
-        if record is not None and (record.get("results") != now["results"] or record == now):
-            continue  # another results file's export, or in step
+        if record is not None and record.get("results") != now["results"]:
+            continue  # another results file's export
+        in_step = record is not None and {k: v for k, v in record.items()
+                                          if k != "files"} == now
+        damaged = damage(folder, record) if in_step and record is not None else []
+        if in_step and not damaged:
+            continue
         rewrite(con, out_dir, probe, now)
-        notes.append(f"the Parquet files of probe {probe!r} under {out_dir} were not those of "
-                     f"its instances in {results} (an export was stopped between writing the "
-                     f"two); rewrote them from the results file ({now['rows']:,} rows)")
+        if damaged:
+            notes.append(f"the Parquet files of probe {probe!r} under {out_dir} were damaged "
+                         f"after export ({'; '.join(damaged)}); rewrote them from the results "
+                         f"file ({now['rows']:,} rows)")
+        else:
+            notes.append(f"the Parquet files of probe {probe!r} under {out_dir} were not "
+                         f"those of its instances in {results} (an export was stopped between "
+                         f"writing the two); rewrote them from the results file "
+                         f"({now['rows']:,} rows)")
     return notes

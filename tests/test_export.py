@@ -156,6 +156,47 @@ def test_reexport_replaces_one_probe_and_keeps_the_others(tiny_store: LocalStore
     assert pl.read_parquet(out / "tiny" / "hypernyms" / "test.parquet").height == 5
 
 
+def test_a_damaged_parquet_file_is_noticed_and_rewritten(
+        tiny_store: LocalStore, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 30 point 5: the record keeps each Parquet file's size and SHA-256 at export; the
+    next export (and run: both call parquet_sync.sync) finds a file cut to half, rewrites it
+    from the results file and says so in one line."""
+    import hashlib
+
+    from probes import parquet_sync
+
+    results, out = tmp_path / "r.duckdb", tmp_path / "out"
+    probes = good_probes()
+    export(list(probes.values()), tiny_store, results, out, progress=False)
+    path = out / "tiny" / "pairs" / "test.parquet"
+    whole = path.read_bytes()
+    before = pl.read_parquet(path)
+    record = json.loads((path.parent / "_kgprobe_export.json").read_text())
+    assert record["files"]["test.parquet"] == {
+        "bytes": len(whole), "sha256": hashlib.sha256(whole).hexdigest()}
+    path.write_bytes(whole[:len(whole) // 2])
+    with pytest.raises(Exception, match=r"(?i)magic|parquet|eof|invalid|out of"):
+        pl.read_parquet(path)
+    capsys.readouterr()
+    export([probes["tiny/hypernyms"]], tiny_store, results, out, progress=False)
+    (line,) = [x for x in capsys.readouterr().err.splitlines() if "tiny/pairs" in x]
+    assert "damaged" in line and f"{len(whole) // 2:,} bytes, {len(whole):,} were written" in line
+    assert pl.read_parquet(path).equals(before) and before.height == 6
+    whole = path.read_bytes()
+    # a file changed in place (same size) and a file removed are found too, by run's sync
+    path.write_bytes(whole[:-1] + bytes([whole[-1] ^ 1]))
+    (path.parent / "dev.parquet").unlink()
+    con = connect(results)
+    try:
+        (note,) = parquet_sync.sync(con, results, out)
+        assert "SHA-256 differs" in note and "dev.parquet is missing" in note
+        assert parquet_sync.sync(con, results, out) == []  # in step now
+    finally:
+        con.close()
+    assert pl.read_parquet(path).equals(before)
+    assert pl.read_parquet(path.parent / "dev.parquet").height == 2
+
+
 def test_reexport_removes_parquet_of_a_split_that_is_gone(tiny_store: LocalStore,
                                                          tmp_path: Path) -> None:
     results, out = tmp_path / "r.duckdb", tmp_path / "out"
