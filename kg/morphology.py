@@ -97,6 +97,40 @@ class Morphology:
         return out
 
 
+    def is_plural(self, phrase: str) -> bool:
+        """Whether the noun phrase ``phrase`` is plural, by its head (its last word) and
+        WordNet alone (WordNet marks no number, so this reads it from morphy):
+
+        - the head is in the noun exception list as a form of another lemma ("feet", "mice");
+        - morphy's rules lead the head to another noun lemma ("trousers" -> "trouser",
+          "spectacles" -> "spectacle", "dogs" -> "dog"), unless it ends in "ss" ("glass");
+        - the head is a noun lemma that WordNet also has as "pair of <head>" (the plural-only
+          tools: "scissors", "tongs", "pliers", "tweezers").
+
+        Mass nouns are not marked in WordNet: "water", "news" count as singular.
+
+        >>> m = Morphology({"noun": frozenset({"trouser", "spectacle", "spectacles", "scissors",
+        ...                                   "pair_of_scissors", "foot", "dog", "bus", "glass"})},
+        ...                {"noun": {"feet": frozenset({"foot"})}})
+        >>> [m.is_plural(w) for w in ["trousers", "spectacles", "scissors", "feet", "red dogs"]]
+        [True, True, True, True, True]
+        >>> [m.is_plural(w) for w in ["dog", "bus", "glass", "foot", ""]]
+        [False, False, False, False, False]
+        """
+        words = phrase.lower().replace("_", " ").split()
+        if not words:
+            return False
+        head = words[-1]
+        nouns = self.lemmas.get("noun", frozenset())
+        listed = self.exceptions.get("noun", {}).get(head)
+        if listed is not None and listed - {head}:
+            return True
+        if head.endswith("s") and not head.endswith("ss") and \
+                self.base_forms(head, "noun") - {head}:
+            return True
+        return head in nouns and f"pair_of_{head}" in nouns
+
+
 def _local(iri: object) -> str:
     return str(iri).rsplit("/", 1)[-1].rsplit("#", 1)[-1].rstrip(">")
 

@@ -8,7 +8,11 @@ Placeholders (upper-case names in square brackets):
   (see :func:`causal_prompt`).
 - ``[DET]``: the indefinite article for the word that follows it, by :func:`indefinite_article`.
   Before an unknown slot it is ``slot_det`` (default ``"a"``). At the start of the text or
-  after ``.``, ``!`` or ``?`` it is capitalised (``A``/``An``).
+  after ``.``, ``!`` or ``?`` it is capitalised (``A``/``An``). Before a plural noun it is
+  nothing, as in English ("Scissors are ...", "a kind of trousers"): the words listed in the
+  instance field ``det_plural`` (:data:`PLURAL_FIELD`; the export fills it from WordNet's
+  morphology, :meth:`kg.morphology.Morphology.is_plural`) take no article, and the space after
+  the ``[DET]`` goes with it.
 - ``[NAME]``: the instance field ``name`` (a variable selected by the probe query, matched
   case-insensitively: ``[CONCEPT]`` reads ``?concept``). A field holding a list of one value
   gives that value; a longer list is an error.
@@ -22,6 +26,9 @@ Placeholders (upper-case names in square brackets):
 'wheel is part of a [MASK].'
 >>> render("[DET] [ENTITY] is [DET] [V].", {"entity": "hour hand"}, slot="unit").text
 'An hour hand is a unit.'
+>>> render("[DET] [W] is a kind of [DET] [V].", {"det_plural": ["spectacles"]},
+...        target="spectacles", slot="optical instrument").text
+'Spectacles is a kind of an optical instrument.'
 """
 
 from __future__ import annotations
@@ -34,6 +41,9 @@ from typing import Any
 from probes.errors import ProbeError
 
 PLACEHOLDER = re.compile(r"\[([A-Z][A-Z0-9_]*)\]")
+
+#: The instance field listing the texts that are plural nouns: a ``[DET]`` before one is empty.
+PLURAL_FIELD = "det_plural"
 
 # Words whose first letter is a consonant but whose first sound is a vowel (silent h).
 _AN_PREFIXES = ("hour", "honest", "honour", "honor", "heir")
@@ -169,14 +179,25 @@ def render(template: str, fields: Mapping[str, Any] | None = None, *, target: st
     if pos < len(template):
         parts.append((None, template[pos:]))
 
+    plural = frozenset(str(w) for w in fields.get(PLURAL_FIELD) or ())
     text = ""
     spans: dict[str, tuple[int, int]] = {}
     slot_span: tuple[int, int] | None = None
     slot_count = 0
+    no_article = False  # the [DET] before this part was empty: drop one space, capitalise
     for i, (name, value) in enumerate(parts):
+        if no_article:
+            if name is None and value.startswith(" "):
+                value = value[1:]
+            if value and name != "DET":
+                if _capitalise_det(text):
+                    value = value[:1].upper() + value[1:]
+                no_article = False
         if name == "DET":
-            value = _determiner(parts[i + 1:], slot_known, slot_det)
-            if _capitalise_det(text):
+            value = _determiner(parts[i + 1:], slot_known, slot_det, plural)
+            if not value:
+                no_article = True
+            elif _capitalise_det(text):
                 value = value[:1].upper() + value[1:]
         start = len(text)
         text += value
@@ -191,14 +212,18 @@ def render(template: str, fields: Mapping[str, Any] | None = None, *, target: st
     return Rendered(text=text, spans=spans, slot=slot_span, slot_count=slot_count)
 
 
-def _determiner(rest: list[tuple[str | None, str]], slot_known: bool, slot_det: str) -> str:
-    """The article for the first word in ``rest`` (the parts after a ``[DET]``)."""
+def _determiner(rest: list[tuple[str | None, str]], slot_known: bool, slot_det: str,
+                plural: frozenset[str] = frozenset()) -> str:
+    """The article for the first word in ``rest`` (the parts after a ``[DET]``): none (``""``)
+    when the text there is one of the ``plural`` nouns."""
     for name, value in rest:
         if name == "V" and not slot_known:
             return slot_det
         if name == "DET":
             continue
         if value.strip():
+            if name is not None and value.strip() in plural:
+                return ""
             return indefinite_article(value)
     return slot_det
 
