@@ -321,8 +321,8 @@ def _random_row(res: Results) -> dict[str, str]:
 
 
 def _ceiling_row(res: Results) -> dict[str, str]:
-    """The shortcut ceiling (copen_shortcut_ceiling) of each task on the split of its column,
-    with the rule's name."""
+    """The shortcut ceiling (copen_shortcut_ceiling) of each task on the split of its column:
+    the rule chosen on dev (or train), with its name."""
     out = {}
     for r in res.metrics.get("copen_shortcut_ceiling", []):
         task = r["probe"].split("/")[1]
@@ -364,8 +364,10 @@ def table2(res: Results) -> str:
             else "the part with the best dev accuracy")
     lines += ["", "ZP cells give the 95 % Wilson interval over the instances in square "
               "brackets; the Random row is chance on the same instances; the Shortcut ceiling "
-              "row is the best model-free rule fitted on the train split (docs/shortcuts.md) "
-              "on the column's split, its rule in brackets (– without a train split). "
+              "row is, on the column's split, the model-free rule (fitted on the train split, "
+              "docs/shortcuts.md) that is most accurate on the dev split (on train where there "
+              "is no dev), its rule in brackets (– without a train split); the best rule on "
+              "the column's split itself, chosen on its labels, would read higher. "
               f"ZP cells name the scored text part in brackets: {rule}. The "
               "paper's random row on the test set: "
               + ", ".join(f"{c} {v:.1f}" for c, v in PAPER_RANDOM.items())

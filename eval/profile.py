@@ -49,8 +49,9 @@ COPEN_TASKS = (("copen/csj", "CSJ: most similar entity"), ("copen/cpj", "CPJ: pr
 class ProfileLine:
     """One key measure of the profile: the model's mean over ``n`` items with its 95 %
     interval, chance on the same items, and the human value (with its interval) where there
-    is one. ``ceiling``: the best model-free rule on the same items (the shortcut ceiling,
-    :func:`shortcut_ceiling`), where the probe has a train split."""
+    is one. ``ceiling``: the model-free rule chosen on the probe's dev split (or train) on the
+    same items (the shortcut ceiling, :func:`shortcut_ceiling`), where the probe has a train
+    split."""
 
     benchmark: str
     measure: str
@@ -86,24 +87,23 @@ Items = list[tuple[str, str, str]]
 
 
 def shortcut_ceiling(rows: list[dict[str, Any]], items: Items) -> float | None:
-    """The best rule's mean over ``items`` (rows of ``profile_shortcuts``: one per item and
-    rule); None when no rule covers every item (no train split).
+    """The mean over ``items`` of the rule chosen for each item's probe (rows of
+    ``profile_shortcuts``: one per item, of the rule chosen on the probe's dev split or
+    train); None when an item has no row (its probe has no train split).
 
     >>> r = [{"probe": "p", "split": "test", "instance_id": i, "rule": rule, "value": v}
-    ...      for i, rule, v in (("a", "x", 1.0), ("b", "x", 0.0), ("a", "y", 1.0),
-    ...                         ("b", "y", 1.0), ("a", "z", 1.0))]
-    >>> shortcut_ceiling(r, [("p", "test", "a"), ("p", "test", "b")])
-    1.0
+    ...      for i, rule, v in (("a", "x", 1.0), ("b", "x", 0.0))]
+    >>> r.append({"probe": "q", "split": "test", "instance_id": "a", "rule": "y", "value": 1.0})
+    >>> shortcut_ceiling(r, [("p", "test", "a"), ("p", "test", "b"), ("q", "test", "a")])
+    0.6666666666666666
     >>> shortcut_ceiling(r, [("p", "test", "c")]) is None
     True
     """
     wanted = set(items)
-    by_rule: dict[str, list[float]] = {}
-    for r in rows:
-        if (r["probe"], r["split"], r["instance_id"]) in wanted:
-            by_rule.setdefault(r["rule"], []).append(float(r["value"]))
-    means = [sum(v) / len(v) for v in by_rule.values() if len(v) == len(wanted)]
-    return max(means) if means and wanted else None
+    values = {(r["probe"], r["split"], r["instance_id"]): float(r["value"]) for r in rows
+              if (r["probe"], r["split"], r["instance_id"]) in wanted}
+    return sum(values.values()) / len(values) if wanted and len(values) == len(wanted) \
+        else None
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -223,9 +223,10 @@ NOTES = ("n: items (semrel: sampled words; OntoLAMA, COPEN: instances). 95% CI: 
          f"{MIN_ITEMS} items: no figure, drawn as a hatched band instead of a bar in "
          "profile.png (COPEN from `scripts/profile.sh`: the labelled train and dev instances "
          "of the released-format sample in the repository, 4 to 5 per task; load the released "
-         "COPEN files for a real COPEN row). shortcut ceiling: the best model-free rule fitted "
-         "on the probe's train split (docs/shortcuts.md) on the same items; – where the probe "
-         "has no train split.")
+         "COPEN files for a real COPEN row). shortcut ceiling: on the same items, the "
+         "model-free rule fitted on the probe's train split (docs/shortcuts.md) that is most "
+         "accurate on its dev split (on train where there is no dev), never chosen on these "
+         "items' labels; – where the probe has no train split.")
 
 
 def caption(lines: Sequence[ProfileLine]) -> str:

@@ -12,8 +12,9 @@ The generic report runs every metric file (eval/metrics/*.sql, see eval.sqlfile,
 folders of ``--metrics``) over the results DuckDB file, prints markdown tables (one per grain
 and task: model x probe x split for the first metrics, one column per metric that applies,
 its 95 % interval over instances and its spread across prompts beside it (eval.items), the
-chance baseline ``chance_accuracy`` and the shortcut ceiling ``shortcut_ceiling`` (the best
-model-free rule, docs/shortcuts.md) beside choice and binary accuracy), the per-prompt values
+chance baseline ``chance_accuracy`` and the shortcut ceiling ``shortcut_ceiling`` (the
+model-free rule chosen on dev or train, scored on the run's instances, docs/shortcuts.md) beside
+choice and binary accuracy), the per-prompt values
 (:func:`prompt_tables`) and the paired comparisons of runs on the same instances
 (:func:`comparisons`), and writes ``report.md`` and one PNG bar chart per metric (chance and the
 ceiling as two dashed ticks). A report without rows is an error (exit 2) that says what is
@@ -543,9 +544,13 @@ NOTES = ("n: instances (the units every interval resamples; relatum metrics aver
          "scored alone: min–max (population sd); the values are under Per prompt. "
          "chance_accuracy: the chance baseline over the same instances (multiple choice: a "
          "uniformly random pick; binary: the majority class); for the relatum metrics chance is "
-         "about 0 (a word drawn from the vocabulary). shortcut_ceiling: the best model-free rule "
-         "of the shortcut panel (shortcut_panel; fitted on train only, docs/shortcuts.md) on the "
-         "same instances; the charts draw it as an orange dashed tick beside chance's black one.")
+         "about 0 (a word drawn from the vocabulary). shortcut_ceiling: on the same instances, the "
+         "accuracy of the model-free rule of the shortcut panel (shortcut_panel; fitted on train "
+         "only, docs/shortcuts.md) chosen on the probe's dev split, or on train where there is no "
+         "dev (the metric's rule and chosen_on columns), never on the labels it is scored on; "
+         "the metric also gives the best rule on these instances (best_value, chosen on their "
+         "labels: biased up) and that best's permutation null (null_median, null_p95); the "
+         "charts draw the ceiling as an orange dashed tick beside chance's black one.")
 PAIRED_NOTE = ("Every two runs of one probe and split on the instances both scored: a − b is "
                "the mean difference of their per-instance values, its 95% CI the paired "
                "bootstrap over those instances (1,000 seeded resamples); test: McNemar's exact "

@@ -125,7 +125,8 @@ def test_zero_shot_table(db: Path) -> None:
     # pizza: 4/4, 3/4, 2/4, 1/4, 0/4, 2/4; mean 3/6 = 0.5; deviations .5 .25 0 -.25 -.5 0,
     # squares sum 0.625, / 6 = 0.10417, std 0.3227
     assert table[2] == ("| pizza atomic | 4 | 4 | 100.0 | 75.0 | 50.0 | 25.0 | 0.0 | 50.0 | "
-                        "50.0 ± 32.3 | full split | 50.0 | 50.0 (majority) | 50.0 |")
+                        "50.0 ± 32.3 | full split | 50.0 | 50.0 (majority, on train); best 50.0, "
+                        "null 50.0 / 50.0 | 50.0 |")
     # go complex: 2/3 under every prompt, std 0; majority 2/3 (2 of 3 positive); 3 of the
     # split's 4 instances, so a sample: Wilson 95 % at p = 2/3, n = 3, z = 1.96: centre
     # (2/3 + z²/6) / (1 + z²/3) = 0.5731, half-width z sqrt(2/27 + z²/36) / (1 + z²/3) = 0.3654
@@ -162,13 +163,13 @@ def test_kshot_table_and_curve(db: Path) -> None:
                         "majority | shortcut ceiling |")
     # K=4: seeds 2/4 and 4/4: mean 0.75, population std 0.25; zero-shot T1 L1 4/4
     assert table[2] == ("| pizza atomic | 4 | T1 L1 | 75.0 ± 25.0 | 2 | 4 | 100.0 (4) | 50.0 | "
-                        "50.0 (majority) |")
+                        "50.0 (majority, on train); best 50.0, null 50.0 / 50.0 |")
     # K=8: one seed, 3/4: no std
     assert table[3] == ("| pizza atomic | 8 | T1 L1 | 75.0 | 1 | 4 | 100.0 (4) | 50.0 | "
-                        "50.0 (majority) |")
+                        "50.0 (majority, on train); best 50.0, null 50.0 / 50.0 |")
     # the fully supervised run last, named "full" (3/4), and left off the curve
     assert table[4] == ("| pizza atomic | full | T1 L1 | 75.0 | 1 | 4 | 100.0 (4) | 50.0 | "
-                           "50.0 (majority) |")
+                           "50.0 (majority, on train); best 50.0, null 50.0 / 50.0 |")
     # The curve is the protocol's mean over all runs of a K; K = 0 is the zero-shot mean over
     # the six prompts: 4, 3, 2, 1, 0, 2 of 4 right: mean 0.5, deviations 0.5, 0.25, 0, -0.25,
     # -0.5, 0: population variance 0.625 / 6.
@@ -184,9 +185,9 @@ def test_kshot_table_and_curve(db: Path) -> None:
     assert report.kshot_prompt_ceilings(res) == {"pizza atomic T1 L1": 0.5}
     protocol = report.protocol_table(res).splitlines()
     assert protocol[2] == ("| m | pizza atomic | 4 | 75.0 ± 25.0 | 2 | 4 | 4 | 50.0 | "
-                           "50.0 (majority) |")
+                           "50.0 (majority, on train); best 50.0, null 50.0 / 50.0 |")
     assert protocol[4] == ("| m | pizza atomic | full | 75.0 | 1 | 4 | 4 | 50.0 | "
-                           "50.0 (majority) |")
+                           "50.0 (majority, on train); best 50.0, null 50.0 / 50.0 |")
 
 
 def test_runs_table(db: Path) -> None:
@@ -222,8 +223,12 @@ def test_main_writes_markdown_and_png(db: Path, tmp_path: Path,
     assert "![K-shot accuracy per prompt](ontolama_kshot_prompts.png)" in text
     assert "| pizza atomic | 4 | T1 L1 | 75.0 ± 25.0 |" in capsys.readouterr().out
     # the shortcut panel: pizza's majority rule (train 2 of 3 positive -> "1") on A-D
-    assert "| majority | 50.0 |" in text and "| **shortcut ceiling** | **50.0** |" in text
-    assert "| pizza atomic | train | 3 | 66.7 | majority |" in text
+    # (only the majority rule: it is the rule chosen on train, and the best one on test; the
+    # labels shuffled, it still answers "1" on two of A-D: its null is 50.0 too)
+    assert "| majority | 50.0 |" in text
+    assert "| **shortcut ceiling** (rule chosen on dev, else train) | **50.0** (majority) |" \
+        in text
+    assert "| pizza atomic | train | 3 | 66.7 | majority | train | 66.7 | majority |" in text
 
 
 def test_missing_results_file_is_a_clear_error(tmp_path: Path,

@@ -163,16 +163,91 @@ def test_rules_never_see_the_evaluated_labels(con: duckdb.DuckDBPyConnection) ->
 
 
 def test_ceiling_per_run(con: duckdb.DuckDBPyConnection) -> None:
-    """The ceiling over the instances a run scored (5 and 6): lookup_super, the frequency and
-    length rules are right on both -> 1.0; the name first in sort order among them wins."""
+    """Issue 30 point 11: the ceiling's rule is chosen without the labels it is scored on.
+    t/label has no dev split, so the rule is chosen on train, in-sample (train 1-4: red apple /
+    fruit 1, green apple / fruit 1, car / fruit 0, truck / vehicle 0). Train accuracy: lookup_sub
+    4/4 (each premise finds its own label), length_sub 4/4 (2 words -> 1, 1 word -> 0),
+    length_difference 4/4 (+1, +1, 0, 0 -> 1, 1, 0, 0); lookup_super, seen_in_train_super,
+    frequent_in_split_super, frequent_in_dataset_sub 3/4; the rest 2/4. The tie goes to the name
+    first in sort order: length_difference. On the run's instances 5 (blue apple / fruit, 1)
+    and 6 (bus / vehicle, 0) it predicts 1 and 0: 1.0. The best rule on 5 and 6 themselves: 1.0
+    too, first by name frequent_in_split_super (lookup_super, length_sub tie it)."""
     con.execute("INSERT INTO runs (run_id, model, probe, status, task) VALUES "
                 "('r1', 'm', 't/label', 'done', 'subsumption')")
     for iid in ("5", "6"):
         con.execute("INSERT INTO scores (run_id, probe, split, instance_id, prompt_id, "
                     "candidate, score) VALUES ('r1', 't/label', 'test', ?, 0, '1', -1.0)", [iid])
     rows = _rows(con, "shortcut_ceiling")
-    assert [(r["run_id"], r["split"], r["value"], r["rule"], r["n"]) for r in rows] == [
-        ("r1", "test", 1.0, "frequent_in_split_super", 2)]
+    assert [(r["run_id"], r["split"], r["value"], r["rule"], r["chosen_on"], r["n"],
+             r["best_value"], r["best_rule"]) for r in rows] == [
+        ("r1", "test", 1.0, "length_difference", "train", 2, 1.0, "frequent_in_split_super")]
+    panel = [r for r in _rows(con, "shortcut_panel") if r["probe"] == "t/label" and r["chosen"]]
+    assert {(r["split"], r["rule"], r["chosen_on"]) for r in panel} == {
+        ("train", "length_difference", "train"), ("test", "length_difference", "train")}
+    # on the whole test split (5-8) the chosen rule predicts 1, 0, 1, 1: 2/4 (docs/shortcuts.md)
+    assert [r["value"] for r in panel if r["split"] == "test"] == [0.5]
+
+
+def test_the_rule_is_chosen_on_dev_when_there_is_one(con: duckdb.DuckDBPyConnection) -> None:
+    """With a dev split the rule is the best one there (its labels), not the best on test.
+    Train: a fruit 1, b fruit 1, c tool 0, d tool 0 (lookup_super: fruit -> 1, tool -> 0).
+    Dev: e fruit 1, f tool 0: lookup_super 2/2, so it is chosen (every other rule predicts the
+    same for both dev instances or fails one; majority 0 is 1/2).
+    Test: g fruit 0, h tool 1 (labels the other way): lookup_super 0/2 is the ceiling, while the
+    majority rule (0, 0) reaches 1/2 there."""
+    for split, iid, sub, sup, label in (("train", "a", "a", "fruit", "1"),
+                                        ("train", "b", "b", "fruit", "1"),
+                                        ("train", "c", "c", "tool", "0"),
+                                        ("train", "d", "d", "tool", "0"),
+                                        ("dev", "e", "e", "fruit", "1"),
+                                        ("dev", "f", "f", "tool", "0"),
+                                        ("test", "g", "g", "fruit", "0"),
+                                        ("test", "h", "h", "tool", "1")):
+        _add(con, "t/sel", split, iid, sub, [label], sub=sub, super=sup)
+    con.execute("INSERT INTO runs (run_id, model, probe, status, task) VALUES "
+                "('r2', 'm', 't/sel', 'done', 'binary')")
+    for iid in ("g", "h"):
+        con.execute("INSERT INTO scores (run_id, probe, split, instance_id, prompt_id, "
+                    "candidate, score) VALUES ('r2', 't/sel', 'test', ?, 0, '1', -1.0)", [iid])
+    (row,) = [r for r in _rows(con, "shortcut_ceiling") if r["run_id"] == "r2"]
+    assert (row["rule"], row["chosen_on"], row["value"]) == ("lookup_super", "dev", 0.0)
+    assert row["best_value"] == 0.5
+    # every 2-instance shuffle either keeps the labels (0, 1) or swaps them (1, 0); a rule
+    # predicting (1, 0) exists (lookup_super), so the null's best is 1/2 or 1
+    assert row["null_median"] in (0.5, 0.75, 1.0) and 0.5 <= row["null_p95"] <= 1.0
+
+
+def test_permutation_null_as_documented(con: duckdb.DuckDBPyConnection) -> None:
+    """sc_run_null against the rule in docs/shortcuts.md, recomputed here in Python: shuffle k
+    (1..200) orders the run's instances by md5("<id>:<k>:42") and hands them the labels in
+    instance-id order; the best rule's accuracy per shuffle; median and 95th percentile
+    (linear interpolation)."""
+    import hashlib
+    import statistics
+
+    con.execute("INSERT INTO runs (run_id, model, probe, status, task) VALUES "
+                "('r1', 'm', 't/label', 'done', 'subsumption')")
+    for iid in ("5", "6", "7", "8"):
+        con.execute("INSERT INTO scores (run_id, probe, split, instance_id, prompt_id, "
+                    "candidate, score) VALUES ('r1', 't/label', 'test', ?, 0, '1', -1.0)", [iid])
+    (row,) = _rows(con, "shortcut_ceiling")
+    ids, labels = ["5", "6", "7", "8"], ["1", "0", "0", "0"]
+    # test predictions of every rule on 5, 6, 7, 8 (docs/shortcuts.md's worked example)
+    preds = {"majority": "0000", "lookup_super": "1010", "lookup_sub": "0010",
+             "seen_in_train_super": "1110", "seen_in_train_sub": "0000",
+             "frequent_in_split_super": "1010", "frequent_in_split_sub": "0000",
+             "frequent_in_dataset_super": "0000", "frequent_in_dataset_sub": "0010",
+             "length_sub": "1011", "length_super": "0000", "length_difference": "1011",
+             "shared_words": "0000", "head_word_match": "0000"}
+    best = []
+    for k in range(1, 201):
+        order = sorted(ids, key=lambda i: (hashlib.md5(f"{i}:{k}:42".encode()).hexdigest(), i))
+        shuffled = dict(zip(order, labels, strict=True))
+        best.append(max(sum(p[j] == shuffled[i] for j, i in enumerate(ids)) / 4
+                        for p in preds.values()))
+    q = statistics.quantiles(best, n=20, method="inclusive")
+    assert row["null_median"] == pytest.approx(statistics.median(best))
+    assert row["null_p95"] == pytest.approx(q[18])
 
 
 def test_output_path_results_carry_the_ceiling(con: duckdb.DuckDBPyConnection) -> None:

@@ -9,11 +9,15 @@
 --   lengths, the side of the complex concept; for multiple choice the candidate's answer rate
 --   in train, its frequency in the dataset, its length and its overlap with the target; for
 --   relatum the most frequent gold answers of train as a constant list. Rules and worked
---   examples: docs/shortcuts.md. Probes without a train split have no rows.
+--   examples: docs/shortcuts.md. chosen: the rule the shortcut ceiling reports, the most
+--   accurate on the probe's dev split (train where there is no dev; chosen_on), on every split.
+--   Probes without a train split have no rows.
 -- tasks: [subsumption, binary, choice, relatum, records]
 -- grain: [probe, split, rule]
 -- plot: false
 -- requires: [_shortcuts.sql]
-SELECT probe, split, rule, measure, value, n
-FROM sc_panel
-ORDER BY probe, split, rule
+SELECT p.probe, p.split, p.rule, p.measure, p.value, p.n,
+       coalesce(p.rule = c.rule, false) AS chosen, c.chosen_on
+FROM sc_panel p
+LEFT JOIN sc_chosen_rule c USING (probe)
+ORDER BY p.probe, p.split, p.rule

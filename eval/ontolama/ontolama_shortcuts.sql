@@ -6,12 +6,15 @@
 --   the hypothesis (lookup), "seen in train" and "occurs twice or more in the split" (and in
 --   the dataset) of each
 --   side (for Complex SI also of the complex and the named concept), shared words, head-word
---   match, lengths and, for Complex SI, the side of the complex concept. The best rule of a
---   split is its shortcut ceiling.
+--   match, lengths and, for Complex SI, the side of the complex concept. chosen: the rule the
+--   shortcut ceiling reports, the most accurate on the dataset's dev split (train where there
+--   is no dev; chosen_on); its value on a split is that split's shortcut ceiling.
 -- tasks: [subsumption]
 -- grain: [probe, split, rule]
 -- requires: [../metrics/_shortcuts.sql]
-SELECT probe, split, rule, measure, value, n
-FROM sc_panel
-WHERE probe LIKE 'ontolama/%'
+SELECT p.probe, p.split, p.rule, p.measure, p.value, p.n,
+       coalesce(p.rule = c.rule, false) AS chosen, c.chosen_on
+FROM sc_panel p
+LEFT JOIN sc_chosen_rule c USING (probe)
+WHERE p.probe LIKE 'ontolama/%'
 ORDER BY ALL

@@ -3,8 +3,9 @@
 --   Knowledge profile, the shortcut panel per item: for every instance some finished run
 --   scored, each model-free rule's correctness (1 / 0; multiple choice: the expected share,
 --   ties at random) fitted on the probe's train split only (../metrics/_shortcuts.sql,
---   docs/shortcuts.md). The profile takes, per line, the best rule's mean over that line's
---   items: the shortcut ceiling beside chance.
+--   docs/shortcuts.md), of the rule chosen on the probe's dev split (train where there is no
+--   dev; sc_chosen_rule): the profile takes its mean over a line's items, the shortcut ceiling
+--   beside chance.
 -- tasks: [subsumption, choice, binary]
 -- grain: [probe, split, instance_id, rule]
 -- requires: [../metrics/_shortcuts.sql]
@@ -16,5 +17,6 @@ WITH scored AS (
 )
 SELECT c.probe, c.split, c.instance_id, c.rule, c.correct AS value
 FROM sc_correct c SEMI JOIN scored USING (probe, split, instance_id)
+SEMI JOIN sc_chosen_rule USING (probe, rule)
 WHERE c.measure = 'accuracy'
 ORDER BY ALL
