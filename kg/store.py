@@ -292,16 +292,31 @@ def names_dataset(sparql: str) -> bool:
         return False
 
 
+class RowTally:
+    """How many rows the store's query now running has produced so far (updated every 256
+    rows and at its end), for progress lines of a long export (probes.progress). One query runs
+    at a time in a kgprobe process."""
+
+    rows: int = 0
+
+
+QUERY_ROWS = RowTally()
+
+
 def _solution_rows(result: Any, max_rows: int | None,
                    stop: threading.Event) -> list[dict[str, Any]]:
     names = [v.value for v in result.variables]
     rows: list[dict[str, Any]] = []
+    QUERY_ROWS.rows = 0
     for solution in result:  # as fast as serialising to JSON, and stoppable per row
         if stop.is_set():
             break
         rows.append({n: term_value(solution[n]) for n in names})
+        if not len(rows) & 255:
+            QUERY_ROWS.rows = len(rows)
         if max_rows is not None and len(rows) > max_rows:
             break  # the caller reports the limit
+    QUERY_ROWS.rows = len(rows)
     return rows
 
 

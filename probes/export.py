@@ -50,9 +50,11 @@ from kg.store import (
 )
 from kg.vocab import graph
 from probes import parquet_sync
+from probes.distractors import add_candidates, split_pool
 from probes.errors import ProbeError, ProbeFileError
 from probes.inflections import GoldForm, gold_form_rows, mark_plurals
 from probes.preview import check_task, preview_prompts
+from probes.progress import Heartbeat
 from probes.render import placeholders
 from probes.results import connect, diagnose, disk_error, transaction
 from probes.results.shared import (
@@ -161,6 +163,9 @@ def instances_for(probe: Probe, store: KnowledgeStore,
     spec = probe.spec
     check_graphs([probe], store)
     rows = run_query(probe, store, limits)
+    pool: list[str] = []
+    if spec.distractors is not None:
+        rows, pool = split_pool(rows, spec.distractors.pool)
     split_var = spec.split_variable
     if split_var:
         unbound = sum(1 for r in rows if r[split_var] is None)
@@ -193,10 +198,16 @@ def instances_for(probe: Probe, store: KnowledgeStore,
         records = list(grouped.values())
     else:
         records = rows
+    if spec.distractors is not None:
+        short = add_candidates(records, pool, spec)
+        if short:
+            print(f"{spec.name}: {short} target(s) got fewer than {spec.distractors.n} "
+                  f"distractors: the pool ({len(pool)} words) has too few words that are not "
+                  "their gold; widen the pool or lower n", file=sys.stderr)
     id_vars = [v[1:] for v in spec.id] or keys or probe.variables
     out = {
         "split": [str(r[split_var]) if split_var else spec.split for r in records],
-        "instance_id": [instance_id([r[c] for c in id_vars]) for r in records],
+        "instance_id": [instance_id([r.get(c) for c in id_vars]) for r in records],
         "target": [None if spec.target is None else _scalar(r[spec.target[1:]]) for r in records],
         "gold": [[x for g in spec.gold for x in _as_list(r[g[1:]])] for r in records],
         "candidates": [_as_list(r[spec.candidates[1:]]) if spec.candidates else []
@@ -394,7 +405,8 @@ def export(probes: list[Probe], store: KnowledgeStore, results: str | Path | Non
         for probe in bar:
             bar.set_postfix_str(probe.spec.name)
             t0 = time.perf_counter()
-            df = build_instances(probe, store, limits, builder_dirs)
+            with Heartbeat("exporting", probe.spec.name):
+                df = build_instances(probe, store, limits, builder_dirs)
             forms = gold_form_rows(probe.spec, df, store)
             staged: list[tuple[Path, Path]] = []
 
@@ -468,7 +480,8 @@ def print_preview(probes: list[Probe], store: KnowledgeStore, n: int, kind: str,
     check_graphs(probes, store)
     for probe in probes:
         t0 = time.perf_counter()
-        df = build_instances(probe, store, limits, builder_dirs)
+        with Heartbeat("previewing", probe.spec.name):
+            df = build_instances(probe, store, limits, builder_dirs)
         print(f"## {probe.spec.name} ({probe.spec.task}, {df.height:,} instances, "
               f"{time.perf_counter() - t0:.2f} s; prompts as a {kind} model gets them)")
         print("\n".join(preview_prompts(probe, df, n, kind)) or "(no instances)")

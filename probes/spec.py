@@ -14,6 +14,8 @@ SPARQL tool. Header fields (see README, "Probe files"):
 - ``id``: variables that identify an instance (default: group_by, else all selected).
 - ``prompts``: prompt templates (``[W]``, ``[V]``, ``[DET]``, ...).
 - ``seed``: the seed written into the query's hash ordering; must appear in the query.
+- ``distractors``: ``{pool: "?var", n: N, seed: S}`` (choice): the export draws each target's
+  ``N`` distractors from the pool the query binds in ``?var`` (probes.distractors).
 - ``graphs``: sources the query reads (checked against the store before running).
 - ``params``: the task's settings (a mapping), validated against the task's params model
   (probes.tasks.registry): an unknown key gets a "did you mean", a wrong value an error.
@@ -62,6 +64,7 @@ from kg import config
 from kg.header import HeaderError, comment_block, parse_header, read_header
 from kg.sparql import QueryShapeError, analyse, check_syntax, keyword_line
 from kg.textfile import TextFileError, read_text
+from probes.distractors import Distractors
 from probes.errors import ProbeFileError
 from probes.tasks import params_problem
 from probes.tasks.registry import TASK_NAMES
@@ -93,6 +96,7 @@ class ProbeSpec(BaseModel):
     id: list[str] = []
     prompts: list[str] = []
     seed: int | None = None
+    distractors: Distractors | None = None
     graphs: list[str] = []
     params: dict[str, Any] = {}
     builder: str | None = Field(default=None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
@@ -145,6 +149,14 @@ class ProbeSpec(BaseModel):
         return v
 
     @model_validator(mode="after")
+    def _distractors(self) -> ProbeSpec:
+        if self.distractors is not None and (self.task != "choice" or not self.candidates
+                                             or not self.target or not self.gold):
+            raise ValueError("distractors: needs a choice probe with target, gold and "
+                             "candidates (the variable the drawn candidates fill)")
+        return self
+
+    @model_validator(mode="after")
     def _apart(self) -> ProbeSpec:
         both = sorted(set(self.params) & set(self.builder_params))
         if both:
@@ -175,6 +187,9 @@ class ProbeSpec(BaseModel):
                 used[f"{fld} {v}"] = v[1:]
         if self.split_variable:
             used[f"split {self.split}"] = self.split_variable
+        if self.distractors is not None:
+            used[f"distractors pool {self.distractors.pool}"] = self.distractors.pool[1:]
+            used.pop(f"candidates {self.candidates}", None)  # the export fills it
         return used
 
 

@@ -14,8 +14,9 @@ import pytest
 
 from kg.store import LocalStore
 from kg.vocab import graph
+from probes.errors import ProbeFileError
 from probes.export import build_instances
-from probes.spec import load_probe
+from probes.spec import load_probe, parse_probe
 
 EXAMPLES = Path(__file__).parents[1] / "queries" / "examples"
 KGP = "https://w3id.org/kgprobe/vocab#"
@@ -87,6 +88,47 @@ def test_choice_draws_4_distractors_by_the_seeded_hash() -> None:
     assert build_instances(probe, norms_store()).equals(df)  # the same draw every time
 
 
+def test_sampled_distractors_match_the_idiom() -> None:
+    """Issue 30 point 7: the header option distractors: draws what the SPARQL idiom draws
+    (choice-distractors.rq, here at small size), and what the hash says, worked out here."""
+    store = norms_store()
+    idiom = build_instances(load_probe(EXAMPLES / "choice-distractors.rq"), store)
+    probe = load_probe(EXAMPLES / "choice-distractors-sampled.rq")
+    assert probe.spec.distractors is not None and probe.spec.distractors.seed == 42
+    sampled = build_instances(probe, store)
+    key = ["split", "instance_id", "target", "gold", "candidates"]
+    assert sampled.select(key).sort("target").equals(idiom.select(key).sort("target"))
+    for row in sampled.iter_rows(named=True):
+        (gold,) = row["gold"]
+        others = sorted((c for c in NORMS if c != gold), key=lambda c: md5(
+            f"{row['target']}|{c}|42"))
+        assert row["candidates"] == sorted([gold, *others[:4]])
+        assert "pool" not in json.loads(row["fields"])
+
+
+def test_sampled_distractors_another_seed_and_a_short_pool(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    text = (EXAMPLES / "choice-distractors-sampled.rq").read_text()
+    seven = build_instances(parse_probe(text.replace("seed: 42}", "seed: 7}"), "s.rq"),
+                            norms_store())
+    for row in seven.iter_rows(named=True):
+        (gold,) = row["gold"]
+        others = sorted((c for c in NORMS if c != gold), key=lambda c: md5(
+            f"{row['target']}|{c}|7"))
+        assert row["candidates"] == sorted([gold, *others[:4]])
+    # 7 categories: 6 others per target, so n = 9 leaves every target short, in one line
+    short = build_instances(parse_probe(text.replace("n: 4", "n: 9"), "s.rq"), norms_store())
+    assert all(len(c) == 7 for c in short["candidates"])
+    (line,) = [x for x in capsys.readouterr().err.splitlines() if "got fewer" in x]
+    assert f"{short.height} target(s) got fewer than 9 distractors" in line
+
+
+def test_distractors_need_a_choice_probe() -> None:
+    text = (EXAMPLES / "choice-distractors-sampled.rq").read_text()
+    with pytest.raises(ProbeFileError, match="distractors: needs a choice probe"):
+        parse_probe(text.replace("# task: choice", "# task: binary"), "b.rq")
+
+
 def test_binary_negatives_are_unrelated_and_balanced() -> None:
     df = build_instances(load_probe(EXAMPLES / "binary-negatives.rq"), copen_store())
 
@@ -114,7 +156,8 @@ def test_relatum_gold_sets_are_the_single_word_exemplars() -> None:
     assert "ice cream van" not in got["vehicle"]
 
 
-@pytest.mark.parametrize("name", ["choice-distractors", "binary-negatives", "relatum-gold-set"])
+@pytest.mark.parametrize("name", ["choice-distractors", "choice-distractors-sampled",
+                                  "binary-negatives", "relatum-gold-set"])
 def test_examples_use_no_rand_and_name_their_idiom(name: str) -> None:
     text = (EXAMPLES / f"{name}.rq").read_text()
     probe = load_probe(EXAMPLES / f"{name}.rq")  # parses: header, seed, no RAND()
