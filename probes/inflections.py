@@ -82,14 +82,20 @@ def plural_texts(target: str | None, candidates: list[str] | None, fields: dict[
 def mark_plurals(probe: Any, df: pl.DataFrame, store: KnowledgeStore) -> pl.DataFrame:
     """``df`` with ``det_plural`` (:data:`probes.render.PLURAL_FIELD`) in the fields of each
     instance that has a plural text, when the probe's prompts use ``[DET]``. A store without
-    WordNet's morphology keeps ``a``/``an`` everywhere and says so in one line."""
+    WordNet's morphology keeps ``a``/``an`` everywhere, and says so in one line when a target
+    or candidate ends in "s" (a possible plural)."""
     if df.is_empty() or not any("[DET]" in p for p in probe.spec.prompts):
         return df
     try:
         morphology = read_morphology(store)
     except LexiconError as e:
-        print(f"{probe.spec.name}: [DET] cannot tell plural nouns ({e}); every noun gets "
-              "'a'/'an'", file=sys.stderr)
+        maybe = {t for target, cands, raw in df.select("target", "candidates", "fields")
+                 .iter_rows() for t in [target, *(cands or [])]
+                 if isinstance(t, str) and t.strip().lower().endswith("s")}
+        if maybe:
+            print(f"{probe.spec.name}: {len(maybe):,} texts end in 's' and may be plural "
+                  f"(e.g. {sorted(maybe)[0]!r}), but [DET] cannot tell ({e}); they get "
+                  "'a'/'an'", file=sys.stderr)
         return df
     out: list[str] = []
     for target, cands, raw in df.select("target", "candidates", "fields").iter_rows():

@@ -17,6 +17,7 @@ from types import SimpleNamespace
 
 import polars as pl
 import pyoxigraph as ox
+import pytest
 
 from kg.build import load_source
 from kg.manifest import pick
@@ -76,3 +77,17 @@ def test_det_is_unchanged_without_plural_words() -> None:
                slot="hour")
     assert r.text == "it is an hour and pliers"
     assert r.text[slice(*r.spans["W"])] == "pliers"
+
+
+def test_a_store_without_wordnet_keeps_a_an_and_says_so_once(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    probe = SimpleNamespace(spec=SimpleNamespace(name="t/p", prompts=["[W] is [DET] [V]."]))
+    df = pl.DataFrame({"split": ["test"], "instance_id": ["a"], "target": ["knife"],
+                       "candidates": [["tool", "scissors"]], "fields": ['{"w": "knife"}']})
+    assert mark_plurals(probe, df, LocalStore.in_memory()).equals(df)
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("t/p: 1 texts end in 's' and may be plural (e.g. 'scissors')")
+    assert "python -m kg.build -s wordnet" in line
+    quiet = df.with_columns(pl.Series("candidates", [["tool", "saw"]]))
+    assert mark_plurals(probe, quiet, LocalStore.in_memory()).equals(quiet)
+    assert capsys.readouterr().err == ""

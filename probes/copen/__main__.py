@@ -115,7 +115,8 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse._SubParsersAction:
     zs.add_argument("--out-of-context", action="store_true",
                     help="also score CiC without its sentence (the out-of-context analysis)")
     zs.add_argument("--split", action="append", help="only this split; repeatable")
-    zs.add_argument("--limit", type=int, help="first N instances per split (smoke runs)")
+    zs.add_argument("--limit", type=int, help="first N instances per split by instance "
+                    "id (smoke runs; ids are hashes, so a fixed pseudo-random sample)")
     model_options.add_device(zs)
     model_options.add_dtype(zs)
     zs.add_argument("--batch-size", type=int)

@@ -51,7 +51,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "params set top_k (default: 10)")
     p.add_argument("--limit", type=int, default=None, metavar="N",
                    help="only the first N instances (by instance id) of each probe and split, "
-                   "for smoke runs; a limited run is a run of its own")
+                   "for smoke runs; instance ids are hashes of the instance's values, so these "
+                   "are a fixed pseudo-random sample (the same N every run, not the first N of "
+                   "the query's order, not stratified: see --sample); a limited run is a run "
+                   "of its own")
     p.add_argument("--sample", type=int, default=None, metavar="N",
                    help="a seeded sample of N instances per probe and split, stratified by "
                    "gold class (N / classes of each); a sampled run is a run of its own")
