@@ -405,8 +405,9 @@ def export(probes: list[Probe], store: KnowledgeStore, results: str | Path | Non
         for probe in bar:
             bar.set_postfix_str(probe.spec.name)
             t0 = time.perf_counter()
-            with Heartbeat("exporting", probe.spec.name):
+            with Heartbeat("exporting", probe.spec.name) as beat:
                 df = build_instances(probe, store, limits, builder_dirs)
+                beat.result = f"{df.height:,} instances"
             forms = gold_form_rows(probe.spec, df, store)
             staged: list[tuple[Path, Path]] = []
 
@@ -480,8 +481,9 @@ def print_preview(probes: list[Probe], store: KnowledgeStore, n: int, kind: str,
     check_graphs(probes, store)
     for probe in probes:
         t0 = time.perf_counter()
-        with Heartbeat("previewing", probe.spec.name):
+        with Heartbeat("previewing", probe.spec.name) as beat:
             df = build_instances(probe, store, limits, builder_dirs)
+            beat.result = f"{df.height:,} instances"
         print(f"## {probe.spec.name} ({probe.spec.task}, {df.height:,} instances, "
               f"{time.perf_counter() - t0:.2f} s; prompts as a {kind} model gets them)")
         print("\n".join(preview_prompts(probe, df, n, kind)) or "(no instances)")

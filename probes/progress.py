@@ -3,15 +3,19 @@
 A probe whose query runs longer than a few seconds would otherwise show nothing until it ends
 (issue 30 point 7: a preview ran 10 minutes in silence). :class:`Heartbeat` prints, to stderr,
 after ``after`` seconds and then every ``every`` seconds, one line: the probe, the rows the
-store has produced so far (:data:`kg.store.QUERY_ROWS`) and the time since the probe started;
-and one closing line when it printed any.
+store's query now running has produced so far (:data:`kg.store.QUERY_ROWS`: the probe's query,
+then the WordNet reads of ``[DET]``, each from 0) and the time since the probe started; and one
+closing line when it printed any, with what the block set as its ``result``.
 
 >>> import io, time
 >>> out = io.StringIO()
->>> with Heartbeat("export", "t/p", after=0.05, every=10, stream=out):
+>>> with Heartbeat("export", "t/p", after=0.05, every=10, stream=out) as beat:
 ...     time.sleep(0.2)
+...     beat.result = "12 instances"
 >>> lines = out.getvalue().splitlines()
->>> lines[0].startswith("export t/p: 0 rows so far, ") and lines[-1].startswith("export t/p: done")
+>>> lines[0].startswith("export t/p: 0 rows so far, ")
+True
+>>> lines[-1].startswith("export t/p: done, 12 instances, ")
 True
 """
 
@@ -35,6 +39,7 @@ class Heartbeat:
         self.after, self.every = after, every
         self.stream = stream if stream is not None else sys.stderr
         self.printed = 0
+        self.result = ""
         self._stop = threading.Event()
         self._t0 = 0.0
         self._thread = threading.Thread(target=self._beat, daemon=True, name="kgprobe-progress")
@@ -61,4 +66,5 @@ class Heartbeat:
         self._stop.set()
         self._thread.join()
         if self.printed:
-            self._line(f"done, {QUERY_ROWS.rows:,} rows" if kind is None else "stopped")
+            self._line(f"done, {self.result}" if kind is None and self.result
+                       else "done" if kind is None else "stopped")

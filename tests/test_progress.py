@@ -27,10 +27,11 @@ def store(n: int) -> LocalStore:
 def test_lines_name_the_probe_rows_so_far_and_time() -> None:
     out = io.StringIO()
     s = store(3000)
-    with Heartbeat("exporting", "t/long", after=0.0, every=0.05, stream=out):
+    with Heartbeat("exporting", "t/long", after=0.0, every=0.05, stream=out) as beat:
         rows = s.query("SELECT ?s ?o WHERE { ?s ?p ?o }", max_rows=None)
         time.sleep(0.2)
-    assert len(rows) == 3000
+        beat.result = "3,000 rows"
+    assert len(rows) == 3000 and QUERY_ROWS.rows == 3000
     lines = out.getvalue().splitlines()
     assert len(lines) >= 3
     assert all(re.fullmatch(r"exporting t/long: [\d,]+ rows so far, \d+ s", x)
