@@ -14,6 +14,15 @@ makes of it, never from its words and never by running it:
   parser cannot is refused (kgprobe cannot tell what it would do), with the hint to spell the
   unusual part plainly.
 
+Both parsers are recursive: a query nested a few thousand groups deep, or an expression of some
+ten thousand terms, overflows the native stack (a SIGSEGV, no message) in Oxigraph's parser or
+evaluator. :func:`check_bounds` therefore runs first, on the text alone, in every entry point
+(:func:`check_syntax`, :func:`analyse`): at most :data:`MAX_NESTING` nested brackets and
+:data:`MAX_OPERATORS` operators outside strings, IRIs and comments, each refusal a
+:class:`QueryShapeError` on its line. rdflib's parser is slow (about 25 kB of query per CPU
+second, far slower on long expressions), so :func:`analyse` stops after :data:`CHECK_CPU_SECONDS`
+of CPU time with one line too.
+
 Two differences between the parsers are closed before rdflib reads the text: rdflib turns
 ``\\uXXXX`` escapes into characters before parsing (Oxigraph does not), so the grammar is
 called without that step; rdflib ends a ``#`` comment only at a line feed (SPARQL also ends it
@@ -35,7 +44,9 @@ from __future__ import annotations
 import functools
 import logging
 import re
+import sys
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +54,19 @@ import pyoxigraph as ox
 
 NONDETERMINISTIC = ("RAND", "UUID", "STRUUID", "NOW", "BNODE")
 """Built-in functions whose value changes on every run."""
+
+
+MAX_NESTING = 64
+"""The deepest nesting of ``{ }``, ``( )`` and ``[ ]`` a query may have (kgprobe's own queries
+reach 14; Oxigraph's parser overflows its stack at about 2,000)."""
+
+MAX_OPERATORS = 1_000
+"""The most operators (``+ - * / = != < > <= >= && || ! | ^``) a query may hold (kgprobe's own
+reach 81; Oxigraph's evaluator overflows its stack on one expression of 20,000 terms, and
+rdflib's parser needs seconds per thousand)."""
+
+CHECK_CPU_SECONDS = 20.0
+"""The most CPU seconds rdflib's parser may spend checking one query."""
 
 
 class QueryShapeError(ValueError):
@@ -66,8 +90,53 @@ class QueryShape:
     dataset: tuple[str, ...]         # IRIs of FROM and FROM NAMED clauses
 
 
+_LEX = re.compile(
+    r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:\\.|[^"\\\r\n])*"|\'(?:\\.|[^\'\\\r\n])*\'|'
+    r"<[^<>\"{}|^`\\\s]*>|#[^\r\n]*|[?$]\w+|@[A-Za-z]+(?:-[A-Za-z0-9]+)*|"
+    r"(?:[A-Za-z][\w.\-]*)?:[\w\-.:%\\]*|[A-Za-z_]\w*|\d*\.?\d+(?:[eE][+-]?\d+)?|"
+    r"(?P<open>[({\[])|(?P<close>[)}\]])|(?P<op>\|\||&&|!=|<=|>=|[=<>+\-*/!|^])")
+
+
+def _line(text: str, at: int) -> int:
+    return len(re.split(r"\r\n|\r|\n", text[:at]))
+
+
+def check_bounds(text: str) -> None:
+    """Refuse a query nested deeper than :data:`MAX_NESTING` or holding more than
+    :data:`MAX_OPERATORS` operators, before any parser reads it (a parser would overflow the
+    native stack and kill the process). Strings, IRIs, comments and prefixed names do not count.
+
+    >>> check_bounds("SELECT ?x WHERE { ?x <http://e.org/a-b> 'x-y' FILTER(?x != 1 + 2) }")
+    >>> check_bounds("SELECT ?x WHERE " + "{ " * 100 + "}" * 100)
+    Traceback (most recent call last):
+    ...
+    kg.sparql.QueryShapeError: the query nests brackets more than 64 deep ...; ...
+    """
+    depth = operators = 0
+    for m in _LEX.finditer(text):
+        kind = m.lastgroup
+        if kind == "open":
+            depth += 1
+            if depth > MAX_NESTING:
+                raise QueryShapeError(_line(text, m.start()), f"the query nests brackets more "
+                                      f"than {MAX_NESTING} deep ({{ }}, ( ) or [ ]); SPARQL "
+                                      "parsers recurse on each level, so flatten the groups or "
+                                      "expressions")
+        elif kind == "close":
+            depth -= 1
+        elif kind == "op":
+            operators += 1
+            if operators > MAX_OPERATORS:
+                raise QueryShapeError(_line(text, m.start()), f"the query holds more than "
+                                      f"{MAX_OPERATORS:,} operators; an expression this long "
+                                      "overflows the SPARQL parser's stack: put the values "
+                                      "into the store or a VALUES list and compare with IN or "
+                                      "a join")
+
+
 def check_syntax(text: str) -> None:
-    """Parse ``text`` with Oxigraph without evaluating it; ``SyntaxError`` when it does not parse.
+    """Parse ``text`` with Oxigraph without evaluating it; ``SyntaxError`` when it does not parse,
+    ``QueryShapeError`` when it is too deeply nested or too long to parse (:func:`check_bounds`).
 
     >>> check_syntax("SELECT ?x WHERE { SERVICE <http://127.0.0.1:9/> { ?x ?p ?o } }")
     >>> check_syntax("SELECT ?x WHERE { ?x ")
@@ -75,6 +144,7 @@ def check_syntax(text: str) -> None:
     ...
     SyntaxError: error at 1:22: expected ...
     """
+    check_bounds(text)
     try:
         # pyoxigraph parses the query first and only then checks the options: these two
         # contradict each other, so the call ends before the query is evaluated.
@@ -91,16 +161,38 @@ def check_syntax(text: str) -> None:
 def analyse(text: str) -> QueryShape:
     """The algebra of ``text`` (a query Oxigraph parses) as a :class:`QueryShape`.
 
-    Raises QueryShapeError when rdflib's parser cannot read it. The parser runs on a thread of
-    its own: pyparsing leaves reference cycles through the frames of the caller's stack, which
-    would keep the caller's objects (an open store) alive until the next garbage collection."""
+    Raises QueryShapeError when rdflib's parser cannot read it, when the text is out of
+    :func:`check_bounds`, or when checking takes more than :data:`CHECK_CPU_SECONDS` of CPU.
+    The parser runs on a thread of its own: pyparsing leaves reference cycles through the
+    frames of the caller's stack, which would keep the caller's objects (an open store) alive
+    until the next garbage collection; the thread's CPU time is watched from a profile hook."""
+    check_bounds(text)
     box: dict[str, Any] = {}
 
     def work() -> None:
+        end = time.thread_time() + CHECK_CPU_SECONDS
+        calls = 0
+
+        def deadline(frame: Any, event: str, arg: Any) -> None:
+            nonlocal calls
+            if event == "call":
+                calls += 1
+                if calls % 2048 == 0 and time.thread_time() > end:
+                    raise _TooSlow
+        sys.setprofile(deadline)
         try:
             box["shape"] = _analyse(text)
+        except _TooSlow:
+            box["error"] = QueryShapeError(None, f"checking the query took more than "
+                                           f"{CHECK_CPU_SECONDS:g} s of CPU ({len(text):,} "
+                                           "characters; kgprobe's SPARQL checker reads about "
+                                           "25 kB per second, less on long expressions); put "
+                                           "long value lists into the store (a source or a "
+                                           "derived graph) and select them")
         except BaseException as e:  # handed to the caller's thread
             box["error"] = e.with_traceback(None)
+        finally:
+            sys.setprofile(None)
 
     worker = threading.Thread(target=work, name="kgprobe-sparql-analyse", daemon=True)
     worker.start()
@@ -112,6 +204,10 @@ def analyse(text: str) -> QueryShape:
         finally:
             del error
     return box["shape"]
+
+
+class _TooSlow(BaseException):  # not caught by a parser's own "except Exception"
+    """Raised inside rdflib's parser when checking ran out of CPU time."""
 
 
 def _analyse(text: str) -> QueryShape:

@@ -303,6 +303,8 @@ def check_query(text: str, path: str | Path) -> tuple[list[str], tuple[str, ...]
     its SERVICE clauses."""
     try:
         check_syntax(text)
+    except QueryShapeError as e:  # nested too deeply or too long for any parser
+        raise ProbeFileError(path, e.line, e.message) from None
     except SyntaxError as e:
         stripped = _STRIP.sub(_blank, text)
         m = _UPDATE.search(stripped)
