@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-_FIELD = re.compile(r"([A-Za-z_][\w-]*)\s*:")
+_FIELD = re.compile(r"([A-Za-z_][\w -]*?)\s*:")  # "a note:" too: an unknown field's line
 
 
 class HeaderError(ValueError):

@@ -509,6 +509,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         ".kgprobe/exports)")
     parser.add_argument("--no-parquet", action="store_true", help="write DuckDB only")
     parser.add_argument("--list", action="store_true", help="list the probes found and exit")
+    parser.add_argument("--skip-bad-files", action="store_true",
+                        help="leave out probe files that cannot be read (each is named on a "
+                        "'note:' line) instead of stopping; without it a matched file that "
+                        "cannot be read stops the command")
     parser.add_argument("--preview", type=int, default=None, metavar="N",
                         help="run the queries and print N instances' rendered prompts per probe "
                         "(template and params checked); writes nothing")
@@ -527,7 +531,10 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     try:
         if args.list:
             return print_probe_list(args.queries, args.probe, not args.only_extra)
-        probes = list_probes(args.queries, args.probe, include_default=not args.only_extra)
+        skipped: list[ProbeFileError] | None = [] if args.skip_bad_files else None
+        probes = list_probes(args.queries, args.probe, not args.only_extra, skipped)
+        for e in skipped or []:
+            print(f"note: skipped (--skip-bad-files): {e}", file=sys.stderr)
         for flag, value in (("--timeout", args.timeout), ("--query-timeout", args.query_timeout),
                             ("--max-rows", args.max_rows)):
             if value < 0 or (flag == "--timeout" and value == 0):
