@@ -206,6 +206,33 @@ def analyse(text: str) -> QueryShape:
     return box["shape"]
 
 
+_ESCAPED_NAME = re.compile(r"[\w-]*:[\w.-]*\\[^\s\\]")
+"""A prefixed name with a backslash escape (``ex:a\\#``), which rdflib's parser cannot read."""
+
+_HASH_HOLDERS = re.compile(r'(?P<t>"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:\\.|[^"\\\r\n])*"|'
+                           r"'(?:\\.|[^'\\\r\n])*'|<[^<>\"{}|^`\\\x00-\x20]*>)|#[^\r\n]*")
+"""Strings and IRIs (group ``t``), whose ``#`` is no comment, and comments."""
+
+
+def _for_rdflib(text: str) -> tuple[str, str]:
+    """``text`` as rdflib's parser reads it like Oxigraph, and the stand-in for ``#`` in it:
+    carriage returns become line feeds (SPARQL ends a comment at either), and each ``#``
+    inside an ``<IRI>`` or a string becomes a private-use character that the text does not
+    hold. rdflib finds a SERVICE's own text by searching the whole query with comments ignored,
+    so a ``#`` in an IRI or string earlier on the same line hid the SERVICE and the query did
+    not parse (and rdflib's IRIs may not hold the escape ``\\u0023``); :func:`_shape` turns the
+    stand-in back into ``#`` in every IRI and literal it reads off the algebra.
+
+    >>> _for_rdflib("SELECT * { ?s <http://e.org/a#b> '#' } # <c#d>")[0].count("#")  # comment
+    2
+    """
+    hold = next(chr(c) for c in range(0xE000, 0xF900) if chr(c) not in text)
+
+    def escape(m: re.Match[str]) -> str:
+        return m.group(0).replace("#", hold) if m.group("t") else m.group(0)
+    return _HASH_HOLDERS.sub(escape, text.replace("\r", "\n")), hold
+
+
 class _TooSlow(BaseException):  # not caught by a parser's own "except Exception"
     """Raised inside rdflib's parser when checking ran out of CPU time."""
 
@@ -218,14 +245,16 @@ def _analyse(text: str) -> QueryShape:
     terms = logging.getLogger("rdflib.term")  # "... does not look like a valid URI": noise
     quiet, terms.disabled = terms.disabled, True
     try:
-        parsed = Query.parse_string(text.replace("\r", "\n"), parse_all=True)
+        plain, hold = _for_rdflib(text)
+        parsed = Query.parse_string(plain, parse_all=True)
         star = parsed[1].name == "SelectQuery" and "projection" not in parsed[1]
         query = translateQuery(parsed)
     except ParseBaseException as e:
+        hint = ("a full <IRI> instead of a prefixed name with backslash escapes"
+                if _ESCAPED_NAME.search(text) else "write it another way SPARQL allows")
         raise QueryShapeError(e.lineno, f"kgprobe's SPARQL checker (rdflib) cannot read the "
                               f"query ({e.msg} at column {e.col}), so it cannot tell what the "
-                              "query does; spell that part plainly (a full <IRI> instead of a "
-                              "prefixed name with backslash escapes)") from e
+                              f"query does; spell that part plainly ({hint})") from e
     except RecursionError as e:
         raise QueryShapeError(None, "the query is nested too deeply to be checked; flatten "
                               "its groups or expressions") from e
@@ -234,10 +263,10 @@ def _analyse(text: str) -> QueryShape:
                               f"query ({type(e).__name__}: {e}); simplify it") from e
     finally:
         terms.disabled = quiet
-    return _shape(query.algebra, star)
+    return _shape(query.algebra, star, hold)
 
 
-def _shape(algebra: Any, star: bool) -> QueryShape:
+def _shape(algebra: Any, star: bool, hold: str) -> QueryShape:
     from rdflib.plugins.sparql.parserutils import CompValue
     from rdflib.term import Literal, Variable
 
@@ -253,12 +282,13 @@ def _shape(algebra: Any, star: bool) -> QueryShape:
             continue
         seen.add(id(node))
         if isinstance(node, Literal):
-            literals.add(str(node))
+            literals.add(str(node).replace(hold, "#"))
         elif isinstance(node, CompValue):
             name = node.name
             if name == "ServiceGraphPattern":
                 term = dict.get(node, "term")  # CompValue.get answers a missing key with the key
-                services.append(f"?{term}" if isinstance(term, Variable) else str(term))
+                services.append(f"?{term}" if isinstance(term, Variable)
+                                else str(term).replace(hold, "#"))
             elif name.startswith("Builtin_") and name[8:] in NONDETERMINISTIC:
                 calls.append(name[8:])
             stack.extend(node.values())
@@ -274,7 +304,7 @@ def _shape(algebra: Any, star: bool) -> QueryShape:
         for key in ("default", "named"):
             iri = dict.get(clause, key)
             if iri is not None:
-                dataset.append(str(iri))
+                dataset.append(str(iri).replace(hold, "#"))
     return QueryShape(form=form, variables=tuple(variables),
                       services=tuple(dict.fromkeys(services)),
                       nondeterministic=tuple(dict.fromkeys(calls)),

@@ -321,13 +321,14 @@ def stage_parquet(out_dir: Path, name: str, df: pl.DataFrame) -> list[tuple[Path
                                  f"{out_dir}; use plain split names")
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = parquet_sync.staged_name(path)
+            staged.append((tmp, path))  # before writing: a half-written file is removed too
             part.write_parquet(tmp)
-            staged.append((tmp, path))
-    except OSError as e:
+    except (OSError, pl.exceptions.PolarsError) as e:  # polars: ComputeError on a full disk
         for tmp, _ in staged:
             tmp.unlink(missing_ok=True)
+        why = disk_error(e) or (e.strerror if isinstance(e, OSError) else None) or str(e)
         raise ProbeError(f"cannot write the Parquet files of probe {name!r} under {out_dir}: "
-                         f"{e.strerror or e}; choose another --out folder (or --no-parquet). "
+                         f"{why}; free space or choose another --out folder (or --no-parquet). "
                          "Nothing was written for it.") from e
     except BaseException:
         for tmp, _ in staged:

@@ -225,3 +225,148 @@ def test_full_disk_during_build_is_one_line_and_the_store_is_intact(
         else:
             assert f"no store was created at {store}" in err[0] and not store.exists()
         assert not list(disk.glob("*staging*"))
+
+
+def fill(disk: Path) -> None:
+    """Write one file until the disk has no block left."""
+    with (disk / "filler").open("wb", buffering=0) as f, contextlib.suppress(OSError):
+        while True:
+            f.write(b"x" * 4096)
+
+
+
+def test_full_disk_under_out_during_export_is_one_line_and_leaves_no_tmp(
+        tmp_path: Path, capsys: Any) -> None:
+    from probes.export import main as export_main
+
+    q = tmp_path / "q"
+    q.mkdir()
+    rows = " ".join(f'"value number {i}"' for i in range(2000))
+    (q / "p.rq").write_text(HEAD.format("t/x") + f"SELECT ?x WHERE {{ VALUES ?x {{ {rows} }} }}\n")
+    store = tmp_path / "store"
+    ox.Store(str(store)).flush()
+    with tiny_disk(tmp_path / "disk", "256k") as disk:
+        (disk / "exports" / "t" / "x").mkdir(parents=True)
+        fill(disk)
+        code = export_main(["--queries", str(q), "--only-extra", "--results",
+                            str(tmp_path / "r.duckdb"), "--out", str(disk / "exports"),
+                            "--quiet", "--store", str(store)])
+        err = capsys.readouterr().err.strip().splitlines()
+        assert code == 2
+        assert len(err) == 1 and err[0].startswith(
+            f"error: cannot write the Parquet files of probe 't/x' under {disk / 'exports'}: "
+            "the disk is full; free space"), err
+        assert "Nothing was written for it" in err[0]
+        left = [p.name for p in disk.rglob("*") if p.is_file() and p.name != "filler"]
+        assert left == []
+    import duckdb
+    con = duckdb.connect(str(tmp_path / "r.duckdb"), read_only=True)
+    assert con.execute("SELECT count(*) FROM instances").fetchone() == (0,)
+    con.close()
+
+
+# --- point 4: crafted safetensors headers, a 5,000-digit number, a derived name with a space --
+
+def crafted(folder: Path, how: str) -> Path:
+    """A tiny model folder whose model.safetensors is crafted: a header length of 2**63 - 1, a
+    90 MB header length in a small file, or a tensor of shape [2**40, 16] over 64 bytes."""
+    import json
+    import shutil
+    import struct
+
+    from tests.test_cli import tiny_llama
+
+    base = folder.parent / "tiny-base"
+    if not base.exists():
+        tiny_llama(base)
+    shutil.copytree(base, folder)
+    weights = folder / "model.safetensors"
+    if how == "length":
+        weights.write_bytes(struct.pack("<Q", 2**63 - 1) + b"{}")
+    elif how == "90mb":
+        weights.write_bytes(struct.pack("<Q", 90_000_000) + b'{"a": 1}' + bytes(100))
+    else:
+        head = json.dumps({"w": {"dtype": "F32", "shape": [2**40, 16], "data_offsets": [0, 64]}})
+        weights.write_bytes(struct.pack("<Q", len(head)) + head.encode() + bytes(64))
+    return folder
+
+
+@pytest.mark.parametrize("how, why", [
+    ("length", "its header claims 9,223,372,036,854,775,807 bytes"),
+    ("90mb", "its header claims 90,000,000 bytes, the file has 116"),  # 8 + 8 + 100
+    ("shape", "tensor 'w' of shape [1099511627776, 16] (F32) needs 70,368,744,177,664 bytes"),
+])
+def test_crafted_safetensors_headers_are_one_line(tmp_path: Path, how: str, why: str) -> None:
+    from probes.app import api
+    from probes.errors import ModelError
+
+    folder = crafted(tmp_path / how, how)
+    with pytest.raises(ModelError) as info:
+        api.load_scorer(folder, device="cpu")
+    message = str(info.value)
+    assert message.startswith(f"safetensors file {folder / 'model.safetensors'} is damaged or "
+                              f"crafted ({why}")
+    assert "\n" not in message and "download the model again" in message
+
+
+def test_a_5000_digit_number_in_a_header_is_one_line_and_the_list_goes_on(
+        tmp_path: Path, capsys: Any) -> None:
+    from probes.export import main as export_main
+
+    (tmp_path / "good.rq").write_text(HEAD.format("t/good") + GOOD)
+    (tmp_path / "big.rq").write_text(HEAD.format("t/big") + "# seed: " + "7" * 5000 + "\n"
+                                     + GOOD)
+    assert export_main(["--queries", str(tmp_path), "--only-extra", "--list"]) == 2
+    out, err = capsys.readouterr()
+    assert "t/good" in out
+    assert err.strip() == (f"error: {tmp_path / 'big.rq'}:4: a number in the header is too "
+                           "long to read (Exceeds the limit (4300 digits) for integer string "
+                           "conversion: value has 5000 digits); write a shorter number, or "
+                           "quote it as a string")
+
+
+def test_a_derived_file_name_with_a_space_is_one_line(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    ox.Store(str(store)).flush()
+    derived = tmp_path / "derived"
+    derived.mkdir()
+    (derived / "my copy.rq").write_text("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }\n")
+    got = cli("-m", "kg.derived", "--store", str(store), "--folder", str(derived))
+    assert got.returncode == 2 and "Traceback" not in got.stderr, got.stderr[-300:]
+    assert got.stderr.strip() == (f"error: {derived / 'my copy.rq'}: the file name 'my copy' "
+                                  "cannot name a graph (it becomes the IRI .../graph/derived/"
+                                  "<name>); rename the file with letters, digits, '-', '_' and "
+                                  "'.' only")
+
+
+# --- point 6: the right advice --------------------------------------------------------------
+
+def test_an_iri_with_a_hash_before_a_service_on_one_line_is_read(tmp_path: Path) -> None:
+    """A legal query: its SERVICE is found (and refused at export), not a parse error with
+    advice about prefixed names it does not use."""
+    text = (HEAD.format("t/x") + 'SELECT ?x FROM <http://e.org/g#1> WHERE { ?x <http://e.org/a#b>'
+            ' "v#w" . SERVICE <http://127.0.0.1:9/q#f> { ?x ?p ?o } }\n')
+    probe = parse_probe(text, "p.rq")
+    assert probe.services == ("http://127.0.0.1:9/q#f",)
+    shape = kg.sparql.analyse(text)
+    assert shape.dataset == ("http://e.org/g#1",) and "v#w" in shape.literals
+
+
+def test_the_remote_code_refusal_names_kgprobes_opt_in_and_its_risk(tmp_path: Path) -> None:
+    from probes.app import api
+    from probes.errors import ModelError
+
+    folder = tmp_path / "custom"
+    folder.mkdir()
+    (folder / "config.json").write_text('{"model_type": "custom_x", "auto_map": {"AutoConfig": '
+                                        '"configuration_x.XConfig"}}')
+    marker = tmp_path / "ran"
+    (folder / "configuration_x.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    (folder / "model.safetensors").write_bytes(b"\0" * 8)
+    with pytest.raises(ModelError) as info:
+        api.load_scorer(folder, device="cpu")
+    message = str(info.value)
+    assert message.startswith(f"model {str(folder)!r} needs Python code from its own folder")
+    assert "--model-args trust_remote_code=true" in message and "your files" in message
+    assert "hf.co" not in message and "\n" not in message
+    assert not marker.exists()
