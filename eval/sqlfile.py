@@ -267,7 +267,7 @@ def check_statements(sql: str, path: str | Path) -> None:
         try:
             kind = st.type
         except ValueError:  # a statement type this DuckDB's Python enum does not know
-            kind, first = None, " ".join(code.split()[:2]).upper()
+            kind, first = None, " ".join(code.split()[:2]).upper().rstrip(";")
         ok = (kind == duckdb.StatementType.SELECT
               or (kind == duckdb.StatementType.CREATE and _TEMP_CREATE.match(code)))
         if not ok:
