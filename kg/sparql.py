@@ -186,10 +186,13 @@ def analyse(text: str) -> QueryShape:
 
     worker = threading.Thread(target=work, name="kgprobe-sparql-analyse", daemon=True)
     worker.start()
-    clock = time.pthread_getcpuclockid(worker.ident)  # type: ignore[arg-type]
     while worker.is_alive():
         worker.join(0.05)
-        if worker.is_alive() and time.clock_gettime(clock) > CHECK_CPU_SECONDS:
+        try:  # the thread's CPU clock; gone (OSError) once the thread has ended
+            spent = time.clock_gettime(time.pthread_getcpuclockid(worker.ident or 0))
+        except OSError:
+            continue
+        if worker.is_alive() and spent > CHECK_CPU_SECONDS:
             ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(worker.ident or 0),
                                                        ctypes.py_object(_TooSlow))
             worker.join()
