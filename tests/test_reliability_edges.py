@@ -291,6 +291,7 @@ def crafted(folder: Path, how: str) -> Path:
     return folder
 
 
+@pytest.mark.slow  # builds a tiny model / waits for its deadline
 @pytest.mark.parametrize("how, why", [
     ("length", "its header claims 9,223,372,036,854,775,807 bytes"),
     ("90mb", "its header claims 90,000,000 bytes, the file has 116"),  # 8 + 8 + 100

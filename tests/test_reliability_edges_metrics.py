@@ -78,6 +78,7 @@ def test_an_unknown_statement_type_is_refused_in_one_line() -> None:
     assert "not UPDATE EXTENSIONS" in str(info.value)
 
 
+@pytest.mark.slow  # builds a tiny model / waits for its deadline
 def test_a_metric_that_runs_too_long_is_stopped_at_its_deadline(
         tmp_path: Path, results: Path  # noqa: F811
 ) -> None:
