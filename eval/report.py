@@ -42,6 +42,7 @@ from typing import Any
 
 import duckdb
 
+from eval import sqlfile
 from eval.items import Summary, paired, with_items
 from eval.plots import bar_chart
 from eval.sqlfile import (
@@ -639,6 +640,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", "-m", action="append", metavar="NAME",
                         help="only these models (name or glob pattern); repeatable")
     parser.add_argument("--no-plots", action="store_true", help="write no PNG files")
+    parser.add_argument("--metric-timeout", type=float, default=sqlfile.METRIC_TIMEOUT_S,
+                        metavar="SECONDS", help="the most seconds one metric may run "
+                        f"(default: {sqlfile.METRIC_TIMEOUT_S:g}; 0: no limit)")
     parser.set_defaults(handler=run)
 
 
@@ -650,6 +654,11 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     """``kgprobe report``: the tables printed, report.md and the plots written."""
     results_path = str(args.results or config.results_path())
     out = report_folder(args.out, "report", argv)
+    if args.metric_timeout < 0:
+        print(f"error: --metric-timeout must be a positive number (got {args.metric_timeout:g})",
+              file=sys.stderr)
+        return 2
+    sqlfile.METRIC_TIMEOUT_S = args.metric_timeout or None
     try:
         folders = dict.fromkeys(d.resolve() for d in [default_metric_dir(), *(args.metrics or [])])
         metrics = discover_metrics(list(folders))  # the built-in folder given again: once

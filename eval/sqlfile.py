@@ -86,6 +86,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,6 +97,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_
 
 from eval import udf
 from kg.header import HeaderError, did_you_mean, parse_header
+from kg.textfile import TextFileError, read_text
 from probes.results import TASKS
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -189,8 +191,9 @@ def parse_metric(text: str, path: str | Path = "<string>") -> MetricFile:
     line = header.line_of("requires")
     requires = [_in_folder(path, line, name, "required file") for name in fields.requires]
     for req in requires:
-        if not req.is_file():
+        if not req.exists():
             raise MetricFileError(path, line, f"required file {req} does not exist")
+        read_sql(req, "support file")  # a FIFO or a device is named as such, here
     items: Path | None = None
     if fields.items is not None:
         line = header.line_of("items")
@@ -261,8 +264,12 @@ def check_statements(sql: str, path: str | Path) -> None:
         at = start + len(st.query)
         code = _code(st.query)
         first = code.strip().split(None, 1)[0].upper() if code.strip() else ""
-        ok = (st.type == duckdb.StatementType.SELECT
-              or (st.type == duckdb.StatementType.CREATE and _TEMP_CREATE.match(code)))
+        try:
+            kind = st.type
+        except ValueError:  # a statement type this DuckDB's Python enum does not know
+            kind, first = None, " ".join(code.split()[:2]).upper().rstrip(";")
+        ok = (kind == duckdb.StatementType.SELECT
+              or (kind == duckdb.StatementType.CREATE and _TEMP_CREATE.match(code)))
         if not ok:
             line = sql.count("\n", 0, start) + 1
             for ln in st.query.splitlines():  # the statement's first line of code
@@ -275,12 +282,18 @@ def check_statements(sql: str, path: str | Path) -> None:
                                   "nothing else); remove the statement")
 
 
-def load_metric(path: Path) -> MetricFile:
+def read_sql(path: Path, what: str = "metric file") -> str:
+    """The text of a metric or support file, read as probe files are (kg.textfile.read_text:
+    a regular file only, so a FIFO cannot hang a report and a link to /dev/zero cannot fill
+    memory; at most kg.textfile.MAX_BYTES; UTF-8)."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise MetricFileError(path, None, f"cannot read the metric file: {e}") from e
-    return parse_metric(text, path)
+        return read_text(path, what=what)
+    except TextFileError as e:
+        raise MetricFileError(path, e.line, e.message) from None
+
+
+def load_metric(path: Path) -> MetricFile:
+    return parse_metric(read_sql(path), path)
 
 
 def default_metric_dir() -> Path:
@@ -414,10 +427,7 @@ def run_support(con: duckdb.DuckDBPyConnection, files: tuple[Path, ...] | list[P
     cursor."""
     sandbox(con)
     for path in files:
-        try:
-            sql = Path(path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as e:
-            raise MetricFileError(path, None, f"cannot read the support file: {e}") from e
+        sql = read_sql(Path(path), "support file")
         check_statements(sql, path)
         try:
             con.execute(sql)
@@ -455,19 +465,53 @@ def one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
             con.execute(f"SET memory_limit = '{before[1]}'")
 
 
-def run_metric(con: duckdb.DuckDBPyConnection, metric: MetricFile
-               ) -> tuple[list[str], list[tuple[Any, ...]]]:
+METRIC_TIMEOUT_S: float | None = 600.0
+"""The most seconds one metric (its support files and its query) may run; ``kgprobe report
+--metric-timeout`` sets it (0 or None: no limit). The same idea as ``--query-timeout``."""
+
+
+@contextlib.contextmanager
+def deadline(cur: duckdb.DuckDBPyConnection, seconds: float | None) -> Iterator[list[bool]]:
+    """Interrupt what ``cur`` runs once ``seconds`` have passed (DuckDB's ``interrupt``, from a
+    timer thread); the list it yields holds True once it fired."""
+    fired: list[bool] = []
+    if not seconds:
+        yield fired
+        return
+
+    def stop() -> None:
+        fired.append(True)
+        cur.interrupt()
+    timer = threading.Timer(seconds, stop)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield fired
+    finally:
+        timer.cancel()
+
+
+def run_metric(con: duckdb.DuckDBPyConnection, metric: MetricFile,
+               timeout: float | None = None) -> tuple[list[str], list[tuple[Any, ...]]]:
     """Run a metric's query, after its support files, on a cursor of its own
     (:func:`metric_cursor`: sandboxed, rolled back after); returns (columns, rows). Checks the
     grain and ``value`` columns. Deterministic: the same file gives the same values to the
-    last digit (one thread)."""
-    with metric_cursor(con) as cur:
-        run_support(cur, metric.requires)
+    last digit (one thread). ``timeout``: seconds (default :data:`METRIC_TIMEOUT_S`), then a
+    MetricFileError in one line."""
+    seconds = METRIC_TIMEOUT_S if timeout is None else timeout
+    with metric_cursor(con) as cur, deadline(cur, seconds) as fired:
         try:
+            run_support(cur, metric.requires)
             result = cur.execute(metric.sql)
             cols = [d[0] for d in result.description or []]
             rows = result.fetchall()
+        except MetricFileError as e:
+            if fired:
+                raise _too_long(metric, seconds) from None
+            raise e
         except duckdb.Error as e:
+            if fired:
+                raise _too_long(metric, seconds) from None
             hint = ("; a metric file reads the tables of the results file only (no other file, "
                     "URL or extension): load other data into the results file first"
                     if isinstance(e, duckdb.PermissionException) else "")
@@ -481,6 +525,12 @@ def run_metric(con: duckdb.DuckDBPyConnection, metric: MetricFile
                               "the metric AS value")
     _check_grain(metric, cols, rows)
     return cols, rows
+
+
+def _too_long(metric: MetricFile, seconds: float | None) -> MetricFileError:
+    return MetricFileError(metric.path, None, f"metric {metric.name!r} ran longer than "
+                           f"{seconds:g} s and was stopped; narrow its query (or raise "
+                           "--metric-timeout)")
 
 
 def _check_grain(metric: MetricFile, cols: list[str], rows: list[tuple[Any, ...]]) -> None:

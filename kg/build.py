@@ -26,7 +26,7 @@ import pyoxigraph as ox
 from tqdm import tqdm
 
 from kg import config, derived, options
-from kg.errors import KgError, SourceError, StoreError
+from kg.errors import KgError, SourceError, StoreError, disk_error
 from kg.manifest import Source, pick
 from kg.pids import pid_alive
 from kg.vocab import DCTERMS, GRAPH_BASE, KGP, PROV, graph, inferred_graph
@@ -248,6 +248,24 @@ def build(names: list[str] | None = None, store_path: Path | None = None,
     return reports
 
 
+def write_failed(store_path: Path, error: OSError) -> str:
+    """One line for a build that failed writing its staging copy (a full disk, a quota, a
+    folder it may not write): what the disk says, and that the store is as it was (the copy
+    is removed before the store would be swapped, :func:`build`).
+
+    >>> import errno
+    >>> write_failed(Path("/d/store"), OSError(errno.ENOSPC, "No space left on device"))[:64]
+    'the disk is full where the store is built (/d: [Errno 28] No spa'
+    """
+    what = disk_error(error) or "writing failed"
+    detail = " ".join(str(error).split())
+    detail = detail if len(detail) <= 160 else detail[:157] + "..."
+    kept = (f"the store at {store_path} is intact (the partial copy was removed)"
+            if store_path.exists() else f"no store was created at {store_path}")
+    return (f"{what} where the store is built ({store_path.parent}: {detail}); {kept}; free "
+            "space (or point --store at another disk) and run the command again")
+
+
 def peak_memory_mb() -> tuple[float, float]:
     """Peak resident memory of this process and of its finished children (e.g. the reasoner)."""
     me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -314,6 +332,10 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         print("interrupted: the store was not changed (the partial copy was removed)",
               file=sys.stderr)
         return 130
+    except OSError as e:  # a full disk (or another write error) while the copy was written
+        print(f"error: {write_failed(Path(args.store or config.store_path()).resolve(), e)}",
+              file=sys.stderr)
+        return 2
     print(format_reports(reports))
     me, kids = peak_memory_mb()
     print(f"\nbuilt {len(reports)} source(s) in {time.perf_counter() - t0:.1f} s; "

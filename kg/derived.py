@@ -43,6 +43,9 @@ from kg.store import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, LocalStore, QueryLimit
 from kg.textfile import TextFileError, read_text
 from kg.vocab import graph
 
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
+"""A derived file's name (its stem): it becomes part of the graph's IRI."""
+
 DERIVED_DIR = Path(__file__).resolve().parent.parent / "queries" / "derived"
 
 
@@ -104,8 +107,14 @@ def parse_derived(text: str, path: str | Path) -> Derived:
         fields = validate_header(read_header(text, "#", required=False), DerivedHeader, "#")
     except HeaderError as e:
         raise DerivedError(f"{path}:{e.line}: {e.message}") from None
+    if not _NAME.fullmatch(path.stem):
+        raise DerivedError(f"{path}: the file name {path.stem!r} cannot name a graph (it becomes "
+                           "the IRI .../graph/derived/<name>); rename the file with letters, "
+                           "digits, '-', '_' and '.' only")
     try:
         check_syntax(text)
+    except QueryShapeError as e:  # nested too deeply or too long for any parser
+        raise DerivedError(f"{path}:{e.line or 1}: {e.message}") from None
     except SyntaxError as e:
         detail = re.sub(r"\s+", " ", str(e))[:200]
         m = re.match(r"error at (\d+):\d+: ", detail)

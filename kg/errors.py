@@ -1,4 +1,11 @@
-"""Errors raised by the knowledge-graph layer. Each names the thing and the fix."""
+"""Errors raised by the knowledge-graph layer. Each names the thing and the fix; and
+:func:`disk_error`, the one reader of what a failed write says about the disk (every layer
+uses it: kg.build, probes.export, probes.run, results files)."""
+
+from __future__ import annotations
+
+import errno
+import os
 
 
 class KgError(Exception):
@@ -11,3 +18,35 @@ class SourceError(KgError):
 
 class StoreError(KgError):
     """The store cannot be opened, is locked, or lacks a graph a probe needs."""
+
+
+#: The write errors that say the disk, not the file, is at fault: errno -> what it means.
+DISK_ERRORS = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up",
+               errno.EIO: "the disk failed to write (input/output error: a full or failing "
+               "disk)"}
+
+
+def disk_error(error: BaseException | None) -> str | None:
+    """What a failed write says about the disk (full, over quota, input/output error), from an
+    ``OSError``'s errno or from the system's message that DuckDB quotes (``Could not write file
+    ...: No space left on device``); None for any other error.
+
+    >>> disk_error(OSError(errno.ENOSPC, "No space left on device"))
+    'the disk is full'
+    >>> disk_error(RuntimeError('IO Error: Could not write file "r.duckdb": Disk quota '
+    ...                         'exceeded'))
+    'the disk quota is used up'
+    >>> disk_error(RuntimeError("IO Error: Corrupt database file")) is None
+    True
+    """
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if isinstance(error, OSError) and error.errno in DISK_ERRORS:
+            return DISK_ERRORS[error.errno]
+        text = str(error)
+        for code, what in DISK_ERRORS.items():
+            if os.strerror(code) in text:
+                return what
+        error = error.__cause__ or error.__context__
+    return None

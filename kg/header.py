@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-_FIELD = re.compile(r"([A-Za-z_][\w-]*)\s*:")
+_FIELD = re.compile(r"([A-Za-z_][\w -]*?)\s*:")  # "a note:" too: an unknown field's line
 
 
 class HeaderError(ValueError):
@@ -171,6 +171,11 @@ def parse_yaml(block: list[tuple[int, str]]) -> Any:
     except RecursionError:
         raise HeaderError(block[0][0] if block else 1, "header values nest too deeply; "
                           "flatten them") from None
+    except ValueError as e:  # int('1' * 5000): Python's limit on digits in an integer string
+        long = next((n for n, body in block if re.search(r"\d{1000}", body)), None)
+        raise HeaderError(long or (block[0][0] if block else 1), "a number in the header is too "
+                          f"long to read ({_first(e)}); write a shorter number, or quote it "
+                          "as a string") from None
     except yaml.YAMLError as e:
         # The problem mark is where the parser gave up (often the next line, or the end); the
         # context mark, when there is one, is where the unclosed quote or bracket started.
@@ -183,6 +188,11 @@ def parse_yaml(block: list[tuple[int, str]]) -> Any:
         problem = getattr(e, "problem", None) or str(e)
         raise HeaderError(line, f"header is not valid YAML: {problem}; check quoting (quote "
                           "values that contain ':', '#', '[' or ']')") from e
+
+
+def _first(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return text[0].split(";")[0][:120] if text else type(error).__name__
 
 
 def read_header(text: str, marker: str, *, required: bool = True, example: str = "") -> Header:

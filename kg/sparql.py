@@ -14,6 +14,15 @@ makes of it, never from its words and never by running it:
   parser cannot is refused (kgprobe cannot tell what it would do), with the hint to spell the
   unusual part plainly.
 
+Both parsers are recursive: a query nested a few thousand groups deep, or an expression of some
+ten thousand terms, overflows the native stack (a SIGSEGV, no message) in Oxigraph's parser or
+evaluator. :func:`check_bounds` therefore runs first, on the text alone, in every entry point
+(:func:`check_syntax`, :func:`analyse`): at most :data:`MAX_NESTING` nested brackets and
+:data:`MAX_OPERATORS` operators outside strings, IRIs and comments, each refusal a
+:class:`QueryShapeError` on its line. rdflib's parser is slow (about 25 kB of query per CPU
+second, far slower on long expressions), so :func:`analyse` stops after :data:`CHECK_CPU_SECONDS`
+of CPU time with one line too.
+
 Two differences between the parsers are closed before rdflib reads the text: rdflib turns
 ``\\uXXXX`` escapes into characters before parsing (Oxigraph does not), so the grammar is
 called without that step; rdflib ends a ``#`` comment only at a line feed (SPARQL also ends it
@@ -32,10 +41,12 @@ at a carriage return, as Oxigraph does), so carriage returns become line feeds f
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import logging
 import re
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +54,19 @@ import pyoxigraph as ox
 
 NONDETERMINISTIC = ("RAND", "UUID", "STRUUID", "NOW", "BNODE")
 """Built-in functions whose value changes on every run."""
+
+
+MAX_NESTING = 64
+"""The deepest nesting of ``{ }``, ``( )`` and ``[ ]`` a query may have (kgprobe's own queries
+reach 14; Oxigraph's parser overflows its stack at about 2,000)."""
+
+MAX_OPERATORS = 1_000
+"""The most operators (``+ - * / = != < > <= >= && || ! | ^``) a query may hold (kgprobe's own
+reach 81; Oxigraph's evaluator overflows its stack on one expression of 20,000 terms, and
+rdflib's parser needs seconds per thousand)."""
+
+CHECK_CPU_SECONDS = 20.0
+"""The most CPU seconds rdflib's parser may spend checking one query."""
 
 
 class QueryShapeError(ValueError):
@@ -66,8 +90,53 @@ class QueryShape:
     dataset: tuple[str, ...]         # IRIs of FROM and FROM NAMED clauses
 
 
+_LEX = re.compile(
+    r'"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:\\.|[^"\\\r\n])*"|\'(?:\\.|[^\'\\\r\n])*\'|'
+    r"<[^<>\"{}|^`\\\s]*>|#[^\r\n]*|[?$]\w+|@[A-Za-z]+(?:-[A-Za-z0-9]+)*|"
+    r"(?:[A-Za-z][\w.\-]*)?:[\w\-.:%\\]*|[A-Za-z_]\w*|\d*\.?\d+(?:[eE][+-]?\d+)?|"
+    r"(?P<open>[({\[])|(?P<close>[)}\]])|(?P<op>\|\||&&|!=|<=|>=|[=<>+\-*/!|^])")
+
+
+def _line(text: str, at: int) -> int:
+    return len(re.split(r"\r\n|\r|\n", text[:at]))
+
+
+def check_bounds(text: str) -> None:
+    """Refuse a query nested deeper than :data:`MAX_NESTING` or holding more than
+    :data:`MAX_OPERATORS` operators, before any parser reads it (a parser would overflow the
+    native stack and kill the process). Strings, IRIs, comments and prefixed names do not count.
+
+    >>> check_bounds("SELECT ?x WHERE { ?x <http://e.org/a-b> 'x-y' FILTER(?x != 1 + 2) }")
+    >>> check_bounds("SELECT ?x WHERE " + "{ " * 100 + "}" * 100)
+    Traceback (most recent call last):
+    ...
+    kg.sparql.QueryShapeError: the query nests brackets more than 64 deep ...; ...
+    """
+    depth = operators = 0
+    for m in _LEX.finditer(text):
+        kind = m.lastgroup
+        if kind == "open":
+            depth += 1
+            if depth > MAX_NESTING:
+                raise QueryShapeError(_line(text, m.start()), f"the query nests brackets more "
+                                      f"than {MAX_NESTING} deep ({{ }}, ( ) or [ ]); SPARQL "
+                                      "parsers recurse on each level, so flatten the groups or "
+                                      "expressions")
+        elif kind == "close":
+            depth -= 1
+        elif kind == "op":
+            operators += 1
+            if operators > MAX_OPERATORS:
+                raise QueryShapeError(_line(text, m.start()), f"the query holds more than "
+                                      f"{MAX_OPERATORS:,} operators; an expression this long "
+                                      "overflows the SPARQL parser's stack: put the values "
+                                      "into the store or a VALUES list and compare with IN or "
+                                      "a join")
+
+
 def check_syntax(text: str) -> None:
-    """Parse ``text`` with Oxigraph without evaluating it; ``SyntaxError`` when it does not parse.
+    """Parse ``text`` with Oxigraph without evaluating it; ``SyntaxError`` when it does not parse,
+    ``QueryShapeError`` when it is too deeply nested or too long to parse (:func:`check_bounds`).
 
     >>> check_syntax("SELECT ?x WHERE { SERVICE <http://127.0.0.1:9/> { ?x ?p ?o } }")
     >>> check_syntax("SELECT ?x WHERE { ?x ")
@@ -75,6 +144,7 @@ def check_syntax(text: str) -> None:
     ...
     SyntaxError: error at 1:22: expected ...
     """
+    check_bounds(text)
     try:
         # pyoxigraph parses the query first and only then checks the options: these two
         # contradict each other, so the call ends before the query is evaluated.
@@ -91,20 +161,41 @@ def check_syntax(text: str) -> None:
 def analyse(text: str) -> QueryShape:
     """The algebra of ``text`` (a query Oxigraph parses) as a :class:`QueryShape`.
 
-    Raises QueryShapeError when rdflib's parser cannot read it. The parser runs on a thread of
-    its own: pyparsing leaves reference cycles through the frames of the caller's stack, which
-    would keep the caller's objects (an open store) alive until the next garbage collection."""
+    Raises QueryShapeError when rdflib's parser cannot read it, when the text is out of
+    :func:`check_bounds`, or when checking takes more than :data:`CHECK_CPU_SECONDS` of CPU.
+    The parser runs on a thread of its own: pyparsing leaves reference cycles through the
+    frames of the caller's stack, which would keep the caller's objects (an open store) alive
+    until the next garbage collection. The caller watches that thread's CPU clock and, past
+    the budget, raises an exception inside it (``PyThreadState_SetAsyncExc``: pyparsing is pure
+    Python, so it stops at its next bytecode; no hook slows the parse down)."""
+    check_bounds(text)
     box: dict[str, Any] = {}
 
     def work() -> None:
         try:
             box["shape"] = _analyse(text)
+        except _TooSlow:
+            box["error"] = QueryShapeError(None, f"checking the query took more than "
+                                           f"{CHECK_CPU_SECONDS:g} s of CPU ({len(text):,} "
+                                           "characters; kgprobe's SPARQL checker reads about "
+                                           "25 kB per second, less on long expressions); put "
+                                           "long value lists into the store (a source or a "
+                                           "derived graph) and select them")
         except BaseException as e:  # handed to the caller's thread
             box["error"] = e.with_traceback(None)
 
     worker = threading.Thread(target=work, name="kgprobe-sparql-analyse", daemon=True)
     worker.start()
-    worker.join()
+    while worker.is_alive():
+        worker.join(0.05)
+        try:  # the thread's CPU clock; gone (OSError) once the thread has ended
+            spent = time.clock_gettime(time.pthread_getcpuclockid(worker.ident or 0))
+        except OSError:
+            continue
+        if worker.is_alive() and spent > CHECK_CPU_SECONDS:
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(worker.ident or 0),
+                                                       ctypes.py_object(_TooSlow))
+            worker.join()
     if "error" in box:
         error = box.pop("error")
         try:
@@ -112,6 +203,37 @@ def analyse(text: str) -> QueryShape:
         finally:
             del error
     return box["shape"]
+
+
+_ESCAPED_NAME = re.compile(r"[\w-]*:[\w.-]*\\[^\s\\]")
+"""A prefixed name with a backslash escape (``ex:a\\#``), which rdflib's parser cannot read."""
+
+_HASH_HOLDERS = re.compile(r'(?P<t>"""[\s\S]*?"""|\'\'\'[\s\S]*?\'\'\'|"(?:\\.|[^"\\\r\n])*"|'
+                           r"'(?:\\.|[^'\\\r\n])*'|<[^<>\"{}|^`\\\x00-\x20]*>)|#[^\r\n]*")
+"""Strings and IRIs (group ``t``), whose ``#`` is no comment, and comments."""
+
+
+def _for_rdflib(text: str) -> tuple[str, str]:
+    """``text`` as rdflib's parser reads it like Oxigraph, and the stand-in for ``#`` in it:
+    carriage returns become line feeds (SPARQL ends a comment at either), and each ``#``
+    inside an ``<IRI>`` or a string becomes a private-use character that the text does not
+    hold. rdflib finds a SERVICE's own text by searching the whole query with comments ignored,
+    so a ``#`` in an IRI or string earlier on the same line hid the SERVICE and the query did
+    not parse (and rdflib's IRIs may not hold the escape ``\\u0023``); :func:`_shape` turns the
+    stand-in back into ``#`` in every IRI and literal it reads off the algebra.
+
+    >>> _for_rdflib("SELECT * { ?s <http://e.org/a#b> '#' } # <c#d>")[0].count("#")  # comment
+    2
+    """
+    hold = next(chr(c) for c in range(0xE000, 0xF900) if chr(c) not in text)
+
+    def escape(m: re.Match[str]) -> str:
+        return m.group(0).replace("#", hold) if m.group("t") else m.group(0)
+    return _HASH_HOLDERS.sub(escape, text.replace("\r", "\n")), hold
+
+
+class _TooSlow(BaseException):  # not caught by a parser's own "except Exception"
+    """Raised inside rdflib's parser when checking ran out of CPU time."""
 
 
 def _analyse(text: str) -> QueryShape:
@@ -122,14 +244,16 @@ def _analyse(text: str) -> QueryShape:
     terms = logging.getLogger("rdflib.term")  # "... does not look like a valid URI": noise
     quiet, terms.disabled = terms.disabled, True
     try:
-        parsed = Query.parse_string(text.replace("\r", "\n"), parse_all=True)
+        plain, hold = _for_rdflib(text)
+        parsed = Query.parse_string(plain, parse_all=True)
         star = parsed[1].name == "SelectQuery" and "projection" not in parsed[1]
         query = translateQuery(parsed)
     except ParseBaseException as e:
+        hint = ("a full <IRI> instead of a prefixed name with backslash escapes"
+                if _ESCAPED_NAME.search(text) else "write it another way SPARQL allows")
         raise QueryShapeError(e.lineno, f"kgprobe's SPARQL checker (rdflib) cannot read the "
                               f"query ({e.msg} at column {e.col}), so it cannot tell what the "
-                              "query does; spell that part plainly (a full <IRI> instead of a "
-                              "prefixed name with backslash escapes)") from e
+                              f"query does; spell that part plainly ({hint})") from e
     except RecursionError as e:
         raise QueryShapeError(None, "the query is nested too deeply to be checked; flatten "
                               "its groups or expressions") from e
@@ -138,10 +262,10 @@ def _analyse(text: str) -> QueryShape:
                               f"query ({type(e).__name__}: {e}); simplify it") from e
     finally:
         terms.disabled = quiet
-    return _shape(query.algebra, star)
+    return _shape(query.algebra, star, hold)
 
 
-def _shape(algebra: Any, star: bool) -> QueryShape:
+def _shape(algebra: Any, star: bool, hold: str) -> QueryShape:
     from rdflib.plugins.sparql.parserutils import CompValue
     from rdflib.term import Literal, Variable
 
@@ -157,12 +281,13 @@ def _shape(algebra: Any, star: bool) -> QueryShape:
             continue
         seen.add(id(node))
         if isinstance(node, Literal):
-            literals.add(str(node))
+            literals.add(str(node).replace(hold, "#"))
         elif isinstance(node, CompValue):
             name = node.name
             if name == "ServiceGraphPattern":
                 term = dict.get(node, "term")  # CompValue.get answers a missing key with the key
-                services.append(f"?{term}" if isinstance(term, Variable) else str(term))
+                services.append(f"?{term}" if isinstance(term, Variable)
+                                else str(term).replace(hold, "#"))
             elif name.startswith("Builtin_") and name[8:] in NONDETERMINISTIC:
                 calls.append(name[8:])
             stack.extend(node.values())
@@ -178,7 +303,7 @@ def _shape(algebra: Any, star: bool) -> QueryShape:
         for key in ("default", "named"):
             iri = dict.get(clause, key)
             if iri is not None:
-                dataset.append(str(iri))
+                dataset.append(str(iri).replace(hold, "#"))
     return QueryShape(form=form, variables=tuple(variables),
                       services=tuple(dict.fromkeys(services)),
                       nondeterministic=tuple(dict.fromkeys(calls)),

@@ -1,4 +1,4 @@
-"""Read a data file (probe, derived or header file) safely: a regular file, bounded, UTF-8.
+"""Read a data file (probe, derived, metric or support file) safely: a regular file, bounded, UTF-8.
 
 Probe and derived files come from folders a user points at; one of them may be a FIFO (which
 would block a reader forever), a link to ``/dev/zero`` (endless) or a huge file. This reader
@@ -29,8 +29,9 @@ class TextFileError(ValueError):
         super().__init__(message)
 
 
-def read_text(path: Path, limit: int = MAX_BYTES) -> str:
-    """The UTF-8 text of the regular file ``path`` (links followed) of at most ``limit`` bytes.
+def read_text(path: Path, limit: int = MAX_BYTES, what: str = "query file") -> str:
+    """The UTF-8 text of the regular file ``path`` (links followed) of at most ``limit`` bytes;
+    ``what`` names the kind of file in a message (query, metric or support file).
 
     >>> read_text(Path("/dev/null"))
     Traceback (most recent call last):
@@ -45,7 +46,7 @@ def read_text(path: Path, limit: int = MAX_BYTES) -> str:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
-            raise TextFileError(None, f"it is {kind}, not a regular file; a query file must be "
+            raise TextFileError(None, f"it is {kind}, not a regular file; a {what} must be "
                                 "a plain text file (replace it, or move it out of the folder)")
         with os.fdopen(fd, "rb", closefd=False) as f:
             data = f.read(limit + 1)
@@ -54,7 +55,7 @@ def read_text(path: Path, limit: int = MAX_BYTES) -> str:
     finally:
         os.close(fd)
     if len(data) > limit:
-        raise TextFileError(None, f"the file is larger than {limit:,} bytes; a query file this "
+        raise TextFileError(None, f"the file is larger than {limit:,} bytes; a {what} this "
                             "large holds data that belongs in the store (load it as a source "
                             "or a derived graph and select it)")
     try:

@@ -332,13 +332,14 @@ def stage_parquet(out_dir: Path, name: str, df: pl.DataFrame) -> list[tuple[Path
                                  f"{out_dir}; use plain split names")
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = parquet_sync.staged_name(path)
+            staged.append((tmp, path))  # before writing: a half-written file is removed too
             part.write_parquet(tmp)
-            staged.append((tmp, path))
-    except OSError as e:
+    except (OSError, pl.exceptions.PolarsError) as e:  # polars: ComputeError on a full disk
         for tmp, _ in staged:
             tmp.unlink(missing_ok=True)
+        why = disk_error(e) or (e.strerror if isinstance(e, OSError) else None) or str(e)
         raise ProbeError(f"cannot write the Parquet files of probe {name!r} under {out_dir}: "
-                         f"{e.strerror or e}; choose another --out folder (or --no-parquet). "
+                         f"{why}; free space or choose another --out folder (or --no-parquet). "
                          "Nothing was written for it.") from e
     except BaseException:
         for tmp, _ in staged:
@@ -524,6 +525,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         ".kgprobe/exports)")
     parser.add_argument("--no-parquet", action="store_true", help="write DuckDB only")
     parser.add_argument("--list", action="store_true", help="list the probes found and exit")
+    parser.add_argument("--skip-bad-files", action="store_true",
+                        help="leave out probe files that cannot be read (each is named on a "
+                        "'note:' line) instead of stopping; without it a matched file that "
+                        "cannot be read stops the command")
     parser.add_argument("--preview", type=int, default=None, metavar="N",
                         help="run the queries and print N instances' rendered prompts per probe "
                         "(template and params checked); writes nothing")
@@ -542,7 +547,10 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     try:
         if args.list:
             return print_probe_list(args.queries, args.probe, not args.only_extra)
-        probes = list_probes(args.queries, args.probe, include_default=not args.only_extra)
+        skipped: list[ProbeFileError] | None = [] if args.skip_bad_files else None
+        probes = list_probes(args.queries, args.probe, not args.only_extra, skipped)
+        for e in skipped or []:
+            print(f"note: skipped (--skip-bad-files): {e}", file=sys.stderr)
         for flag, value in (("--timeout", args.timeout), ("--query-timeout", args.query_timeout),
                             ("--max-rows", args.max_rows)):
             if value < 0 or (flag == "--timeout" and value == 0):

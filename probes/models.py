@@ -44,6 +44,12 @@ from urllib.parse import urlparse
 
 from kg.config import model_cache
 from probes.errors import ModelError
+from probes.model_files import (
+    check_gguf,
+    check_safetensors,
+    needs_remote_code,
+    remote_code_error,
+)
 
 SourceKind = Literal["alias", "gguf", "dir", "hub"]
 MARKER = "kgprobe.json"  # written last into a converted-model folder; its presence = complete
@@ -250,35 +256,6 @@ def _resolve_alias(
             convert_gguf(path, target, sha256=sha, label=alias.alias)
     return ModelSource(text, "alias", str(target), _converted_revision(target, sha),
                        None if temporary else path, options)
-
-
-def check_gguf(path: Path) -> None:
-    """A ModelError naming the file and the fix when ``path`` is not a complete GGUF file (not
-    GGUF at all, or cut off: a 64-byte stub, a download that stopped), before transformers
-    reads it (it fails there with a bare ``struct.error`` or ``IndexError``). The whole header,
-    metadata and tensor table are read (memory-mapped), as the conversion will."""
-    try:
-        size = path.stat().st_size
-        with path.open("rb") as fh:
-            head = fh.read(4)
-    except OSError as exc:
-        raise ModelError(f"cannot read model file {path}: {exc.strerror or exc}") from exc
-    if head != b"GGUF":
-        raise ModelError(
-            f"{path} is not a GGUF file (it starts with {head!r}, a GGUF file with b'GGUF'); "
-            "name a .gguf model file, a model folder or a hub name"
-        )
-    try:
-        from gguf import GGUFReader
-    except ImportError:  # transformers says so when it needs it
-        return
-    try:
-        GGUFReader(str(path))
-    except Exception as exc:  # struct.error, IndexError, ValueError: where the file ends
-        raise ModelError(
-            f"GGUF file {path} is truncated or damaged ({size:,} bytes; {_first_line(exc)}); "
-            "download it again (check its sha256 against the source's) or name another model"
-        ) from exc
 
 
 def _resolve_gguf(
@@ -542,6 +519,8 @@ def load_config(source: ModelSource) -> Any:
     try:
         return AutoConfig.from_pretrained(source.location, **kwargs)
     except (OSError, ValueError, KeyError) as exc:
+        if needs_remote_code(exc):
+            raise remote_code_error(source.name, source.kind) from None
         if source.kind == "hub":
             where = (
                 "the Hugging Face hub is not reachable from here and it is not in the local "
@@ -568,6 +547,8 @@ def load_tokenizer(source: ModelSource | str) -> Any:
     try:
         return AutoTokenizer.from_pretrained(source.location, **kwargs)
     except (OSError, ValueError, KeyError, TypeError) as exc:
+        if needs_remote_code(exc):
+            raise remote_code_error(source.name, source.kind) from None
         if source.kind == "hub":
             raise unknown_model_error(
                 source.name, f"its tokenizer could not be loaded ({_first_line(exc)})"
@@ -598,6 +579,9 @@ def load_model(
     kwargs = source.pretrained_kwargs()
     if placement is not None and placement.device_map is not None:
         kwargs.update(placement.pretrained_kwargs(source.name))
+    if Path(source.location).is_dir():  # a crafted header never reaches the loader
+        for weights in sorted(Path(source.location).glob("*.safetensors")):
+            check_safetensors(weights)
     bars = hf_logging.is_progress_bar_enabled()
     hf_logging.disable_progress_bar()
     try:
@@ -621,11 +605,8 @@ def load_model(
                 "loaded and pass --allow-pickle (allow_pickle=True in Python) only if you trust "
                 "the source"
             ) from exc
-        if "trust_remote_code" in message:
-            raise ModelError(
-                f"model {source.name!r} needs code from its repository; pass "
-                "trust_remote_code=True only if you trust the source"
-            ) from exc
+        if needs_remote_code(exc):
+            raise remote_code_error(source.name, source.kind) from None
         if source.kind == "hub":
             raise unknown_model_error(source.name, _first_line(exc)) from exc
         raise ModelError(f"cannot load model {source.name!r}: {_first_line(exc)}") from exc

@@ -318,6 +318,8 @@ def check_query(text: str, path: str | Path) -> tuple[list[str], tuple[str, ...]
     its SERVICE clauses."""
     try:
         check_syntax(text)
+    except QueryShapeError as e:  # nested too deeply or too long for any parser
+        raise ProbeFileError(path, e.line, e.message) from None
     except SyntaxError as e:
         stripped = _STRIP.sub(_blank, text)
         m = _UPDATE.search(stripped)
@@ -416,6 +418,39 @@ def header_name(text: str) -> str | None:
     return name if isinstance(name, str) else None
 
 
+class UnreadableProbesError(ProbeFileError):
+    """Probe files that a pattern matches (or may match: their name cannot be read) and that
+    cannot be read. ``problems``: one ProbeFileError per file. ``str(e)`` starts with the
+    first file's own error (a query's error before anything else); each further file follows
+    on a line of its own."""
+
+    def __init__(self, problems: list[ProbeFileError], patterns: list[str]) -> None:
+        self.problems = problems
+        first, more = problems[0], len(problems) - 1
+        them = "it" if not more else "them"
+        what = (f"the probe file matches {' '.join(patterns)}" if not more else
+                f"and {more} more probe file(s) that {' '.join(patterns)} matches cannot be "
+                "read")
+        text = (f"{first.message} ({what}; fix {them}, or move {them} out of the folder: "
+                f"`export` and `run` leave {them} out with --skip-bad-files). Nothing was done."
+                + "".join(f"\n  {e}" for e in problems[1:]))
+        super().__init__(first.path, first.line, text)
+
+
+_LOOSE_NAME = re.compile(r"^#[ \t]*name[ \t]*:[ \t]*[\"']?([^\s\"'#]+)", re.MULTILINE)
+
+
+def loose_name(text: str) -> str | None:
+    """The value of the first ``# name:`` line, read without YAML: which probe a file whose
+    header does not parse was meant to be (to name it when a pattern asks for it).
+
+    >>> loose_name("# name: nu/a\\n# task: records\\n# a note: x: y\\nSELECT ?x {}")
+    'nu/a'
+    """
+    m = _LOOSE_NAME.search(text[:20_000])
+    return m.group(1) if m else None
+
+
 def discover(extra_dirs: list[Path] | None = None, patterns: list[str] | None = None,
              include_default: bool = True,
              problems: list[ProbeFileError] | None = None) -> list[Probe]:
@@ -424,10 +459,13 @@ def discover(extra_dirs: list[Path] | None = None, patterns: list[str] | None = 
     name patterns (``fnmatch``: ``starter/*``). Duplicate names are an error naming both files.
 
     With patterns, a file is chosen by the ``name:`` of its header before its query is parsed,
-    so a broken file that is not asked for does not stop the others (one whose name cannot be
-    read is skipped, and named when no probe matches). Without patterns a bad file is an error,
-    unless ``problems`` is given: then its error is appended there and the others are returned
-    (``--list``)."""
+    so a broken file that is not asked for does not stop the others. A file that a pattern
+    matches (by its header's name, or by its ``# name:`` line when the header does not parse,
+    :func:`loose_name`) or whose name cannot be read at all, and that cannot be read, is an
+    :class:`UnreadableProbesError` naming every such file (the file's own error first), never
+    a probe left out in silence. Without patterns a bad file is an error too. When
+    ``problems`` is given, each bad file's error is appended there instead and the others are
+    returned (``--list``, ``--skip-bad-files``)."""
     dirs = (default_query_dirs() if include_default else []) + list(extra_dirs or [])
     dirs += [d for d in config.extra_query_dirs()  # KGPROBE_QUERIES, each folder once
              if d.resolve() not in {x.resolve() for x in dirs}]
@@ -449,12 +487,10 @@ def discover(extra_dirs: list[Path] | None = None, patterns: list[str] | None = 
                     text = read_text(path)
                 except TextFileError as e:
                     raise ProbeFileError(path, e.line, e.message) from None
-                name = header_name(text)
+                name = header_name(text) or loose_name(text)
                 seen.update([name] if name else [])
-                if patterns and (name is None or not wanted(name)):
-                    if name is None:
-                        parse_probe(text, path)  # raises the reason it has no name
-                    continue
+                if patterns and name is not None and not wanted(name):
+                    continue  # not asked for: its query is not read (point 18)
                 probe = parse_probe(text, path)
             except ProbeFileError as e:
                 if problems is not None:
@@ -470,13 +506,14 @@ def discover(extra_dirs: list[Path] | None = None, patterns: list[str] | None = 
                                      f"probe name {probe.spec.name!r} is already used by "
                                      f"{other.path}; names must be unique")
             probes[probe.spec.name] = probe
+    if skipped and patterns:
+        raise UnreadableProbesError(skipped, patterns)
     chosen = [p for p in probes.values() if wanted(p.spec.name)]
     if patterns and not chosen:
         names = ", ".join(sorted(seen)) or "(none found)"
-        unread = "".join(f"; {e} (this file could not be read)" for e in skipped[:3])
         raise ProbeFileError(", ".join(map(str, dirs)), None,
                              f"no probe matches {' '.join(patterns)}; known probes: {names}. "
                              "A probe in a folder of your own needs --queries DIR on every "
                              "command that reads it (export, run, ...), or set "
-                             f"KGPROBE_QUERIES=DIR once{unread}")
+                             "KGPROBE_QUERIES=DIR once")
     return chosen

@@ -22,7 +22,7 @@ from kg import config
 from kg.errors import KgError
 from probes import chat, model_args, parquet_sync, scale_cli
 from probes.app import outputs
-from probes.errors import ProbeError
+from probes.errors import ProbeError, ProbeFileError
 from probes.results import connect, diagnose, disk_error
 from probes.runner import cli as runner_cli
 from probes.runner.caching import open_scorer, recorded_scorer
@@ -163,7 +163,12 @@ def _run_all(args: argparse.Namespace, factory: ScorerFactory, model_kwargs: dic
     try:
         for note in parquet_sync.sync(con, Path(where), config.exports_dir()):
             print(f"note: {note}", file=sys.stderr)
-        probes = select_probes(con, args.probe, args.queries, not args.only_extra, where)
+        skip = getattr(args, "skip_bad_files", False)
+        skipped: list[ProbeFileError] | None = [] if skip else None
+        probes = select_probes(con, args.probe, args.queries, not args.only_extra, where,
+                               skipped)
+        for e in skipped or []:
+            print(f"note: skipped (--skip-bad-files): {e}", file=sys.stderr)
         opts = run_options(args)
         scorer, plans = _scorer(con, args, factory, model_kwargs, probes, opts, where)
         t0 = time.perf_counter()

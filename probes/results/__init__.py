@@ -27,7 +27,6 @@ columns, grain) is described in docs/results.md.
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import re
 from collections.abc import Iterator
@@ -36,6 +35,7 @@ from pathlib import Path
 import duckdb
 
 from kg import config
+from kg.errors import disk_error as disk_error  # kgprobe's one reader of a full disk
 from probes.results.upgrade import upgrade
 
 SCHEMA = Path(__file__).with_name("schema.sql")
@@ -73,39 +73,6 @@ def sql_path(path: Path) -> str:
     "'/r/it''s.duckdb'"
     """
     return "'" + str(path).replace("'", "''") + "'"
-
-
-#: The write errors that say the disk, not the file, is at fault: errno -> what it means.
-DISK_ERRORS = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is used up",
-               errno.EIO: "the disk failed to write (input/output error: a full or failing "
-               "disk)"}
-
-
-def disk_error(error: BaseException | None) -> str | None:
-    """What a failed write says about the disk (full, over quota, input/output error), from an
-    ``OSError``'s errno or from the system's message that DuckDB quotes (``Could not write file
-    ...: No space left on device``); None for any other error.
-
-    >>> disk_error(OSError(errno.ENOSPC, "No space left on device"))
-    'the disk is full'
-    >>> import duckdb
-    >>> disk_error(duckdb.IOException('IO Error: Could not write file "r.duckdb": Disk quota '
-    ...                               'exceeded'))
-    'the disk quota is used up'
-    >>> disk_error(duckdb.IOException("IO Error: Corrupt database file")) is None
-    True
-    """
-    seen: set[int] = set()
-    while error is not None and id(error) not in seen:
-        seen.add(id(error))
-        if isinstance(error, OSError) and error.errno in DISK_ERRORS:
-            return DISK_ERRORS[error.errno]
-        text = str(error)
-        for code, what in DISK_ERRORS.items():
-            if os.strerror(code) in text:
-                return what
-        error = error.__cause__ or error.__context__
-    return None
 
 
 def diagnose(path: Path, error: Exception | None = None) -> str:

@@ -35,6 +35,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    "probes.export`")
     p.add_argument("--list", action="store_true",
                    help="list the probes found (as `python -m probes.export --list`) and exit")
+    p.add_argument("--skip-bad-files", action="store_true",
+                   help="leave out probe files that cannot be read (each is named on a 'note:' "
+                   "line) instead of stopping")
     kg_options.add_results(p)
     kg_options.add_queries(p)
     p.add_argument("--only-extra", action="store_true",

@@ -6,18 +6,21 @@ from pathlib import Path
 
 import duckdb
 
-from probes.errors import ProbeError
+from probes.errors import ProbeError, ProbeFileError
 from probes.spec import Probe, discover
 
 
 def select_probes(con: duckdb.DuckDBPyConnection, patterns: list[str], queries: list[Path],
-                  include_default: bool, results: str) -> list[Probe]:
+                  include_default: bool, results: str,
+                  skipped: list[ProbeFileError] | None = None) -> list[Probe]:
     """The probe files matching ``patterns`` (their headers hold the prompts and params).
 
     Every matching probe must have instances in the results file. Probes of task ``records``
-    (data, nothing to score) are left out when a glob pattern matched them.
+    (data, nothing to score) are left out when a glob pattern matched them. A matched file
+    that cannot be read stops the run (probes.spec.UnreadableProbesError), unless ``skipped``
+    is given (``--skip-bad-files``): then its error is appended there.
     """
-    probes = discover(queries, patterns, include_default=include_default)
+    probes = discover(queries, patterns, include_default=include_default, problems=skipped)
     probes = [p for p in probes if p.spec.task != "records" or p.spec.name in patterns]
     if not probes:
         raise ProbeError(f"{' '.join(patterns)} matches only 'records' probes: they hold data, "
