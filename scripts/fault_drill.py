@@ -924,7 +924,7 @@ def main(argv: list[str] | None = None) -> int:
         truthful_errors(drill)
         no_silent_numbers(drill)
         probe_files_act(drill)
-        # --- issue 30: points 5 and 7 here; points 1, 2, 3, 4 and 6 in scripts/fault_drill_issue30.py ---
+        # issue 30: points 5 and 7 here; points 1, 2, 3, 4 and 6 in scripts/fault_drill_issue30.py
         issue30_h19(drill)
         issue30_edges(drill)
     table = markdown(drill.rows)
