@@ -62,7 +62,7 @@ from probes.results.shared import (
     replace_instances,
     replace_probe_export,
 )
-from probes.spec import Probe, discover
+from probes.spec import Probe, ProbeSpec, discover
 
 BUILDERS = ("probes.ontolama:instances",)
 """The project's own instance builders a probe's ``builder:`` may name. A builder module of
@@ -181,6 +181,8 @@ def instances_for(probe: Probe, store: KnowledgeStore,
         # An instance belongs to one split: the split variable is always part of the group key.
         group_keys = [*keys, split_var] if split_var and split_var not in keys else keys
         grouped: dict[tuple, dict[str, Any]] = {}
+        indexed = indexed_prompt_vars(spec)
+        pairs: dict[tuple, dict[tuple[Any, Any], None]] = {}
         for row in rows:
             k = tuple(row[c] for c in group_keys)
             inst = grouped.get(k)
@@ -188,8 +190,15 @@ def instances_for(probe: Probe, store: KnowledgeStore,
                 inst = grouped[k] = {c: row[c] if c in group_keys else []
                                      for c in probe.variables}
             for c in probe.variables:
+                if c in indexed:
+                    continue
                 if c not in group_keys and row[c] is not None and row[c] not in inst[c]:
                     inst[c].append(row[c])
+            if indexed and row[indexed[0]] is not None:
+                pairs.setdefault(k, {})[(row[indexed[1]], row[indexed[0]])] = None
+        if indexed:
+            for k, inst in grouped.items():
+                _indexed_prompts(probe, inst, list(pairs.get(k, {})), indexed)
         records = list(grouped.values())
     else:
         records = rows
@@ -212,6 +221,42 @@ def instances_for(probe: Probe, store: KnowledgeStore,
                              f"{dupes} rows share an instance id; name the variables that identify "
                              "an instance in 'id:' or group rows with 'group_by:'")
     return df.with_columns(pl.lit(spec.name).alias("probe"))
+
+
+def indexed_prompt_vars(spec: ProbeSpec) -> tuple[str, str] | tuple[()]:
+    """``(template variable, index variable)`` of a header with ``prompts_from`` and
+    ``prompt_index``, else ``()``."""
+    if spec.prompts_from is None or spec.prompt_index is None:
+        return ()
+    return spec.prompts_from[1:], spec.prompt_index[1:]
+
+
+def _indexed_prompts(probe: Probe, inst: dict[str, Any], got: list[tuple[Any, Any]],
+                     names: tuple[str, str]) -> None:
+    """Set an instance's templates from its distinct (index, template) pairs: ordered by index,
+    which must run 0, 1, ..., n-1 (two templates with the same text stay two prompts)."""
+    template_var, index_var = names
+    try:
+        ordered = sorted(got, key=lambda p: int(p[0]))
+    except (TypeError, ValueError):
+        bad = next(str(i) for i, _ in got if not str(i).lstrip("-").isdigit())
+        raise ProbeFileError(probe.path, probe.header_lines.get("prompt_index"),
+                             f"prompt_index ?{index_var} holds {bad!r}, not an integer; bind "
+                             "it to the template's position 0, 1, ...") from None
+    indices = [int(i) for i, _ in ordered]
+    if indices != list(range(len(indices))):
+        raise ProbeFileError(probe.path, probe.header_lines.get("prompt_index"),
+                             f"an instance's prompt_index values are {indices}; they must be "
+                             f"0, 1, ..., n-1, one template each (instance fields: "
+                             f"{_clip_fields(inst)})")
+    inst[template_var] = [str(t) for _, t in ordered]
+    inst[index_var] = indices
+
+
+def _clip_fields(inst: dict[str, Any]) -> str:
+    text = json.dumps({k: v for k, v in inst.items() if not isinstance(v, list)},
+                      ensure_ascii=False, default=str)
+    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def load_builder(probe: Probe, builder_dirs: list[Path] | None = None) -> Any:
@@ -262,15 +307,29 @@ def build_instances(probe: Probe, store: KnowledgeStore, limits: QueryLimits | N
 
 
 def check_templates(probe: Probe, df: pl.DataFrame) -> None:
-    """Every ``[NAME]`` placeholder of the probe's prompts must be a field of its instances."""
-    if df.is_empty() or not probe.spec.prompts:
+    """Every ``[NAME]`` placeholder of the probe's prompts (the header's, or with
+    ``prompts_from`` every distinct template the instances hold) must be a field of its
+    instances."""
+    spec = probe.spec
+    if df.is_empty() or not (spec.prompts or spec.prompts_from):
         return
     fields = {k.lower() for k in json.loads(df["fields"][0])}
-    for template in probe.spec.prompts:
+    templates = list(spec.prompts)
+    if spec.prompts_from is not None:
+        var = spec.prompts_from[1:]
+        seen: dict[str, None] = {}
+        for raw in df["fields"]:
+            value = json.loads(raw).get(var)
+            for t in value if isinstance(value, list) else [value]:
+                if t is not None:
+                    seen.setdefault(str(t))
+        templates = list(seen)
+    line = probe.header_lines.get("prompts_from" if spec.prompts_from else "prompts")
+    for template in templates:
         for name in placeholders(template):
             if name not in ("W", "V", "DET") and name.lower() not in fields:
                 known = ", ".join(f"[{k.upper()}]" for k in sorted(fields))
-                raise ProbeFileError(probe.path, probe.header_lines.get("prompts"),
+                raise ProbeFileError(probe.path, line,
                                      f"template {template!r} uses [{name}] but the query selects "
                                      f"no ?{name.lower()}; select it, or use [W], [V], [DET] or "
                                      f"a selected variable: {known}. Nothing was exported.")
