@@ -183,3 +183,66 @@ def test_shortcut_panel_and_ceiling(con: duckdb.DuckDBPyConnection) -> None:
 def test_unfinished_runs_and_other_probes_are_left_out(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("UPDATE runs SET status = 'running'")
     assert metric(con, "bear_accuracy") == []
+
+
+# --- against lm-pub-quiz's own metric code ------------------------------------------------
+# tests/fixtures/bear/lmpq_reference.json: seeded synthetic scores (with exact ties) and what
+# lm-pub-quiz 0.3.3's DatasetResults.get_metrics returns for them (made by
+# tests/fixtures/bear/lmpq_reference.py in a virtual environment with lm-pub-quiz installed).
+REFERENCE = Path(__file__).parent / "fixtures" / "bear" / "lmpq_reference.json"
+
+
+@pytest.fixture(scope="module")
+def reference() -> tuple[duckdb.DuckDBPyConnection, dict[str, Any]]:
+    ref = json.loads(REFERENCE.read_text(encoding="utf-8"))
+    c = connect(":memory:")
+    insert_run(c, Run(run_id="L", model="m", probe=PROBE, task="choice", config={},
+                      status="done"))
+    for code, rel in ref["inputs"].items():
+        answers = rel["answers"]
+        seen = set()
+        for row in rel["rows"]:
+            iid = f"{code}-{row['instance_index']}"
+            if iid not in seen:
+                seen.add(iid)
+                c.execute("""INSERT INTO instances (probe, split, instance_id, target, gold,
+                             candidates, fields, exported_at)
+                             VALUES (?, 'test', ?, 'x', ?, ?, ?::JSON, now())""",
+                          [PROBE, iid, [answers[row["answer_idx"]]], answers,
+                           json.dumps({"relation": code, "domain": rel["domains"]})])
+            c.executemany("""INSERT INTO scores (run_id, probe, split, instance_id, prompt_id,
+                             candidate, label, prompt, score, n_tokens)
+                             VALUES ('L', ?, 'test', ?, ?, ?, ?, '', ?, 1)""",
+                          [[PROBE, iid, row["template_index"], a, a, s]
+                           for a, s in zip(answers, row["pll_scores"], strict=True)])
+    return c, ref["expected"]
+
+
+def test_aggregate_and_domains_equal_lm_pub_quiz(reference: tuple) -> None:
+    con, exp = reference
+    (row,) = metric(con, "bear_accuracy")
+    assert row["value"] == pytest.approx(exp["accuracy"], rel=1e-12)
+    domains = {r["domain"]: r for r in metric(con, "bear_accuracy_domain")}
+    assert {d: r["value"] for d, r in domains.items()} == pytest.approx(exp["accuracy_domains"])
+    assert {d: r["support"] for d, r in domains.items()} == pytest.approx(exp["support_domains"])
+
+
+def test_relation_metrics_equal_lm_pub_quiz(reference: tuple) -> None:
+    con, exp = reference
+    acc = by(metric(con, "bear_accuracy_relation"), "relation")
+    pak = metric(con, "bear_precision_at_k")
+    conf = by(metric(con, "bear_confidence"), "relation", "measure", "subset")
+    brier = by(metric(con, "bear_brier_score"), "relation")
+    for code, e in exp["relations"].items():
+        assert acc[code] == pytest.approx(e["accuracy"]), code
+        got = [r["value"] for r in sorted(pak, key=lambda r: r["k"]) if r["relation"] == code]
+        assert got == pytest.approx(e["precision_at_k"]), code
+        for m in ("confidence_score", "margin_of_confidence", "uncertainty_score"):
+            for subset in ("all", "correct", "incorrect"):
+                want = e.get(f"{m}_{subset}")
+                if want is None:
+                    assert conf.get((code, m, subset)) is None, (code, m, subset)
+                else:
+                    # values of order 1: a relative tolerance of 1e-9
+                    assert conf[(code, m, subset)] == pytest.approx(want, rel=1e-9), (code, m)
+        assert brier[code] == pytest.approx(e["brier_score"], rel=1e-9), code

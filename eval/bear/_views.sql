@@ -68,3 +68,13 @@ CREATE OR REPLACE TEMP VIEW bear_relation_domains AS
 SELECT DISTINCT probe, relation, domain,
        count(*) OVER (PARTITION BY probe, split, relation, instance_id) AS n_domains
 FROM bear_instance_domains;
+-- bear_instance_values: per (run, instance) the share of its templates right (the instance's
+-- value in bear_accuracy, which is the mean of these over instances), chance (1 / its
+-- answer-space size), its relation and domains.
+CREATE OR REPLACE TEMP VIEW bear_instance_values AS
+SELECT b.run_id, b.probe, b.split, b.instance_id, any_value(b.relation) AS relation,
+       avg(b.correct) AS value, count(*) AS templates, 1.0 / any_value(b.n_answers) AS chance,
+       any_value(from_json(i.fields->'domain', '["VARCHAR"]')) AS domains
+FROM bear_rows b
+JOIN instances i ON i.probe = b.probe AND i.split = b.split AND i.instance_id = b.instance_id
+GROUP BY b.run_id, b.probe, b.split, b.instance_id;
