@@ -10,7 +10,7 @@ SQL over the results file only (the metric files of ``eval/bear``). Per finished
 - kgprobe's own beside them, over instances: the accuracy with its 95 % interval (the Wilson
   interval when every instance is right or wrong, one template; else the percentile bootstrap
   over instances), chance (the mean of 1 / answer-space size) and the shortcut ceiling (the
-  model-free rule chosen leave-one-relation-out, eval/bear/_shortcuts.sql), overall and per
+  model-free rule chosen on the other fold of relations, eval/bear/_shortcuts.sql), overall and per
   domain (an instance counts in each domain of its relation), and per relation with the spread
   over its templates;
 - one PNG per run: per-domain accuracy with its interval, chance and ceiling.
@@ -35,9 +35,10 @@ from kg import options
 METRIC_DIR = Path(__file__).with_name("bear")
 CEILING_NOTE = ("shortcut ceiling: the rule of BEAR's shortcut panel (longest answer, shortest "
                 "answer, the relation's most frequent gold answer fitted leave-one-out, the answer "
-                "sharing most word tokens with the subject) chosen leave-one-relation-out: for a "
-                "relation, the rule best on the other relations, scored on this one (BEAR has no "
-                "train split; no label of a relation picks its rule).")
+                "sharing most word tokens with the subject) chosen by 2-fold cross-fitting over "
+                "relations: a relation is scored by the rule best on the other fold of "
+                "relations (BEAR has no train split; no label of a relation or of its fold "
+                "picks its rule).")
 
 
 def interval(values: Sequence[float]) -> tuple[float, float] | None:
@@ -130,7 +131,7 @@ def run_section(con: duckdb.DuckDBPyConnection, rows: Rows, run: str, out: Path
         out / f"{slug}.png", model=str(model), ceilings=[s["ceiling"] for _, s in lines],
         caption="Per domain: the mean over the instances of the domain's relations (an "
                 "instance counts in each domain of its relation). Ceiling: the model-free rule "
-                "chosen leave-one-relation-out.")
+                "chosen on the other fold of relations.")
     parts += ["", f"![per-domain accuracy]({png.name})", ""]
     return parts, png
 

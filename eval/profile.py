@@ -7,7 +7,7 @@ or BEAR instance) its score, then per key measure the mean with a 95 % interval 
 Wilson interval when every item is right or wrong, :func:`eval.stats.proportion_ci`; else the
 bootstrap over the items, :func:`eval.stats.bootstrap_ci`), beside chance, the shortcut ceiling
 (the best model-free rule fitted on train, docs/shortcuts.md; OntoLAMA and COPEN, where the
-probe has a train split; for BEAR, which has none, the rule chosen leave-one-relation-out)
+probe has a train split; for BEAR, which has none, the rule chosen on the other relations)
 and, for the semantic relations, the human ceiling on the same words. A measure over fewer
 than :data:`MIN_ITEMS` items is no figure: the chart draws it as a hatched band, not a bar,
 and says why under the axes; the table marks it. Writes ``profile.md`` and
@@ -260,8 +260,9 @@ NOTES = ("n: items (semrel: sampled words; OntoLAMA, COPEN: instances). 95% CI: 
          "(lm-pub-quiz's rule), per instance, over all relations and per domain (an instance "
          "counts in each domain of its relation; lm-pub-quiz's own domain figures weight "
          "relations differently: eval/bear/bear_accuracy_domain.sql); chance the mean of "
-         "1 / answer-space size; its shortcut ceiling is the model-free rule chosen "
-         "leave-one-relation-out (BEAR has no train split; eval/bear/_shortcuts.sql), "
+         "1 / answer-space size; its shortcut ceiling is the model-free rule chosen on "
+         "the other fold of relations (2-fold cross-fitting: BEAR has no train split; "
+         "eval/bear/_shortcuts.sql), "
          "not one fitted on train. The main job scores bear/bear-sample: one seeded instance "
          "per relation, template 0 only.")
 

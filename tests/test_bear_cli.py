@@ -50,7 +50,7 @@ def test_report_and_profile(con: duckdb.DuckDBPyConnection,  # noqa: F811
     # A 0.4; chance over all (1/3 + 1/3 + 1/2) / 3 = 0.389
     assert "**0.500**" in md
     assert "| A | 3 | 0.500 |" in md and "| 0.400 | 0.389 |" in md
-    assert "| P1 | A | 2 | 0.250 |" in md
+    assert "| P10 | A | 2 | 0.250 |" in md
     assert out.figures and out.figures[0].is_file()
     prows = metric_rows(con, [ROOT / "eval" / "profile_sql"])
     lines = [p for p in profile_lines(prows, "m") if p.benchmark == "BEAR"]

@@ -2,7 +2,7 @@
 
 Two relations, two templates each (lm-pub-quiz rows = instance x template):
 
-- P1 (domain A; answers Rome, Paris, Berlin): I1 "Paris Hilton" gold Paris (idx 1),
+- P10 (domain A; answers Rome, Paris, Berlin): I1 "Paris Hilton" gold Paris (idx 1),
   I2 "Romeo" gold Rome (idx 0);
 - P2 (domains A and B; answers French, English): I3 "Jane" gold English (idx 1).
 
@@ -16,7 +16,7 @@ Summed scores (n_tokens 1 unless said) and what lm-pub-quiz does with them
     I3 t0: -2 -1     -> English, right;         gold rank 1
     I3 t1: -4 (4 tokens) -3 -> English, right (sum); mean: French -1 > English -3, wrong
 
-Relation accuracies: P1 1/4 (support 4), P2 2/2 (support 2). lm-pub-quiz's aggregate
+Relation accuracies: P10 1/4 (support 4), P2 2/2 (support 2). lm-pub-quiz's aggregate
 (accumulate_metrics: np.average weighted by support) = (0.25*4 + 1*2) / 6 = 0.5 (the plain mean
 of the relations would be 0.625). Domains (divide_support: a relation's support is split over
 its domains): A = (0.25*4/1 + 1*2/2) / (4 + 1) = 0.4, support 5; B = 1.0, support 1.
@@ -38,8 +38,8 @@ from probes.results.writers import Run, insert_run
 
 METRICS = {m.name: m for m in discover_metrics([Path(__file__).parents[1] / "eval" / "bear"])}
 PROBE = "bear/bear"
-ANSWERS = {"P1": ["Rome", "Paris", "Berlin"], "P2": ["French", "English"]}
-INSTANCES = [("I1", "P1", "Paris Hilton", "Paris", ["A"]), ("I2", "P1", "Romeo", "Rome", ["A"]),
+ANSWERS = {"P10": ["Rome", "Paris", "Berlin"], "P2": ["French", "English"]}
+INSTANCES = [("I1", "P10", "Paris Hilton", "Paris", ["A"]), ("I2", "P10", "Romeo", "Rome", ["A"]),
              ("I3", "P2", "Jane", "English", ["A", "B"])]
 SCORES: dict[tuple[str, int], list[float | tuple[float, int]]] = {
     ("I1", 0): [-3, -1, -2], ("I1", 1): [-1, -1, -4],
@@ -88,12 +88,12 @@ def test_accuracy_aggregate_is_support_weighted(con: duckdb.DuckDBPyConnection) 
 
 def test_accuracy_per_relation_and_template(con: duckdb.DuckDBPyConnection) -> None:
     assert by(metric(con, "bear_accuracy_relation"), "relation") == {
-        "P1": pytest.approx(0.25), "P2": pytest.approx(1.0)}
+        "P10": pytest.approx(0.25), "P2": pytest.approx(1.0)}
     assert by(metric(con, "bear_accuracy_template"), "relation", "prompt_id") == {
-        ("P1", 0): 0.5, ("P1", 1): 0.0, ("P2", 0): 1.0, ("P2", 1): 1.0}
+        ("P10", 0): 0.5, ("P10", 1): 0.0, ("P2", 0): 1.0, ("P2", 1): 1.0}
     spread = {r["relation"]: r for r in metric(con, "bear_template_spread")}
-    assert spread["P1"]["value"] == pytest.approx(0.5)
-    assert spread["P1"]["template_sd"] == pytest.approx(0.25)
+    assert spread["P10"]["value"] == pytest.approx(0.5)
+    assert spread["P10"]["template_sd"] == pytest.approx(0.25)
     assert spread["P2"]["value"] == 0.0
 
 
@@ -112,9 +112,9 @@ def test_mean_reduction(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def test_precision_at_k(con: duckdb.DuckDBPyConnection) -> None:
-    # P1 gold ranks 1, 2, 3, 2; P2 1, 1
+    # P10 gold ranks 1, 2, 3, 2; P2 1, 1
     assert by(metric(con, "bear_precision_at_k"), "relation", "k") == {
-        ("P1", 1): 0.25, ("P1", 2): 0.75, ("P1", 3): 1.0, ("P2", 1): 1.0, ("P2", 2): 1.0}
+        ("P10", 1): 0.25, ("P10", 2): 0.75, ("P10", 3): 1.0, ("P2", 1): 1.0, ("P2", 2): 1.0}
 
 
 def softmax(xs: list[float]) -> list[float]:
@@ -136,13 +136,13 @@ def test_confidence_metrics(con: duckdb.DuckDBPyConnection) -> None:
         return sum(d[k] for k in keys) / len(keys)
 
     wrong = [k for k in p1 if k not in right]
-    assert rows[("P1", "confidence_score", "all")] == pytest.approx(mean(top, p1))
-    assert rows[("P1", "confidence_score", "correct")] == pytest.approx(mean(top, right))
-    assert rows[("P1", "confidence_score", "incorrect")] == pytest.approx(mean(top, wrong))
+    assert rows[("P10", "confidence_score", "all")] == pytest.approx(mean(top, p1))
+    assert rows[("P10", "confidence_score", "correct")] == pytest.approx(mean(top, right))
+    assert rows[("P10", "confidence_score", "incorrect")] == pytest.approx(mean(top, wrong))
     margin = {k: top[k] - second[k] for k in p1}
-    assert rows[("P1", "margin_of_confidence", "all")] == pytest.approx(mean(margin, p1))
-    # two distinct gold answers in P1: entropy / log2(2)
-    assert rows[("P1", "uncertainty_score", "all")] == pytest.approx(mean(ent, p1))
+    assert rows[("P10", "margin_of_confidence", "all")] == pytest.approx(mean(margin, p1))
+    # two distinct gold answers in P10: entropy / log2(2)
+    assert rows[("P10", "uncertainty_score", "all")] == pytest.approx(mean(ent, p1))
     # P2: every row right (no "incorrect" row, lm-pub-quiz's None); one distinct gold answer:
     # lm-pub-quiz divides by log2(1) = 0, here NULL
     assert ("P2", "confidence_score", "incorrect") not in rows
@@ -159,25 +159,26 @@ def test_brier_score(con: duckdb.DuckDBPyConnection) -> None:
 
 def test_chance(con: duckdb.DuckDBPyConnection) -> None:
     assert by(metric(con, "bear_chance"), "relation") == {
-        "P1": pytest.approx(1 / 3), "P2": pytest.approx(0.5),
+        "P10": pytest.approx(1 / 3), "P2": pytest.approx(0.5),
         "all": pytest.approx((1 / 3 + 1 / 3 + 1 / 2) / 3)}
 
 
 def test_shortcut_panel_and_ceiling(con: duckdb.DuckDBPyConnection) -> None:
     panel = by(metric(con, "bear_shortcut_panel"), "relation", "rule")
-    # longest: Berlin (P1: never gold), English (P2: right); shortest: Rome (I2 right), French
+    # longest: Berlin (P10: never gold), English (P2: right); shortest: Rome (I2 right), French
     # majority_loo: I1 sees only I2's Rome, I2 only I1's Paris, I3 nobody (tie: French): 0
     # subject_overlap: I1 "Paris Hilton" shares "paris" with Paris: right; I2, I3 share nothing
     assert panel == {
-        ("P1", "longest"): 0.0, ("P1", "shortest"): 0.5, ("P1", "majority_loo"): 0.0,
-        ("P1", "subject_overlap"): 0.5, ("P2", "longest"): 1.0, ("P2", "shortest"): 0.0,
+        ("P10", "longest"): 0.0, ("P10", "shortest"): 0.5, ("P10", "majority_loo"): 0.0,
+        ("P10", "subject_overlap"): 0.5, ("P2", "longest"): 1.0, ("P2", "shortest"): 0.0,
         ("P2", "majority_loo"): 0.0, ("P2", "subject_overlap"): 0.0,
         ("all", "longest"): pytest.approx(1 / 3), ("all", "shortest"): pytest.approx(1 / 3),
         ("all", "majority_loo"): 0.0, ("all", "subject_overlap"): pytest.approx(1 / 3)}
-    # leave-one-relation-out: P1 takes the rule best on P2 (longest: 0 on P1); P2 the rule best
-    # on P1 (shortest and subject_overlap tie at 0.5; by name: shortest, 0 on P2)
+    # 2-fold cross-fitting over relations: MD5("P10") starts with a (fold 1), MD5("P2") with 5
+    # (fold 0). P10 takes the rule best on fold 0 = P2 (longest: 0 on P10); P2 the rule best on
+    # fold 1 = P10 (shortest and subject_overlap tie at 0.5; by name: shortest, 0 on P2)
     ceiling = {r["relation"]: (r["value"], r["rule"]) for r in metric(con, "bear_shortcut_ceiling")}
-    assert ceiling == {"P1": (0.0, "longest"), "P2": (0.0, "shortest"), "all": (0.0, "longest")}
+    assert ceiling == {"P10": (0.0, "longest"), "P2": (0.0, "shortest"), "all": (0.0, "longest")}
 
 
 def test_unfinished_runs_and_other_probes_are_left_out(con: duckdb.DuckDBPyConnection) -> None:

@@ -2,7 +2,7 @@
 -- description: >-
 --   BEAR per instance (the rows the BEAR report builds its intervals and per-domain tables
 --   from): the share of the instance's templates right, chance (1 / answer-space size), the
---   shortcut ceiling's item (the rule chosen leave-one-relation-out, right or not), the
+--   shortcut ceiling's item (the rule chosen on the other fold of relations, right or not), the
 --   relation and its domains.
 -- tasks: [choice]
 -- grain: [run_id, probe, split, instance_id]

@@ -1,9 +1,10 @@
 -- name: bear_shortcut_ceiling
 -- description: >-
---   BEAR's shortcut ceiling: the accuracy of the shortcut rule chosen leave-one-relation-out
---   (for a relation's instances, the rule of the panel that is best on the probe's other
---   relations, so no label of the relation picks its rule; BEAR has no train split), per
---   relation and over all relations (relation "all"), with the rule chosen most often.
+--   BEAR's shortcut ceiling: the accuracy of the shortcut rule chosen by 2-fold
+--   cross-fitting over relations (a relation's instances are scored by the rule of the panel
+--   that is best on the other fold of relations, so no label of the relation or its fold
+--   picks its rule; BEAR has no train split), per relation and over all relations (relation
+--   "all"), with the rule chosen most often.
 -- tasks: [choice]
 -- grain: [probe, split, relation]
 -- plot: false

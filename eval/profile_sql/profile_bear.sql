@@ -4,7 +4,7 @@
 --   instance of the model's latest finished run of that probe, the share of the instance's
 --   templates whose best-scored answer (summed log-likelihood, a tie to the earlier answer,
 --   as lm-pub-quiz) is gold; the chance of a uniform pick (1 / answer-space size); the
---   shortcut ceiling's item (the model-free rule chosen leave-one-relation-out,
+--   shortcut ceiling's item (the model-free rule chosen on the other fold of relations,
 --   ../bear/_shortcuts.sql: right or not); the relation and its domains.
 -- tasks: [choice]
 -- grain: [model, probe, split, instance_id]
