@@ -173,13 +173,14 @@ def _bear(rows: list[dict[str, Any]], model: str) -> list[ProfileLine]:
     probe = max(sorted(sizes), key=lambda p: sizes[p])
     mine = [r for r in mine if r["probe"] == probe]
     name = probe.removeprefix("bear/")
-    groups: list[tuple[str, list[dict[str, Any]]]] = [(f"{name}: all relations", mine)]
+    groups: list[tuple[str, list[dict[str, Any]]]] = [("all relations", mine)]
     for domain in sorted({d for r in mine for d in r["domains"] or []}):
-        groups.append((f"{name}: {domain}", [r for r in mine if domain in (r["domains"] or [])]))
+        groups.append((domain, [r for r in mine if domain in (r["domains"] or [])]))
     out = []
     for measure, items in groups:
         ceiling = [float(r["ceiling"]) for r in items if r["ceiling"] is not None]
-        out.append(_line("BEAR", f"{measure} (accuracy)", [float(r["value"]) for r in items],
+        values = [float(r["value"]) for r in items]
+        out.append(_line("BEAR", f"{measure}: accuracy ({name})", values,
                          _mean([float(r["chance"]) for r in items]),
                          ceiling=_mean(ceiling) if len(ceiling) == len(items) else None))
     return out
@@ -222,7 +223,7 @@ def per_benchmark(lines: Sequence[ProfileLine]) -> str:
             if p.measure.startswith("all six"):
                 counts["semrel"] = p.n
         elif p.benchmark == "BEAR":
-            if p.measure.split(": ", 1)[-1].startswith("all relations"):
+            if p.measure.startswith("all relations"):
                 counts["BEAR"] = p.n
         else:
             counts[p.benchmark] = counts.get(p.benchmark, 0) + p.n

@@ -55,8 +55,8 @@ def test_report_and_profile(con: duckdb.DuckDBPyConnection,  # noqa: F811
     prows = metric_rows(con, [ROOT / "eval" / "profile_sql"])
     lines = [p for p in profile_lines(prows, "m") if p.benchmark == "BEAR"]
     assert [(p.measure, p.n, p.value) for p in lines] == [
-        ("bear: all relations (accuracy)", 3, pytest.approx(0.5)),
-        ("bear: A (accuracy)", 3, pytest.approx(0.5)),
-        ("bear: B (accuracy)", 1, pytest.approx(1.0))]
+        ("all relations: accuracy (bear)", 3, pytest.approx(0.5)),
+        ("A: accuracy (bear)", 3, pytest.approx(0.5)),
+        ("B: accuracy (bear)", 1, pytest.approx(1.0))]
     assert lines[0].chance == pytest.approx((1 / 3 + 1 / 3 + 1 / 2) / 3)
     assert lines[0].ceiling == 0.0
