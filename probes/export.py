@@ -39,6 +39,7 @@ from tqdm import tqdm
 
 from kg import config, options
 from kg.errors import KgError
+from kg.manifest import load_manifest
 from kg.sparql import keyword_line
 from kg.store import (
     DEFAULT_MAX_ROWS,
@@ -52,8 +53,8 @@ from kg.vocab import graph
 from probes import parquet_sync
 from probes.errors import ProbeError, ProbeFileError
 from probes.inflections import GoldForm, gold_form_rows
+from probes.instance_templates import check_templates, indexed_prompt_vars, indexed_prompts
 from probes.preview import check_task, preview_prompts
-from probes.render import placeholders
 from probes.results import connect, diagnose, disk_error, transaction
 from probes.results.shared import (
     GoldFormRow,
@@ -62,7 +63,7 @@ from probes.results.shared import (
     replace_instances,
     replace_probe_export,
 )
-from probes.spec import Probe, ProbeSpec, discover
+from probes.spec import Probe, discover
 
 BUILDERS = ("probes.ontolama:instances",)
 """The project's own instance builders a probe's ``builder:`` may name. A builder module of
@@ -109,6 +110,31 @@ def _as_list(v: Any) -> list[str]:
     if isinstance(v, list):
         return [str(x) for x in v if x is not None]
     return [str(v)]
+
+
+def skip_unbuilt_optional(probes: list[Probe], store: KnowledgeStore
+                          ) -> tuple[list[Probe], list[tuple[str, list[str]]]]:
+    """The probes to export when none were named: all but those that read an optional source
+    (kg/sources.toml ``optional = true``, e.g. bear-big) which the store does not hold; those
+    are returned apart as (probe name, missing optional sources).
+
+    >>> from kg.store import LocalStore
+    >>> from probes.spec import parse_probe
+    >>> head = ["# name: t/x", "# task: records", "# split: test", "# graphs: [bear-big]"]
+    >>> probe = parse_probe("\\n".join([*head, "SELECT ?a WHERE { }"]), "x.rq")
+    >>> skip_unbuilt_optional([probe], LocalStore.in_memory())
+    ([], [('t/x', ['bear-big'])])
+    """
+    optional = {s.name for s in load_manifest().values() if s.optional}
+    have = set(store.graphs())
+    keep, skipped = [], []
+    for probe in probes:
+        missing = [g for g in probe.spec.graphs if g in optional and graph(g).value not in have]
+        if missing:
+            skipped.append((probe.spec.name, missing))
+        else:
+            keep.append(probe)
+    return keep, skipped
 
 
 def check_graphs(probes: list[Probe], store: KnowledgeStore) -> None:
@@ -198,7 +224,7 @@ def instances_for(probe: Probe, store: KnowledgeStore,
                 pairs.setdefault(k, {})[(row[indexed[1]], row[indexed[0]])] = None
         if indexed:
             for k, inst in grouped.items():
-                _indexed_prompts(probe, inst, list(pairs.get(k, {})), indexed)
+                indexed_prompts(probe, inst, list(pairs.get(k, {})), indexed)
         records = list(grouped.values())
     else:
         records = rows
@@ -221,42 +247,6 @@ def instances_for(probe: Probe, store: KnowledgeStore,
                              f"{dupes} rows share an instance id; name the variables that identify "
                              "an instance in 'id:' or group rows with 'group_by:'")
     return df.with_columns(pl.lit(spec.name).alias("probe"))
-
-
-def indexed_prompt_vars(spec: ProbeSpec) -> tuple[str, str] | tuple[()]:
-    """``(template variable, index variable)`` of a header with ``prompts_from`` and
-    ``prompt_index``, else ``()``."""
-    if spec.prompts_from is None or spec.prompt_index is None:
-        return ()
-    return spec.prompts_from[1:], spec.prompt_index[1:]
-
-
-def _indexed_prompts(probe: Probe, inst: dict[str, Any], got: list[tuple[Any, Any]],
-                     names: tuple[str, str]) -> None:
-    """Set an instance's templates from its distinct (index, template) pairs: ordered by index,
-    which must run 0, 1, ..., n-1 (two templates with the same text stay two prompts)."""
-    template_var, index_var = names
-    try:
-        ordered = sorted(got, key=lambda p: int(p[0]))
-    except (TypeError, ValueError):
-        bad = next(str(i) for i, _ in got if not str(i).lstrip("-").isdigit())
-        raise ProbeFileError(probe.path, probe.header_lines.get("prompt_index"),
-                             f"prompt_index ?{index_var} holds {bad!r}, not an integer; bind "
-                             "it to the template's position 0, 1, ...") from None
-    indices = [int(i) for i, _ in ordered]
-    if indices != list(range(len(indices))):
-        raise ProbeFileError(probe.path, probe.header_lines.get("prompt_index"),
-                             f"an instance's prompt_index values are {indices}; they must be "
-                             f"0, 1, ..., n-1, one template each (instance fields: "
-                             f"{_clip_fields(inst)})")
-    inst[template_var] = [str(t) for _, t in ordered]
-    inst[index_var] = indices
-
-
-def _clip_fields(inst: dict[str, Any]) -> str:
-    text = json.dumps({k: v for k, v in inst.items() if not isinstance(v, list)},
-                      ensure_ascii=False, default=str)
-    return text if len(text) <= 120 else text[:117] + "..."
 
 
 def load_builder(probe: Probe, builder_dirs: list[Path] | None = None) -> Any:
@@ -304,35 +294,6 @@ def build_instances(probe: Probe, store: KnowledgeStore, limits: QueryLimits | N
     for warning in check_task(probe, df):
         print(warning, file=sys.stderr)
     return df
-
-
-def check_templates(probe: Probe, df: pl.DataFrame) -> None:
-    """Every ``[NAME]`` placeholder of the probe's prompts (the header's, or with
-    ``prompts_from`` every distinct template the instances hold) must be a field of its
-    instances."""
-    spec = probe.spec
-    if df.is_empty() or not (spec.prompts or spec.prompts_from):
-        return
-    fields = {k.lower() for k in json.loads(df["fields"][0])}
-    templates = list(spec.prompts)
-    if spec.prompts_from is not None:
-        var = spec.prompts_from[1:]
-        seen: dict[str, None] = {}
-        for raw in df["fields"]:
-            value = json.loads(raw).get(var)
-            for t in value if isinstance(value, list) else [value]:
-                if t is not None:
-                    seen.setdefault(str(t))
-        templates = list(seen)
-    line = probe.header_lines.get("prompts_from" if spec.prompts_from else "prompts")
-    for template in templates:
-        for name in placeholders(template):
-            if name not in ("W", "V", "DET") and name.lower() not in fields:
-                known = ", ".join(f"[{k.upper()}]" for k in sorted(fields))
-                raise ProbeFileError(probe.path, line,
-                                     f"template {template!r} uses [{name}] but the query selects "
-                                     f"no ?{name.lower()}; select it, or use [W], [V], [DET] or "
-                                     f"a selected variable: {known}. Nothing was exported.")
 
 
 def _scalar(v: Any) -> str | None:
@@ -594,6 +555,13 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         limits = QueryLimits(timeout_s=args.query_timeout or None, max_rows=args.max_rows or None,
                              allow_service=args.allow_service)
         store = open_store(args.endpoint, args.store, timeout=args.timeout)
+        if not args.probe:  # every probe: those of optional sources not built are skipped
+            probes, skipped = skip_unbuilt_optional(probes, store)
+            for name, sources in skipped:
+                print(f"skipped {name}: it reads the optional source(s) {', '.join(sources)}, "
+                      f"not in the store; build with `python -m kg.build "
+                      f"{' '.join('-s ' + s for s in sources)}` or name the probe with -p",
+                      file=sys.stderr)
         builder_dirs = [*(args.queries or []), *config.extra_query_dirs()]
         if args.preview is not None:
             if args.preview < 1:

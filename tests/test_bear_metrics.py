@@ -189,7 +189,7 @@ def test_unfinished_runs_and_other_probes_are_left_out(con: duckdb.DuckDBPyConne
 # --- against lm-pub-quiz's own metric code ------------------------------------------------
 # tests/fixtures/bear/lmpq_reference.json: seeded synthetic scores (with exact ties) and what
 # lm-pub-quiz 0.3.3's DatasetResults.get_metrics returns for them (made by
-# tests/fixtures/bear/lmpq_reference.py in a virtual environment with lm-pub-quiz installed).
+# scripts/bear_lmpq_reference.py in a virtual environment with lm-pub-quiz installed).
 REFERENCE = Path(__file__).parent / "fixtures" / "bear" / "lmpq_reference.json"
 
 
