@@ -193,3 +193,12 @@ def test_template_without_slot_names_the_instance() -> None:
     inst = Instance.from_row(df.row(0, named=True))
     with pytest.raises(ProbeError, match=r"template '\[W\] is it' \(from \?t\) has no slot"):
         CHOICE.items(inst, probe.spec, TaskContext("causal"))
+
+
+def test_stats_query_counts_statements(tmp_path: Path) -> None:
+    from probes.bear.__main__ import stats_query
+
+    rows = {r["code"]: r for r in bear_store(tmp_path).query(stats_query("bear"))}
+    # P19: 3 answers x 2 instances x 2 templates; P103: 2 x 3 x 3 (the repeated template counts)
+    assert {c: (int(r["answers"]), int(r["instances"]), int(r["templates"]))
+            for c, r in rows.items()} == {"P19": (3, 2, 2), "P103": (2, 3, 3)}
