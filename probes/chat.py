@@ -144,9 +144,9 @@ def with_chat_template(scorer: Any, apply: bool) -> Any:
 
 
 def matching_stand_in(stand_in: Any, apply: bool) -> Any:
-    """A recorded stand-in (:class:`probes.run.RecordedScorer`) only when it was recorded with
-    the same chat-template choice as this run (else None: load the model), so that its cache
-    options never mix templated and plain scores."""
+    """A recorded stand-in (:class:`probes.runner.caching.RecordedScorer`) only when it was
+    recorded with the same chat-template choice as this run (else None: load the model), so
+    that its cache options never mix templated and plain scores."""
     if stand_in is None:
         return None
     recorded = "chat_template" in (getattr(stand_in, "options", None) or {})

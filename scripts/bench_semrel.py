@@ -29,7 +29,8 @@ from kg import config
 from probes.backends.registry import load_scorer
 from probes.errors import ProbeError
 from probes.results import connect
-from probes.run import _score, load_instances, task_context
+from probes.runner.plan import load_instances, task_context
+from probes.runner.scoring import score_requests
 from probes.spec import discover
 from probes.tasks import get_task
 
@@ -71,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
                     for r in item.requests]
         passes = sum(len(r.args) for r in requests)
         t0 = time.perf_counter()
-        _score(scorer, requests)
+        score_requests(scorer, requests)
         seconds = time.perf_counter() - t0
         rows.append((label, len(requests), passes, seconds))
     print("\n| pass | probes | forward passes | seconds | probes/s | passes/s |")

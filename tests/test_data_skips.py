@@ -18,13 +18,13 @@ OWN_SKIPS = {"test_reliability_faults.py": "this machine has CUDA",
 
 def test_a_missing_model_package_skips_locally(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CI", raising=False)
-    with pytest.raises(pytest.skip.Exception, match="no-such-model-pkg.*scripts/setup.sh"):
+    with pytest.raises(pytest.skip.Exception, match=r"no-such-model-pkg.*scripts/setup\.sh"):
         package_dir("no_such_model_pkg", "no-such-model-pkg")
 
 
 def test_a_missing_model_package_fails_in_ci(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CI", "true")
-    with pytest.raises(pytest.fail.Exception, match="CI needs .*no-such-model-pkg"):
+    with pytest.raises(pytest.fail.Exception, match=r"CI needs .*no-such-model-pkg"):
         package_dir("no_such_model_pkg", "no-such-model-pkg")
 
 

@@ -22,7 +22,8 @@ from probes.backends.protocol import CAUSAL_LM, MASKED_LM
 from probes.errors import ProbeError
 from probes.results import connect
 from probes.results.writers import PromptRow, Run, insert_run, write_prompts
-from probes.run import RunOptions, run_probe
+from probes.runner.plan import RunOptions
+from probes.runner.probe import run_probe
 from probes.spec import ProbeSpec, load_probe
 from probes.tasks import Instance, TaskContext, get_task
 from probes.tasks.subsumption import decode_prompt_id

@@ -31,8 +31,8 @@ from probes.copen.marked import MAX_TOKENS, mark, pieces_for
 from probes.copen.runs import replace_run
 from probes.copen.tokenscore import score_marked, span_mode
 from probes.errors import ProbeError
-from probes.run import load_instances
-from probes.run import run_id as make_run_id
+from probes.runner.plan import load_instances
+from probes.runner.plan import run_id as make_run_id
 from probes.tasks import Instance
 from probes.tasks.choice import candidate_list
 
