@@ -14,10 +14,10 @@ Runs the metric files of ``eval/ontolama/`` over the results file and prints mar
    majority-class baseline on those instances and their share of positives; then L3 under
    both class scorings (the paper's sum of probabilities and OpenPrompt's mean of
    log-probabilities);
-3. **K-shot** (when ``python -m probes.kshot`` runs exist): the paper's protocol, one row per
-   model, dataset and K, the mean ± std over all runs (templates x label sets x seeds: 18 when
-   complete); one row per K and prompt (mean ± std over seeds) beside zero-shot on the same
-   prompt; and a PNG of the protocol mean against K, one line per dataset (error bars: the
+3. **K-shot** (when ``python -m probes.ontolama.kshot`` runs exist): the paper's protocol, one
+   row per model, dataset and K, the mean ± std over all runs (templates x label sets x seeds:
+   18 when complete); one row per K and prompt (mean ± std over seeds) beside zero-shot on the
+   same prompt; and a PNG of the protocol mean against K, one line per dataset (error bars: the
    std over runs), zero-shot (mean over the six prompts) drawn as K = 0, the majority class
    (50 %) dashed grey and each dataset's shortcut ceiling dashed in its colour, as the
    paper's Figure 3 with the ceiling added; and a second PNG per prompt (one line per dataset

@@ -137,8 +137,8 @@ def test_atomic_probe_files_are_the_template_s_output() -> None:
 
 def test_controlled_probe_files_are_their_standard_files_with_the_control() -> None:
     """queries/ontolama/<onto>-atomic-controlled.rq (issue 23, to score a controlled split with
-    probes.run / probes.kshot) is <onto>-atomic.rq with another name and control: super_class:
-    the same query, prompts and label words, so only the split differs."""
+    probes.run / probes.ontolama.kshot) is <onto>-atomic.rq with another name and control:
+    super_class: the same query, prompts and label words, so only the split differs."""
     files = sorted(QUERIES.glob("*-controlled.rq"))
     assert {f.name for f in files} == {"schemaorg-atomic-controlled.rq",
                                        "pizza-atomic-controlled.rq"}

@@ -1,5 +1,4 @@
 """COPEN linear probing: a trained head on a frozen model, ``python -m probes.copen.linear``
-(``python -m probes.linear`` forwards here).
 
 The model is only read: every text's feature is computed once and shared by the three seeds,
 pooled as in the paper (Appendix A.2, :func:`probes.copen.classify.default_pooling`): [CLS] for

@@ -1,4 +1,5 @@
-"""K-shot prompt-based fine-tuning on OntoLAMA: ``python -m probes.kshot -m MODEL -p PROBE``.
+"""K-shot prompt-based fine-tuning on OntoLAMA:
+``python -m probes.ontolama.kshot -m MODEL -p PROBE``.
 
 OntoLAMA's K-shot setting (He et al. 2023, section 5): the language model itself is fine-tuned
 on the prompt, with the label words as the classifier, on K examples per class.
@@ -493,7 +494,7 @@ def format_results(results: Sequence[KshotResult]) -> str:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The options of ``kgprobe kshot`` / ``python -m probes.kshot``."""
+    """The options of ``kgprobe kshot`` / ``python -m probes.ontolama.kshot``."""
     p.description = (
         "OntoLAMA K-shot prompt-based fine-tuning: K examples per class from train (and dev "
         "for model selection), the best dev epoch evaluated on test; one run per (K, seed) "
@@ -535,7 +536,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """The command line."""
-    return kg_options.run_command("python -m probes.kshot", add_arguments, argv)
+    return kg_options.run_command("python -m probes.ontolama.kshot", add_arguments, argv)
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
