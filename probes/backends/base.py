@@ -31,8 +31,8 @@ from probes.backends.device import is_oom as is_oom
 from probes.backends.device import resolve_device as resolve_device
 from probes.backends.device import resolve_dtype as resolve_dtype
 from probes.backends.protocol import SLOT, Capabilities
+from probes.errors import ModelError
 from probes.models import (
-    ModelError,
     ModelSource,
     PromptTooLongError,
     hub_commit,

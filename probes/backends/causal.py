@@ -56,7 +56,8 @@ from probes.backends.causal_model import (
 )
 from probes.backends.protocol import CAUSAL_LM
 from probes.backends.registry import register
-from probes.models import ModelError, ModelSource
+from probes.errors import ModelError
+from probes.models import ModelSource
 from probes.wordvocab import WholeWordVocab
 
 Ids = tuple[int, ...]

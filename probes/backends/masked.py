@@ -30,7 +30,7 @@ from probes.backends.base import (
 )
 from probes.backends.protocol import MASKED_LM
 from probes.backends.registry import register
-from probes.models import ModelError
+from probes.errors import ModelError
 from probes.wordvocab import WholeWordVocab
 
 
