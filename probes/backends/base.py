@@ -48,7 +48,6 @@ MASK = SLOT
 """The slot marker in prompts for ``topk`` (masked LMs and seq2seq; a causal LM's prompt ends at
 the slot)."""
 
-Kind = Literal["masked", "causal", "seq2seq"]
 Pooling = Literal["cls", "first", "last", "mean"]
 POOLINGS: tuple[str, ...] = ("cls", "first", "last", "mean")
 OPERATIONS: tuple[str, ...] = ("loglik", "pll", "topk", "features")
