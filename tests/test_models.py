@@ -19,9 +19,10 @@ import numpy as np
 import pytest
 import torch
 
-from probes import models
+from probes import model_files
 from probes.backends import ModelError, detect_kind, load_scorer
-from probes.models import MARKER, resolve, suggest
+from probes.model_files import MARKER
+from probes.models import resolve, suggest
 from tests.data import package_dir
 
 MERGES = ["Ġ t", "h e", "Ġt he", "Ġ d", "o g", "Ġd og", "Ġ c", "a t", "Ġc at"]
@@ -128,7 +129,7 @@ def test_gguf_is_dequantised_once_into_the_cache(
     def no_second_conversion(*_args: object, **_kwargs: object) -> None:
         raise AssertionError("converted twice")
 
-    monkeypatch.setattr(models, "convert_gguf", no_second_conversion)
+    monkeypatch.setattr(model_files, "convert_gguf", no_second_conversion)
     scorer = load_scorer(str(path), device="cpu")
     assert scorer.revision == sha256(path) and scorer.kind == "causal"
     weights = scorer.model.get_input_embeddings().weight.detach().numpy()
