@@ -28,7 +28,7 @@ from probes.backends.protocol import CAUSAL_LM, MASKED_LM
 from probes.errors import ProbeError, ProbeFileError
 from probes.export import export
 from probes.results import connect
-from probes.runner.cli import build_parser
+from probes.runner.command import build_parser
 from probes.spec import discover
 
 ROOT = Path(__file__).parents[1]

@@ -175,7 +175,7 @@ def load_scorer(model: str | Path, model_args: str | None = None, *,
             raise ProbeError(f"{key}={options[key]!r} and model_args {key}={value} disagree; "
                              "give the option one way only")
     from probes.chat import with_chat_template
-    from probes.runner.cli import check_device
+    from probes.runner.command import check_device
 
     merged = {**options, **parsed}
     check_device(merged.get("device"), "device={!r}", "device='cpu'")  # as the CLI does
