@@ -27,10 +27,6 @@ RESULTS_HELP = "results DuckDB file (default: $KGPROBE_RESULTS or .kgprobe/resul
 STORE_HELP = "store folder (default: $KGPROBE_STORE or .kgprobe/store)"
 QUERIES_HELP = "extra folder of probe files (*.rq) besides queries/; repeatable"
 
-#: The options ``kgprobe`` also takes before the command (the namespace attributes they set).
-SHARED = ("results", "store", "queries", "endpoint")
-
-
 def add_results(p: argparse.ArgumentParser | argparse._ArgumentGroup,
                 help: str = RESULTS_HELP) -> None:
     """``--results FILE`` (``args.results``: a Path or None)."""

@@ -38,6 +38,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
+from probes.backends.protocol import capabilities
 from probes.errors import ProbeError
 
 CHAT_VERSION = 1
@@ -89,7 +90,7 @@ class ChatTemplateScorer:
     (name, revision, device, vocabulary, ...) is the wrapped scorer's."""
 
     def __init__(self, inner: Any) -> None:
-        if getattr(inner, "kind", None) != "causal":
+        if not capabilities(inner).ends_at_slot:
             raise ProbeError(f"--apply-chat-template works with causal (decoder-only) models; "
                              f"{inner.name} is a {inner.kind} LM: leave the option out")
         self.inner = inner
@@ -143,9 +144,9 @@ def with_chat_template(scorer: Any, apply: bool) -> Any:
 
 
 def matching_stand_in(stand_in: Any, apply: bool) -> Any:
-    """A recorded stand-in (:class:`probes.run.RecordedScorer`) only when it was recorded with
-    the same chat-template choice as this run (else None: load the model), so that its cache
-    options never mix templated and plain scores."""
+    """A recorded stand-in (:class:`probes.runner.caching.RecordedScorer`) only when it was
+    recorded with the same chat-template choice as this run (else None: load the model), so
+    that its cache options never mix templated and plain scores."""
     if stand_in is None:
         return None
     recorded = "chat_template" in (getattr(stand_in, "options", None) or {})

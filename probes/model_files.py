@@ -1,151 +1,182 @@
-"""Model files checked before transformers reads them, and the refusal of a model's own code.
+"""A model's files: the sha256 that is a local model's revision, and the dequantised copy of a
+GGUF file (its cache folder, written atomically, marked complete by :data:`MARKER`).
 
-A model folder or file comes from wherever a user downloaded it; a damaged or crafted file
-must be one line naming it and the fix, never a traceback from a loader
-(``struct.error``, ``SafetensorError``), and never a loader asked to allocate what a header
-claims. :func:`check_gguf` reads a GGUF file's header, metadata and tensor table;
-:func:`check_safetensors` reads a ``*.safetensors`` header (a length, then JSON) and checks it
-against the file: the header fits in the file and under safetensors' own bound of 100,000,000
-bytes, every tensor has a known dtype, a shape of non-negative integers and a byte range inside
-the data that is exactly its shape's size. :func:`remote_code_error` words the refusal of a
-model that needs code from its folder or repository: what kgprobe's opt-in is and what it risks.
-
->>> import tempfile, struct, json
->>> d = Path(tempfile.mkdtemp())
->>> head = json.dumps({"w": {"dtype": "F32", "shape": [2, 2], "data_offsets": [0, 16]}}).encode()
->>> _ = (d / "ok.safetensors").write_bytes(struct.pack("<Q", len(head)) + head + bytes(16))
->>> check_safetensors(d / "ok.safetensors")
->>> head = head.replace(b"[2, 2]", b"[1099511627776, 16]")
->>> _ = (d / "big.safetensors").write_bytes(struct.pack("<Q", len(head)) + head + bytes(16))
->>> check_safetensors(d / "big.safetensors")
-Traceback (most recent call last):
-...
-probes.errors.ModelError: safetensors file ...(tensor 'w' of shape [1099511627776, 16] (F32) ...
+:mod:`probes.models` resolves names to sources and loads them; the files behind a source are
+hashed and converted here.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-import math
-import struct
+import os
+import re
+import shutil
+import tempfile
 from pathlib import Path
+from typing import Any
 
+from kg.config import model_cache
 from probes.errors import ModelError
 
-SAFETENSORS_MAX_HEADER = 100_000_000
-"""The largest header the safetensors library itself reads (bytes)."""
-
-DTYPE_BYTES = {"BOOL": 1, "U8": 1, "I8": 1, "F8_E5M2": 1, "F8_E4M3": 1, "F8_E8M0": 1,
-               "F4": 1, "F6_E2M3": 1, "F6_E3M2": 1, "I16": 2, "U16": 2, "F16": 2, "BF16": 2,
-               "I32": 4, "U32": 4, "F32": 4, "I64": 8, "U64": 8, "F64": 8, "C64": 8}
-"""Bytes per element of each safetensors dtype (sub-byte types are stored packed: counted as
-1, which only makes the size check looser for them)."""
+MARKER = "kgprobe.json"  # written last into a converted-model folder; its presence = complete
+WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".msgpack", ".h5")
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0][:300] if text else type(exc).__name__
+# --- hashing -----------------------------------------------------------------------------------
+
+_SHA_MEMO: dict[tuple[str, int, int], str] = {}
 
 
-def check_gguf(path: Path) -> None:
-    """A ModelError naming the file and the fix when ``path`` is not a complete GGUF file (not
-    GGUF at all, or cut off: a 64-byte stub, a download that stopped), before transformers
-    reads it (it fails there with a bare ``struct.error`` or ``IndexError``). The whole header,
-    metadata and tensor table are read (memory-mapped), as the conversion will."""
-    try:
-        size = path.stat().st_size
-        with path.open("rb") as fh:
-            head = fh.read(4)
-    except OSError as exc:
-        raise ModelError(f"cannot read model file {path}: {exc.strerror or exc}") from exc
-    if head != b"GGUF":
+def file_sha256(path: Path) -> str:
+    """sha256 of a file, remembered per (path, size, mtime) in this process and in the cache.
+
+    >>> import tempfile, pathlib
+    >>> p = pathlib.Path(tempfile.mkdtemp()) / "w.bin"
+    >>> _ = p.write_bytes(b"abc")
+    >>> file_sha256(p)[:12]
+    'ba7816bf8f01'
+    """
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    if key in _SHA_MEMO:
+        return _SHA_MEMO[key]
+    memo_file = model_cache() / "sha256.json"
+    memo = _read_json(memo_file)
+    memo_key = f"{key[0]}|{key[1]}|{key[2]}"
+    digest = memo.get(memo_key)
+    if digest is None:
+        hasher = hashlib.sha256()
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 22), b""):
+                hasher.update(block)
+        digest = hasher.hexdigest()
+        if stat.st_size > (1 << 24):  # only worth remembering for big files
+            memo[memo_key] = digest
+            _write_json(memo_file, memo)
+    _SHA_MEMO[key] = digest
+    return digest
+
+
+def _never_scores(name: str) -> bool:
+    """Files of a model folder that cannot change a score: documentation, licences, hidden
+    files (``.gitattributes``) and kgprobe's own marker."""
+    upper = name.upper()
+    return (name.startswith(".") or name == MARKER or upper.endswith((".MD", ".RST"))
+            or upper.startswith(("README", "LICENSE", "LICENCE", "NOTICE", "USE_POLICY")))
+
+
+def dir_sha256(path: Path) -> str:
+    """One sha256 over the files of a model folder that can change a score (names and
+    contents): the weights, ``config.json``, ``generation_config.json``, every tokenizer file
+    (``tokenizer.json``, ``tokenizer_config.json``, ``vocab.txt``, ``merges.txt``,
+    ``*.model``, ``special_tokens_map.json``, ...) and chat template files; every top-level
+    file but documentation and licences, so a file kgprobe does not know of counts too. This
+    is the revision of a local folder, part of every cache key: an edited tokenizer is never
+    answered from the cache. Big files are hashed once (``file_sha256`` remembers them)."""
+    files = sorted(p for p in path.iterdir() if p.is_file() and not _never_scores(p.name))
+    if not any(p.suffix in WEIGHT_SUFFIXES for p in files):
         raise ModelError(
-            f"{path} is not a GGUF file (it starts with {head!r}, a GGUF file with b'GGUF'); "
-            "name a .gguf model file, a model folder or a hub name"
+            f"model folder {str(path)!r} has no weights file (model.safetensors); "
+            "save the model with save_pretrained"
         )
-    try:
-        from gguf import GGUFReader
-    except ImportError:  # transformers says so when it needs it
-        return
-    try:
-        GGUFReader(str(path))
-    except Exception as exc:  # struct.error, IndexError, ValueError: where the file ends
-        raise ModelError(
-            f"GGUF file {path} is truncated or damaged ({size:,} bytes; {_first_line(exc)}); "
-            "download it again (check its sha256 against the source's) or name another model"
-        ) from exc
+    hasher = hashlib.sha256()
+    for file in files:
+        hasher.update(file.name.encode() + b"\0" + file_sha256(file).encode() + b"\n")
+    return hasher.hexdigest()
 
 
-def check_safetensors(path: Path) -> None:
-    """A ModelError naming ``path`` and the fix when its header does not describe the file: read
-    before any loader allocates what the header claims (a header length of 2**63 - 1, a 90 MB
-    header in a small file, a tensor of [2**40, 16] over 16 bytes of data)."""
-
-    def damaged(why: str) -> ModelError:
-        return ModelError(f"safetensors file {path} is damaged or crafted ({why}); download "
-                          "the model again (check the file's sha256 against the source's) or "
-                          "name another model")
+def _read_json(path: Path) -> dict[str, Any]:
     try:
-        size = path.stat().st_size
-        with path.open("rb") as fh:
-            raw = fh.read(8)
-            if len(raw) < 8:
-                raise damaged(f"{size} bytes: shorter than the 8-byte header length")
-            (length,) = struct.unpack("<Q", raw)
-            if length > SAFETENSORS_MAX_HEADER or length > size - 8:
-                raise damaged(f"its header claims {length:,} bytes, the file has {size:,} and "
-                              f"a header may have at most {SAFETENSORS_MAX_HEADER:,}")
-            text = fh.read(length)
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data, indent=0))
+        os.replace(tmp, path)
+    except OSError:
+        pass  # the memo is an optimisation only
+
+
+# --- GGUF conversion ---------------------------------------------------------------------------
+
+
+def ensure_cache_root() -> Path:
+    root = model_cache()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ModelError(f"cannot read model file {path}: {exc.strerror or exc}") from exc
+        raise ModelError(
+            f"cannot create the model cache {root} ({exc}); set KGPROBE_MODEL_CACHE to a "
+            "writable folder"
+        ) from exc
+    return root
+
+
+def converted_dir(gguf: Path, sha: str) -> Path:
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", gguf.stem) or "model"
+    return model_cache() / f"{stem}-{sha[:16]}"
+
+
+def convert_gguf(gguf: Path, target: Path, *, sha256: str, label: str) -> Path:
+    """Dequantise a GGUF file into ``target`` (safetensors fp32 + config + tokenizer), atomically.
+
+    The folder is written under a temporary name and renamed at the end, so an interrupted
+    conversion leaves nothing that a later load would mistake for a complete model.
+    """
+    import copy
+
+    import torch
+    from safetensors.torch import save_model
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    root = ensure_cache_root()
+    tmp = Path(tempfile.mkdtemp(prefix=target.name + ".tmp-", dir=root))
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
     try:
-        header = json.loads(text.decode("utf-8"))
-    except ValueError as exc:  # not UTF-8, not JSON, or a number of 5,000 digits
-        raise damaged(f"its header is not readable JSON: {_first_line(exc).split(';')[0]}"
-                      ) from None
-    if not isinstance(header, dict):
-        raise damaged("its header is not a JSON object")
-    data = size - 8 - length
-    for name, info in header.items():
-        if name == "__metadata__":
-            continue
-        if not isinstance(info, dict):
-            raise damaged(f"tensor {name!r} is not described by an object")
-        dtype, shape, offsets = info.get("dtype"), info.get("shape"), info.get("data_offsets")
-        if dtype not in DTYPE_BYTES:
-            raise damaged(f"tensor {name!r} has the unknown dtype {dtype!r}")
-        if not (isinstance(shape, list) and all(type(n) is int and n >= 0 for n in shape)):
-            raise damaged(f"tensor {name!r} has the shape {str(shape)[:80]}, not a list of "
-                          "non-negative integers")
-        if not (isinstance(offsets, list) and len(offsets) == 2
-                and all(type(n) is int for n in offsets) and 0 <= offsets[0] <= offsets[1]
-                <= data):
-            raise damaged(f"tensor {name!r} has the byte range {str(offsets)[:80]}, not one "
-                          f"inside the file's {data:,} bytes of data")
-        need = math.prod(shape) * DTYPE_BYTES[dtype]
-        if need != offsets[1] - offsets[0]:
-            raise damaged(f"tensor {name!r} of shape {shape} ({dtype}) needs {need:,} bytes but "
-                          f"its byte range holds {offsets[1] - offsets[0]:,}")
-
-
-def needs_remote_code(error: BaseException) -> bool:
-    """Whether a transformers error says the model needs its own code (``trust_remote_code``).
-    """
-    return "trust_remote_code" in str(error) or "contains custom code" in str(error)
-
-
-def remote_code_error(name: str, kind: str) -> ModelError:
-    """The refusal of a model whose config or classes are Python files of its own (transformers'
-    ``auto_map``): what kgprobe's opt-in is and what it risks, instead of transformers' advice
-    (which names a keyword argument and, for a local folder, a hub address made from its path).
-
-    >>> str(remote_code_error("/m", "dir")).split(",")[0]
-    "model '/m' needs Python code from its own folder to load"
-    """
-    where = "folder" if kind != "hub" else "repository on the Hugging Face hub"
-    return ModelError(
-        f"model {name!r} needs Python code from its own {where} to load, and kgprobe does not "
-        "run a model's code unless asked; that code runs with your user's rights (it can read "
-        "and change your files and reach the network), so only if you trust its source: pass "
-        "--model-args trust_remote_code=true to probes.run (trust_remote_code=True in Python), "
-        "or use a model that transformers supports without it")
+        folder, file = str(gguf.parent), gguf.name
+        try:
+            config = AutoConfig.from_pretrained(folder, gguf_file=file)
+            tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=file)
+            model = AutoModelForCausalLM.from_pretrained(
+                folder, gguf_file=file, dtype=torch.float32
+            )
+        except (ValueError, OSError, KeyError, RuntimeError) as exc:
+            raise ModelError(
+                f"cannot read GGUF model {label!r} ({gguf}): {exc}; check that the file is a "
+                "complete GGUF of an architecture transformers supports (pip install gguf)"
+            ) from exc
+        save_model(model, str(tmp / "model.safetensors"), metadata={"format": "pt"})
+        clean = copy.deepcopy(model.config)
+        if hasattr(clean, "quantization_config"):
+            del clean.quantization_config
+        clean.architectures = [type(model).__name__]
+        clean.dtype = "float32"
+        clean.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        del config
+        marker = {
+            "source": str(gguf.name),
+            "label": label,
+            "sha256": sha256,
+            "architecture": type(model).__name__,
+        }
+        (tmp / MARKER).write_text(json.dumps(marker, indent=2))
+        tmp.chmod(0o755)
+        try:
+            os.replace(tmp, target)
+        except OSError:
+            if not (target / MARKER).is_file():  # another process won the race only if complete
+                raise
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target

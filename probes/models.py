@@ -26,14 +26,12 @@ from __future__ import annotations
 
 import difflib
 import functools
-import hashlib
 import importlib
 import importlib.util
 import json
 import os
 import pickle
 import re
-import shutil
 import socket
 import tempfile
 from collections.abc import Callable
@@ -42,18 +40,17 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlparse
 
-from kg.config import model_cache
+from probes import model_files
 from probes.errors import ModelError
-from probes.model_files import (
+from probes.model_checks import (
     check_gguf,
     check_safetensors,
     needs_remote_code,
     remote_code_error,
 )
+from probes.model_files import MARKER, dir_sha256, file_sha256
 
 SourceKind = Literal["alias", "gguf", "dir", "hub"]
-MARKER = "kgprobe.json"  # written last into a converted-model folder; its presence = complete
-WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".msgpack", ".h5")
 
 
 class PromptTooLongError(ModelError):
@@ -242,18 +239,18 @@ def _resolve_alias(
 ) -> ModelSource:
     known_sha = _known_sha(alias.alias)
     if known_sha is not None:
-        target = _converted_dir(Path(alias.alias + ".gguf"), known_sha)
+        target = model_files.converted_dir(Path(alias.alias + ".gguf"), known_sha)
         if (target / MARKER).is_file():
             return ModelSource(text, "alias", str(target), _converted_revision(target, known_sha),
                                None, options)
-    with tempfile.TemporaryDirectory(dir=_ensure_cache_root()) as scratch:
+    with tempfile.TemporaryDirectory(dir=model_files.ensure_cache_root()) as scratch:
         path, sha, temporary = alias.locate(Path(scratch))
         sha = sha or file_sha256(path)
-        target = _converted_dir(Path(alias.alias + ".gguf"), sha)
+        target = model_files.converted_dir(Path(alias.alias + ".gguf"), sha)
         if not (target / MARKER).is_file():
             if not convert and not temporary:
                 return ModelSource(text, "alias", str(path.parent), sha, path, options)
-            convert_gguf(path, target, sha256=sha, label=alias.alias)
+            model_files.convert_gguf(path, target, sha256=sha, label=alias.alias)
     return ModelSource(text, "alias", str(target), _converted_revision(target, sha),
                        None if temporary else path, options)
 
@@ -262,12 +259,12 @@ def _resolve_gguf(
     path: Path, text: str, options: dict[str, Any], convert: bool = True
 ) -> ModelSource:
     sha = file_sha256(path)
-    target = _converted_dir(path, sha)
+    target = model_files.converted_dir(path, sha)
     if not (target / MARKER).is_file():
         check_gguf(path)
         if not convert:
             return ModelSource(text, "gguf", str(path.parent), sha, path.resolve(), options)
-        convert_gguf(path, target, sha256=sha, label=text)
+        model_files.convert_gguf(path, target, sha256=sha, label=text)
     return ModelSource(text, "gguf", str(target), _converted_revision(target, sha), path.resolve(),
                        options)
 
@@ -344,165 +341,6 @@ def hub_reachable() -> bool:
             return True
     except OSError:
         return False
-
-
-# --- hashing -----------------------------------------------------------------------------------
-
-_SHA_MEMO: dict[tuple[str, int, int], str] = {}
-
-
-def file_sha256(path: Path) -> str:
-    """sha256 of a file, remembered per (path, size, mtime) in this process and in the cache.
-
-    >>> import tempfile, pathlib
-    >>> p = pathlib.Path(tempfile.mkdtemp()) / "w.bin"
-    >>> _ = p.write_bytes(b"abc")
-    >>> file_sha256(p)[:12]
-    'ba7816bf8f01'
-    """
-    stat = path.stat()
-    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
-    if key in _SHA_MEMO:
-        return _SHA_MEMO[key]
-    memo_file = model_cache() / "sha256.json"
-    memo = _read_json(memo_file)
-    memo_key = f"{key[0]}|{key[1]}|{key[2]}"
-    digest = memo.get(memo_key)
-    if digest is None:
-        hasher = hashlib.sha256()
-        with path.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 22), b""):
-                hasher.update(block)
-        digest = hasher.hexdigest()
-        if stat.st_size > (1 << 24):  # only worth remembering for big files
-            memo[memo_key] = digest
-            _write_json(memo_file, memo)
-    _SHA_MEMO[key] = digest
-    return digest
-
-
-def _never_scores(name: str) -> bool:
-    """Files of a model folder that cannot change a score: documentation, licences, hidden
-    files (``.gitattributes``) and kgprobe's own marker."""
-    upper = name.upper()
-    return (name.startswith(".") or name == MARKER or upper.endswith((".MD", ".RST"))
-            or upper.startswith(("README", "LICENSE", "LICENCE", "NOTICE", "USE_POLICY")))
-
-
-def dir_sha256(path: Path) -> str:
-    """One sha256 over the files of a model folder that can change a score (names and
-    contents): the weights, ``config.json``, ``generation_config.json``, every tokenizer file
-    (``tokenizer.json``, ``tokenizer_config.json``, ``vocab.txt``, ``merges.txt``,
-    ``*.model``, ``special_tokens_map.json``, ...) and chat template files; every top-level
-    file but documentation and licences, so a file kgprobe does not know of counts too. This
-    is the revision of a local folder, part of every cache key: an edited tokenizer is never
-    answered from the cache. Big files are hashed once (``file_sha256`` remembers them)."""
-    files = sorted(p for p in path.iterdir() if p.is_file() and not _never_scores(p.name))
-    if not any(p.suffix in WEIGHT_SUFFIXES for p in files):
-        raise ModelError(
-            f"model folder {str(path)!r} has no weights file (model.safetensors); "
-            "save the model with save_pretrained"
-        )
-    hasher = hashlib.sha256()
-    for file in files:
-        hasher.update(file.name.encode() + b"\0" + file_sha256(file).encode() + b"\n")
-    return hasher.hexdigest()
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, indent=0))
-        os.replace(tmp, path)
-    except OSError:
-        pass  # the memo is an optimisation only
-
-
-# --- GGUF conversion ---------------------------------------------------------------------------
-
-
-def _ensure_cache_root() -> Path:
-    root = model_cache()
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ModelError(
-            f"cannot create the model cache {root} ({exc}); set KGPROBE_MODEL_CACHE to a "
-            "writable folder"
-        ) from exc
-    return root
-
-
-def _converted_dir(gguf: Path, sha: str) -> Path:
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", gguf.stem) or "model"
-    return model_cache() / f"{stem}-{sha[:16]}"
-
-
-def convert_gguf(gguf: Path, target: Path, *, sha256: str, label: str) -> Path:
-    """Dequantise a GGUF file into ``target`` (safetensors fp32 + config + tokenizer), atomically.
-
-    The folder is written under a temporary name and renamed at the end, so an interrupted
-    conversion leaves nothing that a later load would mistake for a complete model.
-    """
-    import copy
-
-    import torch
-    from safetensors.torch import save_model
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
-    from transformers.utils import logging as hf_logging
-
-    root = _ensure_cache_root()
-    tmp = Path(tempfile.mkdtemp(prefix=target.name + ".tmp-", dir=root))
-    verbosity = hf_logging.get_verbosity()
-    hf_logging.set_verbosity_error()
-    try:
-        folder, file = str(gguf.parent), gguf.name
-        try:
-            config = AutoConfig.from_pretrained(folder, gguf_file=file)
-            tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=file)
-            model = AutoModelForCausalLM.from_pretrained(
-                folder, gguf_file=file, dtype=torch.float32
-            )
-        except (ValueError, OSError, KeyError, RuntimeError) as exc:
-            raise ModelError(
-                f"cannot read GGUF model {label!r} ({gguf}): {exc}; check that the file is a "
-                "complete GGUF of an architecture transformers supports (pip install gguf)"
-            ) from exc
-        save_model(model, str(tmp / "model.safetensors"), metadata={"format": "pt"})
-        clean = copy.deepcopy(model.config)
-        if hasattr(clean, "quantization_config"):
-            del clean.quantization_config
-        clean.architectures = [type(model).__name__]
-        clean.dtype = "float32"
-        clean.save_pretrained(tmp)
-        tokenizer.save_pretrained(tmp)
-        del config
-        marker = {
-            "source": str(gguf.name),
-            "label": label,
-            "sha256": sha256,
-            "architecture": type(model).__name__,
-        }
-        (tmp / MARKER).write_text(json.dumps(marker, indent=2))
-        tmp.chmod(0o755)
-        try:
-            os.replace(tmp, target)
-        except OSError:
-            if not (target / MARKER).is_file():  # another process won the race only if complete
-                raise
-    finally:
-        hf_logging.set_verbosity(verbosity)
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    return target
 
 
 # --- loading -----------------------------------------------------------------------------------

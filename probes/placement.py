@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kg.config import model_cache
-from probes.models import ModelError
+from probes.errors import ModelError
 
 MEMORY_KEYS = ("cpu", "disk", "mps")
 

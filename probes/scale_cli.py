@@ -56,7 +56,7 @@ def load_options(args: argparse.Namespace) -> dict[str, Any]:
 def route(args: argparse.Namespace, argv: Sequence[str], main: Callable[..., int],
           factory: Any) -> int | None:
     """Run a list, a shard or a distributed rank and return its exit code; None when the
-    command is a plain run that ``probes.run.main`` does itself."""
+    command is a plain run that ``probes.app.run.main`` does itself."""
     from probes import shard
 
     try:

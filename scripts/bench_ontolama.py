@@ -36,7 +36,8 @@ from probes import ontolama
 from probes.errors import ProbeError
 from probes.export import instances_for, write_instances
 from probes.results import connect
-from probes.run import RunOptions, run_probe
+from probes.runner.plan import RunOptions
+from probes.runner.probe import run_probe
 from probes.spec import Probe
 
 SOURCES = ["pizza", "schemaorg", "go", "foodon", "doid"]

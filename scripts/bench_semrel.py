@@ -29,9 +29,10 @@ from kg import config
 from probes.backends.registry import load_scorer
 from probes.errors import ProbeError
 from probes.results import connect
-from probes.run import _score, load_instances, slot_token
+from probes.runner.plan import load_instances, task_context
+from probes.runner.scoring import score_requests
 from probes.spec import discover
-from probes.tasks import TaskContext, get_task
+from probes.tasks import get_task
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
         con.close()
     scorer = load_scorer(args.model, device=args.device, dtype=args.dtype, threads=args.threads)
     task = get_task("relatum")
-    ctx = TaskContext(kind=scorer.kind, slot_token=slot_token(scorer), top_k=100)
+    ctx = task_context(scorer, 100)
     scorer.topk(["warm up"], 5)
     print(f"model {args.model} ({scorer.kind}, {scorer.dtype}, {scorer.device}, "
           f"{torch.get_num_threads()} threads); {len(instances)} targets of {probe.spec.name} x "
@@ -71,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
                     for r in item.requests]
         passes = sum(len(r.args) for r in requests)
         t0 = time.perf_counter()
-        _score(scorer, requests)
+        score_requests(scorer, requests)
         seconds = time.perf_counter() - t0
         rows.append((label, len(requests), passes, seconds))
     print("\n| pass | probes | forward passes | seconds | probes/s | passes/s |")

@@ -129,10 +129,6 @@ def common_lemmas(index_file: Path, min_tagged: int = 3) -> list[str]:
     return lemmas
 
 
-def _within(n: int, bounds: tuple[int, int]) -> bool:
-    return bounds[0] <= n <= bounds[1]
-
-
 def _noun_phrase(rng: random.Random, nouns: Sequence[str], adjs: Sequence[str],
                  max_adjs: int) -> str:
     words = [rng.choice(adjs) for _ in range(rng.randint(0, max_adjs))]

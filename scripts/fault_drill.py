@@ -410,7 +410,7 @@ def one_line(d: Drill) -> None:
              lambda: export_cli(qh, h / "r.duckdb"), results_counts(h / "r.duckdb"))
 
     def pickle_flag() -> tuple[str, str]:
-        from probes.run import build_parser
+        from probes.runner.command import build_parser
         helps = {a.option_strings[0]: a.help for a in build_parser()._actions
                  if a.option_strings}
         return "ok", f"--allow-pickle: {helps.get('--allow-pickle', 'MISSING')}"

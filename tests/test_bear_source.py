@@ -14,6 +14,7 @@ from kg.build import load_source
 from kg.errors import SourceError
 from kg.manifest import Source, SourceFile, load_manifest, pick
 from kg.store import LocalStore
+from probes.backends.protocol import CAUSAL_LM, MASKED_LM
 from probes.errors import ProbeError, ProbeFileError
 from probes.export import instances_for
 from probes.spec import load_probe, parse_probe
@@ -107,7 +108,7 @@ def test_statements_and_requests(tmp_path: Path) -> None:
     row = next(r for r in df.iter_rows(named=True) if r["target"] == "Emil")
     inst = Instance.from_row(row)
     spec = load_probe(QUERIES / "bear.rq").spec
-    items = CHOICE.items(inst, spec, TaskContext("causal"))
+    items = CHOICE.items(inst, spec, TaskContext(CAUSAL_LM))
     # 3 templates x 2 answers; first letter upper-cased after filling (lm-pub-quiz)
     assert len(items) == 6
     texts = {(it.prompt_id, it.candidate): it.prompt for it in items}
@@ -118,11 +119,11 @@ def test_statements_and_requests(tmp_path: Path) -> None:
     assert whole[(0, "German")] == ("", "The native language of Emil is German.")
     cond = load_probe(QUERIES / "bear-conditional.rq").spec
     got = {(it.prompt_id, it.candidate): it.requests[0].args
-           for it in CHOICE.items(inst, cond, TaskContext("causal"))}
+           for it in CHOICE.items(inst, cond, TaskContext(CAUSAL_LM))}
     assert got[(0, "German")] == ("The native language of Emil is", " German.")
     assert got[(1, "German")] == ("", "German is spoken by Emil.")
     masked = {(it.prompt_id, it.candidate): it.requests[0]
-              for it in CHOICE.items(inst, cond, TaskContext("masked", "[MASK]"))}
+              for it in CHOICE.items(inst, cond, TaskContext(MASKED_LM))}
     req = masked[(0, "French")]
     assert req.op == "pll"
     text, (s, e) = req.args
@@ -133,7 +134,7 @@ def test_lowercase_subject_is_capitalised(tmp_path: Path) -> None:
     df = export(bear_store(tmp_path))
     row = next(r for r in df.iter_rows(named=True) if r["target"] == "ann")
     items = CHOICE.items(Instance.from_row(row), load_probe(QUERIES / "bear.rq").spec,
-                         TaskContext("causal"))
+                         TaskContext(CAUSAL_LM))
     assert {it.prompt for it in items if it.prompt_id == 0} == {
         "Ann was born in Paris.", "Ann was born in Berlin.", "Ann was born in Rome."}
 
@@ -192,7 +193,7 @@ def test_template_without_slot_names_the_instance() -> None:
     df = instances_for(probe, LocalStore.in_memory())
     inst = Instance.from_row(df.row(0, named=True))
     with pytest.raises(ProbeError, match=r"template '\[W\] is it' \(from \?t\) has no slot"):
-        CHOICE.items(inst, probe.spec, TaskContext("causal"))
+        CHOICE.items(inst, probe.spec, TaskContext(CAUSAL_LM))
 
 
 def test_stats_query_counts_statements(tmp_path: Path) -> None:

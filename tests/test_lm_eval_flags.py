@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from probes.app.run import main
-from probes.run import build_parser
+from probes.runner.command import build_parser
 
 
 def test_underscore_spellings_are_aliases() -> None:

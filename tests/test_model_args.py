@@ -12,7 +12,7 @@ import pytest
 from probes.app.run import main
 from probes.errors import ProbeError
 from probes.model_args import merge_flags, parse_model_args
-from probes.run import build_parser
+from probes.runner.command import build_parser
 from tests.test_run import FakeScorer, choice_probe, query, setup
 
 

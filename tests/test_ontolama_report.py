@@ -10,7 +10,9 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from eval import ontolama_kshot as kshot
 from eval import ontolama_report as report
+from eval import ontolama_results as results
 from eval.sqlfile import discover_metrics, run_metric
 from probes.results import connect
 from probes.results.writers import PromptRow, Run, insert_run, write_prompts
@@ -96,16 +98,16 @@ def db(tmp_path: Path) -> Path:
     return path
 
 
-def built(path: Path) -> report.Results:
+def built(path: Path) -> results.Results:
     con = connect(path, read_only=True)
     try:
-        return report.build(con)
+        return results.build(con)
     finally:
         con.close()
 
 
 def test_majority_baseline_metric(db: Path) -> None:
-    (metric,) = [m for m in discover_metrics([report.METRIC_DIR])
+    (metric,) = [m for m in discover_metrics([results.METRIC_DIR])
                  if m.name == "ontolama_majority_baseline"]
     con = connect(db, read_only=True)
     cols, rows = run_metric(con, metric)
@@ -158,7 +160,7 @@ def test_two_models_on_the_same_instances_are_paired(db: Path) -> None:
 
 def test_kshot_table_and_curve(db: Path) -> None:
     res = built(db)
-    table = report.kshot_table(res).splitlines()
+    table = kshot.kshot_table(res).splitlines()
     assert table[0] == ("| dataset | K | prompt | accuracy | seeds | n | zero-shot (n) | "
                         "majority | shortcut ceiling |")
     # K=4: seeds 2/4 and 4/4: mean 0.75, population std 0.25; zero-shot T1 L1 4/4
@@ -173,17 +175,17 @@ def test_kshot_table_and_curve(db: Path) -> None:
     # The curve is the protocol's mean over all runs of a K; K = 0 is the zero-shot mean over
     # the six prompts: 4, 3, 2, 1, 0, 2 of 4 right: mean 0.5, deviations 0.5, 0.25, 0, -0.25,
     # -0.5, 0: population variance 0.625 / 6.
-    assert report.kshot_curves(res) == {
+    assert kshot.kshot_curves(res) == {
         "pizza atomic": [(0, 0.5, pytest.approx((0.625 / 6) ** 0.5)), (4, 0.75, 0.25),
                          (8, 0.75, None)]}
-    assert report.kshot_baselines(res) == {"majority class": 0.5}
-    assert report.kshot_ceilings(res) == {"pizza atomic": 0.5}
+    assert kshot.kshot_baselines(res) == {"majority class": 0.5}
+    assert kshot.kshot_ceilings(res) == {"pizza atomic": 0.5}
     # Per prompt: T1 L1 has runs at K = 4 and 8, so it is a curve; its K = 0 is its own
     # zero-shot accuracy (4 of 4 right), not the mean of six prompts; full is left off.
-    assert report.kshot_prompt_curves(res) == {
+    assert kshot.kshot_prompt_curves(res) == {
         "pizza atomic T1 L1": [(0, 1.0, None), (4, 0.75, 0.25), (8, 0.75, None)]}
-    assert report.kshot_prompt_ceilings(res) == {"pizza atomic T1 L1": 0.5}
-    protocol = report.protocol_table(res).splitlines()
+    assert kshot.kshot_prompt_ceilings(res) == {"pizza atomic T1 L1": 0.5}
+    protocol = kshot.protocol_table(res).splitlines()
     assert protocol[2] == ("| m | pizza atomic | 4 | 75.0 ± 25.0 | 2 | 4 | 4 | 50.0 | "
                            "50.0 (majority, on train); best 50.0, null 50.0 / 50.0 |")
     assert protocol[4] == ("| m | pizza atomic | full | 75.0 | 1 | 4 | 4 | 50.0 | "
@@ -202,11 +204,11 @@ def test_runs_table_rates_count_only_what_the_invocation_scored() -> None:
     """The rates describe the latest invocation: a re-run answered wholly from the cache
     scored nothing (no rate); a resumed one that found 15 of 20 requests cached scored 5 in
     2 s: 5 / 2 = 2.50 requests/s, and no instances/s (it did not score every instance)."""
-    res = report.Results(
+    res = results.Results(
         metrics={"ontolama_zero_shot": [{"run_id": r, "split": "test", "n": 4}
                                            for r in ("A", "B")]},
-        runs={"A": report.RunInfo("A", "m", PIZZA, None, None, 0.5, 20, 20),
-              "B": report.RunInfo("B", "m", GO, None, None, 2.0, 20, 15)})
+        runs={"A": results.RunInfo("A", "m", PIZZA, None, None, 0.5, 20, 20),
+              "B": results.RunInfo("B", "m", GO, None, None, 2.0, 20, 15)})
     table = report.runs_table(res).splitlines()
     rows = {line.split(" | ")[2]: line for line in table[2:]}
     assert rows["A"].endswith("| 0.5 | – | – |")

@@ -69,7 +69,7 @@ def test_model_error_mid_run_is_a_clear_error_and_marks_the_run_failed(
 
 
 def test_missing_operation_fails_before_any_work(tmp_path: Path, capsys: Any) -> None:
-    from probes.models import ModelError
+    from probes.errors import ModelError
 
     probe = ("# name: t/rel\n# task: relatum\n# split: test\n# target: ?w\n"
              '# prompts: ["[W] is [V]."]\nSELECT ?w WHERE { VALUES ?w { "owl" } }\n')

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from eval import semrel_report
+from eval import semrel_report, semrel_results
 from probes.results import connect
 from tests.semrel_fixtures import build
 
@@ -36,8 +36,8 @@ def test_report_tables_and_plots(results: Path, tmp_path: Path, capsys: Any,
                                  monkeypatch: pytest.MonkeyPatch) -> None:
     declared = tmp_path / "shared_vocab.yaml"
     declared.write_text("name: test-vocab\nversion: 3\nmodels: [mA, mB]\n")
-    monkeypatch.setattr(semrel_report, "SHARED_VOCAB", declared)
-    monkeypatch.setattr(semrel_report.declared_models, "__defaults__", (declared,))
+    monkeypatch.setattr(semrel_results, "SHARED_VOCAB", declared)
+    monkeypatch.setattr(semrel_results.declared_models, "__defaults__", (declared,))
     digest = hashlib.sha256(results.read_bytes()).hexdigest()
     out = tmp_path / "rep"
     assert semrel_report.main(["--results", str(results), "--out", str(out)]) == 0
@@ -58,7 +58,7 @@ def test_report_tables_and_plots(results: Path, tmp_path: Path, capsys: Any,
         "constant answer (leave-one-out): the relata of the other words of W^HYP, most "
         "frequent first (ties alphabetical), never the word's own; the most frequent relatum "
         "of all of W^HYP: animal; hits@10 of the list: 0.000."]
-    assert semrel_report.CONSTANT_NOTE in text
+    assert semrel_results.CONSTANT_NOTE in text
     assert ("| constant answer (leave-one-out) | micro | 0.000 | – | 0.000 | – | – | – | – | – | – "
             "| – | 3 |") in section(text, "Averages")
     # Appendix F, each prompt alone (test_soundness_per_prompt_appendix_f): mA SYN 1 then 0
@@ -80,10 +80,10 @@ def test_no_stats_skips_the_tests(results: Path, tmp_path: Path, capsys: Any,
                                   monkeypatch: pytest.MonkeyPatch) -> None:
     def fail(*_: Any) -> None:
         raise AssertionError("compare_with_humans must not run")
-    monkeypatch.setattr(semrel_report, "compare_with_humans", fail)
+    monkeypatch.setattr(semrel_results, "compare_with_humans", fail)
     declared = tmp_path / "shared_vocab.yaml"   # the fixture's models (they have vocabularies)
     declared.write_text("name: test-vocab\nversion: 3\nmodels: [mA, mB]\n")
-    monkeypatch.setattr(semrel_report.declared_models, "__defaults__", (declared,))
+    monkeypatch.setattr(semrel_results.declared_models, "__defaults__", (declared,))
     assert semrel_report.main(["--results", str(results), "--out", str(tmp_path),
                                "--no-stats"]) == 0
     text = capsys.readouterr().out
@@ -106,7 +106,7 @@ def test_no_semrel_runs_names_the_commands(tmp_path: Path, capsys: Any) -> None:
 def test_a_failing_metric_is_named(results: Path, tmp_path: Path, capsys: Any,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
     metrics = tmp_path / "semrel"
-    shutil.copytree(semrel_report.METRIC_DIR, metrics)
+    shutil.copytree(semrel_results.METRIC_DIR, metrics)
     broken = metrics / "semrel_oor.sql"
     text = broken.read_text()
     broken.write_text(text[:text.index("WITH related")] + "SELECT model, probe, value\n"
@@ -124,7 +124,7 @@ def test_missing_vocabulary_is_named_with_its_command(results: Path, tmp_path: P
     # vocabulary is empty and every figure would be –; the report says so and writes nothing
     declared = tmp_path / "shared_vocab.yaml"
     declared.write_text("name: test-vocab\nversion: 3\nmodels: [mA, mB]\n")
-    monkeypatch.setattr(semrel_report.declared_models, "__defaults__", (declared,))
+    monkeypatch.setattr(semrel_results.declared_models, "__defaults__", (declared,))
     copy = tmp_path / "r.duckdb"
     shutil.copy(results, copy)
     con = connect(copy)

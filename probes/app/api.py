@@ -6,7 +6,7 @@ returns a polars DataFrame (or the loaded object). See ``docs/api.md`` for a wor
 ['binary', 'choice', 'records', 'relatum', 'subsumption']
 
 Everything here calls the same functions as the command line (``probes.export.export``,
-``probes.run.run_probe``, ``eval.sqlfile.run_metric``), so a notebook and ``python -m
+``probes.runner.probe.run_probe``, ``eval.sqlfile.run_metric``), so a notebook and ``python -m
 probes.run`` write and read the same results file and share its score cache. Importing this
 module does not import torch; :func:`load_scorer` does.
 """
@@ -175,7 +175,7 @@ def load_scorer(model: str | Path, model_args: str | None = None, *,
             raise ProbeError(f"{key}={options[key]!r} and model_args {key}={value} disagree; "
                              "give the option one way only")
     from probes.chat import with_chat_template
-    from probes.runner.cli import check_device
+    from probes.runner.command import check_device
 
     merged = {**options, **parsed}
     check_device(merged.get("device"), "device={!r}", "device='cpu'")  # as the CLI does
@@ -191,7 +191,8 @@ def score(probe: ProbeLike, scorer: Any, results: Results = None, *,
     probes that score candidates or label words, ``responses`` (ranked top-k answers) for
     relatum probes; with the model's name as the first column. ``sample``: a seeded sample of N
     instances per split, stratified by gold class; ``limit``: the first N per split."""
-    from probes.run import RunOptions, run_probe
+    from probes.runner.plan import RunOptions
+    from probes.runner.probe import run_probe
     from probes.runner.select import check_exported
 
     probe = load_probe(probe, queries)

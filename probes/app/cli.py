@@ -70,11 +70,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bear": ("probes.bear.__main__:add_arguments",
              "BEAR (Wiland et al. 2024): stats, subset, report"),
     "kshot": ("probes.ontolama.kshot:add_arguments",
-              "OntoLAMA K-shot prompt-based fine-tuning (python -m probes.kshot)"),
+              "OntoLAMA K-shot prompt-based fine-tuning (python -m probes.ontolama.kshot)"),
     "linear": ("probes.copen.linear:add_arguments",
-               "COPEN linear probing (python -m probes.linear)"),
+               "COPEN linear probing (python -m probes.copen.linear)"),
     "finetune": ("probes.copen.finetune:add_arguments",
-                 "COPEN fine-tuning (python -m probes.finetune)"),
+                 "COPEN fine-tuning (python -m probes.copen.finetune)"),
 }
 
 #: Sub-commands of a benchmark that live in ``eval`` (which the benchmark package may not

@@ -24,9 +24,9 @@ from probes import chat, model_args, parquet_sync, scale_cli
 from probes.app import outputs
 from probes.errors import ProbeError, ProbeFileError
 from probes.results import connect, diagnose, disk_error
-from probes.runner import cli as runner_cli
+from probes.runner import command as run_command
 from probes.runner.caching import open_scorer, recorded_scorer
-from probes.runner.cli import ScorerFactory, check_device, check_lm_eval_flags, default_factory
+from probes.runner.command import ScorerFactory, check_device, check_lm_eval_flags, default_factory
 from probes.runner.plan import Plan, RunOptions
 from probes.runner.probe import RunReport, format_reports, run_probe
 from probes.runner.select import select_probes
@@ -35,8 +35,8 @@ from probes.spec import Probe
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``kgprobe run`` / ``python -m probes.run``
-    (:func:`probes.runner.cli.add_arguments`) and the handler."""
-    runner_cli.add_arguments(parser)
+    (:func:`probes.runner.command.add_arguments`) and the handler."""
+    run_command.add_arguments(parser)
     parser.set_defaults(handler=run, usage_error=parser.error)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 _EXPORTS = {
     "KINDS": "probes.backends.registry",
     "MASK": "probes.backends.base",
-    "ModelError": "probes.models",
+    "ModelError": "probes.errors",
     "PromptError": "probes.backends.base",
     "PromptTooLongError": "probes.models",
     "Score": "probes.backends.base",

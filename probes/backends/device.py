@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from probes.models import ModelError
+from probes.errors import ModelError
 
 
 def is_oom(exc: BaseException) -> bool:

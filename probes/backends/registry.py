@@ -31,7 +31,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from probes.backends.base import Scorer, resolve_device, resolve_dtype
-from probes.models import ModelError, load_config, resolve
+from probes.errors import ModelError
+from probes.models import load_config, resolve
 from probes.placement import Placement, parse_max_memory
 
 _BACKENDS: dict[str, type[Scorer]] = {}

@@ -35,7 +35,7 @@ from probes.copen.forms import Example, example, text_to_text
 from probes.copen.runs import replace_run
 from probes.errors import ProbeError
 from probes.results.copen import seed_summary  # noqa: F401 (re-exported)
-from probes.run import run_id as make_run_id
+from probes.runner.plan import run_id as make_run_id
 from probes.tasks import Instance
 
 SEEDS = (42, 43, 44)

@@ -1,5 +1,4 @@
 """COPEN fine-tuning: the whole model and a head, ``python -m probes.copen.finetune``
-(``python -m probes.finetune`` forwards here).
 
 The model body is trained together with a linear head on the pooled feature the paper uses per
 architecture (:func:`probes.copen.classify.default_pooling`; BART: the decoder's state at the

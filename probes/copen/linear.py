@@ -1,5 +1,4 @@
 """COPEN linear probing: a trained head on a frozen model, ``python -m probes.copen.linear``
-(``python -m probes.linear`` forwards here).
 
 The model is only read: every text's feature is computed once and shared by the three seeds,
 pooled as in the paper (Appendix A.2, :func:`probes.copen.classify.default_pooling`): [CLS] for
@@ -39,7 +38,7 @@ import torch
 from kg import options as kg_options
 from kg.errors import KgError
 from probes import options
-from probes.backends.protocol import Describes
+from probes.backends.protocol import Describes, capabilities, family
 from probes.copen import PROBES, task_name
 from probes.copen.classify import (
     POOLINGS,
@@ -184,7 +183,7 @@ def run_linear(con: Any, scorer: Any, task: str, seeds: Sequence[int] = SEEDS,
         return run_linear_text_to_text(con, scorer, task, seeds, lr, patience, max_epochs, batch)
     examples = load_examples(con, task)
     require_splits(examples, task)
-    pooling = pooling or default_pooling(model_type, scorer.kind)
+    pooling = pooling or default_pooling(model_type, family(capabilities(scorer)))
     everything = [e for split in examples.values() for e in split]
     feats, rows = featurize(scorer, everything, pooling)
     settings = {"pooling": pooling, "lr": lr, "patience": patience, "batch_size": batch,

@@ -1,4 +1,5 @@
-"""K-shot prompt-based fine-tuning on OntoLAMA: ``python -m probes.kshot -m MODEL -p PROBE``.
+"""K-shot prompt-based fine-tuning on OntoLAMA:
+``python -m probes.ontolama.kshot -m MODEL -p PROBE``.
 
 OntoLAMA's K-shot setting (He et al. 2023, section 5): the language model itself is fine-tuned
 on the prompt, with the label words as the classifier, on K examples per class.
@@ -60,6 +61,7 @@ import torch
 from kg import options as kg_options
 from kg.errors import KgError
 from probes import options
+from probes.backends.protocol import Capabilities, capabilities
 from probes.errors import ProbeError
 from probes.render import render
 from probes.results import connect, transaction
@@ -158,16 +160,20 @@ def sample_k(instances: Sequence[Instance], k: int, seed: int) -> list[Instance]
 class PromptClassifier:
     """A language model with one template and one label-word set as a two-class classifier."""
 
-    def __init__(self, model: Any, tokenizer: Any, kind: str, template: str,
+    def __init__(self, model: Any, tokenizer: Any, caps: Capabilities, template: str,
                  words: dict[str, list[str]], max_length: int = 256,
                  scoring: str = "sum_prob") -> None:
         self.scoring = scoring
-        if kind not in ("masked", "causal"):
-            raise ProbeError(f"K-shot fine-tuning supports masked and causal LMs, not {kind}")
-        self.model, self.tokenizer, self.kind = model, tokenizer, kind
+        # the verbaliser reads the slot: at a mask token (PLL-scored, masked LMs) or as the
+        # next token (prompts end at the slot, causal LMs); an encoder-decoder does neither
+        self.at_mask = caps.slot_scoring == "pll" and caps.slot_token is not None
+        if not (self.at_mask or caps.ends_at_slot):
+            raise ProbeError("K-shot fine-tuning supports masked and causal LMs (a slot at a "
+                             "mask token, or prompts that end at the slot), not this model")
+        self.model, self.tokenizer = model, tokenizer
         self.template, self.words, self.max_length = template, words, max_length
         self.device = next(model.parameters()).device
-        if kind == "masked":
+        if self.at_mask:
             if tokenizer.mask_token is None:
                 raise ProbeError("the masked LM's tokenizer has no mask token")
             self.first_ids = {cls: [self._first_token(w) for w in ws] for cls, ws in words.items()}
@@ -203,7 +209,7 @@ class PromptClassifier:
 
     def word_scores(self, batch: Sequence[Instance]) -> dict[str, torch.Tensor]:
         """Per class, a [batch, n_words] tensor of the class's label-word scores."""
-        if self.kind == "masked":
+        if self.at_mask:
             return self._masked(batch)
         return self._causal(batch)
 
@@ -451,7 +457,7 @@ def run_kshot(con: duckdb.DuckDBPyConnection, model_name: str, probe: Probe, k: 
     if not test:
         raise ProbeError(f"no test instances of {spec.name}: export the probe first")
     scorer = load_scorer(model_name, device=device, dtype="float32", threads=threads)
-    clf = PromptClassifier(scorer.model, scorer.tokenizer, scorer.kind,
+    clf = PromptClassifier(scorer.model, scorer.tokenizer, capabilities(scorer),
                            spec.prompts[template - 1], sets[label_set], cfg.max_length,
                            scoring)
     identity = {"k": k, "seed": seed, "template": f"T{template}", "label_set": label_set,
@@ -488,7 +494,7 @@ def format_results(results: Sequence[KshotResult]) -> str:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The options of ``kgprobe kshot`` / ``python -m probes.kshot``."""
+    """The options of ``kgprobe kshot`` / ``python -m probes.ontolama.kshot``."""
     p.description = (
         "OntoLAMA K-shot prompt-based fine-tuning: K examples per class from train (and dev "
         "for model selection), the best dev epoch evaluated on test; one run per (K, seed) "
@@ -530,7 +536,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """The command line."""
-    return kg_options.run_command("python -m probes.kshot", add_arguments, argv)
+    return kg_options.run_command("python -m probes.ontolama.kshot", add_arguments, argv)
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:

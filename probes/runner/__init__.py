@@ -8,7 +8,7 @@
 - :mod:`probes.runner.runrecord`: the record a run keeps in the results file (its ``runs``
   row, stale rows, vocabularies);
 - :mod:`probes.runner.probe`: scoring one probe end to end, and its report;
-- :mod:`probes.runner.cli`: the command line's parser, device check and scorer factory.
+- :mod:`probes.runner.command`: the command line's parser, device check and scorer factory.
 
 :mod:`probes.run` is the command (``main``) and re-exports the public names.
 """

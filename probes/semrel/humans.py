@@ -48,7 +48,6 @@ from probes.spec import Probe, discover
 
 HUMAN = "human"
 ARTICLE = re.compile(r"^(?:a|an|the)\s+")
-SINGLE_WORD = re.compile(r"^[a-z]+$")
 
 
 def normalise_answer(text: str) -> str:
