@@ -82,8 +82,10 @@ def compute_metrics(con: duckdb.DuckDBPyConnection, names: Sequence[str] | None 
     :mod:`eval.items`) its 95 % interval over instances (``ci_low``, ``ci_high``,
     ``ci_method``), ``instances``, and the per-prompt values (``per_prompt``: a list of
     {prompt_id, value, n}) with their spread (``n_prompts``, ``prompt_min``, ``prompt_max``,
-    ``prompt_sd``); only ``run_ids``' rows when given. An unknown metric name is a ProbeError
-    listing the known ones. The metrics run as in every report
+    ``prompt_sd``) and the multi-prompt robustness (``prompt_maxp``, ``prompt_avgp``,
+    ``prompt_shortfall`` = MaxP − AvgP, ``prompt_cps``; eval.stats.multi_prompt); only
+    ``run_ids``' rows when given. An unknown metric name is a ProbeError listing the known
+    ones. The metrics run as in every report
     (:func:`eval.sqlfile.run_metric`): ``con`` becomes a metric sandbox (no external access,
     configuration locked), so give it a read-only connection of its own."""
     from eval.items import with_items
@@ -98,7 +100,8 @@ def compute_metrics(con: duckdb.DuckDBPyConnection, names: Sequence[str] | None 
 
 #: The columns a metric with items adds (eval.items.Summary.columns), in this order.
 ITEM_COLUMNS = ("ci_low", "ci_high", "ci_method", "instances", "n_prompts", "prompt_min",
-                "prompt_max", "prompt_sd", "per_prompt")
+                "prompt_max", "prompt_sd", "prompt_maxp", "prompt_avgp", "prompt_shortfall",
+                "prompt_cps", "per_prompt")
 PER_PROMPT = pl.List(pl.Struct({"prompt_id": pl.Int64, "value": pl.Float64, "n": pl.Int64}))
 
 
