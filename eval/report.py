@@ -1,12 +1,8 @@
-"""Metrics over the results file: ``python -m eval.report``, and the report runner that the
-benchmark reports share.
+"""Metrics over the results file: ``python -m eval.report``.
 
-The runner (:func:`metric_rows`, :func:`report_folder`, :func:`write_report`,
-:func:`run_report`): run every metric SQL file of a folder against the results file, hand the
-rows to a render function that returns markdown and figures, and write them into a folder of
-their own per call (``<reports>/<name>-<time>-<arguments hash>/``; a folder given with
-``--out`` is used as is, and PNGs an earlier call of the same report wrote there and this
-call did not are removed).
+The report runner that the benchmark reports share (:func:`metric_rows`,
+:func:`report_folder`, :func:`write_report`, :func:`run_report`, :func:`report_command`) lives
+in :mod:`eval.report_runner` and is re-exported here.
 
 The generic report runs every metric file (eval/metrics/*.sql, see eval.sqlfile, plus the
 folders of ``--metrics``) over the results DuckDB file, prints markdown tables (one per grain
@@ -30,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
-import hashlib
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -42,7 +37,27 @@ from typing import Any
 import duckdb
 
 from eval.items import Summary, paired, with_items
-from eval.plots import bar_chart
+from eval.plots import bar_chart, reliability_diagram
+from eval.report_format import (
+    PAIRED_NOTE,
+    PAIRED_POINTS_HEAD,
+    _fmt,
+    _fmt_ci,
+    _fmt_spread,
+    comparison_table,
+    paired_points,
+)
+from eval.report_runner import (
+    REPORT_ERRORS,
+    Render,
+    Rendered,
+    Rows,
+    metric_rows,
+    report_command,
+    report_folder,
+    run_report,
+    write_report,
+)
 from eval.sqlfile import (
     MetricError,
     MetricFile,
@@ -50,9 +65,13 @@ from eval.sqlfile import (
     discover_metrics,
     run_metric,
 )
-from eval.stats import Paired, proportion_ci
+from eval.stats import proportion_ci
 from kg import config, options
 from probes.results import ProbeError, connect
+
+__all__ = ["PAIRED_NOTE", "PAIRED_POINTS_HEAD", "REPORT_ERRORS", "Render", "Rendered", "Report",
+           "Rows", "build_report", "comparison_table", "metric_rows", "paired_points",
+           "report_command", "report_folder", "run_report", "write_report"]
 
 
 @dataclass
@@ -76,106 +95,6 @@ class Report:
 
 def _matches(value: Any, patterns: Sequence[str] | None) -> bool:
     return not patterns or any(fnmatch.fnmatch(str(value), p) for p in patterns)
-
-
-Rows = dict[str, list[dict[str, Any]]]
-#: What a report command reports as ``error: ...`` (exit status 2) instead of a traceback.
-REPORT_ERRORS = (MetricError, ProbeError)
-
-
-@dataclass
-class Rendered:
-    """What a render function returns: the report's markdown and the figures it wrote."""
-
-    markdown: str
-    figures: list[Path] = field(default_factory=list)
-
-
-#: A render function: the open (read-only) results file, for what no metric covers (the runs
-#: table), the metric rows by metric name, and the folder for its figures.
-Render = Callable[[duckdb.DuckDBPyConnection, Rows, Path], Rendered]
-
-
-def metric_rows(con: duckdb.DuckDBPyConnection, folders: Sequence[Path]) -> Rows:
-    """Every metric SQL file of ``folders`` run against the results file: its rows as dicts,
-    by metric name."""
-    out: Rows = {}
-    for metric in discover_metrics(list(folders)):
-        cols, rows = run_metric(con, metric)
-        out[metric.name] = [dict(zip(cols, r, strict=True)) for r in rows]
-    return out
-
-
-def report_folder(out: Path | None, name: str, argv: Sequence[str]) -> Path:
-    """Where one call's report goes: ``out`` when given, else a new folder
-    ``$KGPROBE_HOME/reports/<name>-<UTC time>-<hash of the arguments>`` (so no call overwrites
-    an earlier report).
-
-    >>> report_folder(Path("mine"), "report", [])
-    PosixPath('mine')
-    >>> report_folder(None, "report", ["-p", "x"]).name.startswith("report-")
-    True
-    """
-    if out is not None:
-        return out
-    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    digest = hashlib.sha1("\0".join(argv).encode()).hexdigest()[:6]
-    return config.home() / "reports" / f"{name}-{stamp}-{digest}"
-
-
-def write_report(out: Path, filename: str, rendered: Rendered) -> Path:
-    """Write the markdown as ``out/filename`` and remove the PNGs that an earlier call of the
-    same report wrote into ``out`` and this one did not (stale charts; listed in the hidden
-    ``.<filename>.figures``, so other reports' PNGs in the folder stay); returns the path."""
-    out.mkdir(parents=True, exist_ok=True)
-    manifest = out / f".{filename}.figures"
-    keep = {f.name for f in rendered.figures}
-    if manifest.is_file():
-        for name in manifest.read_text(encoding="utf-8").split("\n"):
-            stale = out / name
-            if name.endswith(".png") and name not in keep and stale.parent == out:
-                stale.unlink(missing_ok=True)
-    manifest.write_text("\n".join(sorted(keep)), encoding="utf-8")
-    path = out / filename
-    path.write_text(rendered.markdown.rstrip("\n") + "\n", encoding="utf-8")
-    return path
-
-
-def run_report(results: str | Path, folders: Sequence[Path], render: Render, out: Path,
-               filename: str = "report.md",
-               prepare: Callable[[duckdb.DuckDBPyConnection], None] | None = None
-               ) -> tuple[Path, Rendered]:
-    """The report runner: open the results file read-only, call ``prepare`` (settings the
-    metrics read, such as DuckDB variables), run every metric of ``folders``, hand the rows to
-    ``render`` (figures go into ``out``) and write its markdown (see :func:`write_report`).
-    Returns the markdown file's path and what was rendered. A render function raises
-    :class:`MetricError` to report that there is nothing to show (nothing is written)."""
-    con = connect(str(results), read_only=True)
-    try:
-        if prepare is not None:
-            prepare(con)
-        rows = metric_rows(con, folders)
-        rendered = render(con, rows, out)  # figures make their folder (eval.plots)
-    finally:
-        con.close()
-    return write_report(out, filename, rendered), rendered
-
-
-def report_command(results: Path | None, name: str, argv: Sequence[str] | None,
-                   out: Path | None, folders: Sequence[Path], render: Render,
-                   filename: str) -> int:
-    """The body of a benchmark report's command line: a folder per call (or ``out``),
-    :func:`run_report`, the markdown and the written paths printed; 2 with a one-line error."""
-    where = report_folder(out, name, sys.argv[1:] if argv is None else argv)
-    try:
-        path, rendered = run_report(str(results or config.results_path()), folders, render,
-                                    where, filename)
-    except REPORT_ERRORS as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    print(rendered.markdown)
-    print(f"\nwrote {path}" + "".join(f" and {f}" for f in rendered.figures))
-    return 0
 
 
 #: The shortcut metrics (docs/shortcuts.md): they need a train split, and are left out of the
@@ -280,24 +199,19 @@ def _key_columns(grain: list[str]) -> list[str]:
     return cols + [g for g in grain if g != "run_id"]
 
 
-def _fmt(v: Any) -> str:
-    if v is None:
-        return "–"
-    if isinstance(v, float):
-        return f"{v:.3f}"
-    if isinstance(v, int):
-        return f"{v:,}"
-    return str(v).replace("|", "\\|")
-
-
 #: Built-in metrics whose value is a share of their ``n`` instances (1 right, 0 wrong each): a
 #: row without items (eval.items) or its own ``ci_low`` / ``ci_high`` gets the 95 % Wilson
 #: interval of ``value * n`` out of ``n`` (eval.stats.proportion_ci).
 SHARE_METRICS = frozenset({"binary_accuracy", "choice_accuracy"})
 #: The baseline metric of a metric, drawn beside it (same grain, same rows).
-BASELINE_OF = {"choice_accuracy": "chance_accuracy", "binary_accuracy": "chance_accuracy"}
+#: The accuracies of choice and binary probes: the plain one and its length-normalised and
+#: PMI variants (eval/metrics/*_norm, *_per_token, *_pmi), each drawn with chance and the
+#: shortcut ceiling.
+ACCURACIES = tuple(f"{task}_accuracy{variant}" for task in ("choice", "binary")
+                   for variant in ("", "_norm", "_per_token", "_pmi"))
+BASELINE_OF = dict.fromkeys(ACCURACIES, "chance_accuracy")
 #: The shortcut ceiling of a metric (eval/metrics/shortcut_ceiling.sql), a second tick.
-CEILING_OF = {"choice_accuracy": "shortcut_ceiling", "binary_accuracy": "shortcut_ceiling",
+CEILING_OF = {**dict.fromkeys(ACCURACIES, "shortcut_ceiling"),
               "relatum_precision_at_1": "shortcut_ceiling"}
 
 
@@ -317,21 +231,6 @@ def interval(metric: str, row: dict[str, Any]) -> tuple[float, float] | None:
     if metric not in SHARE_METRICS or value is None or not n:
         return None
     return proportion_ci(round(float(value) * int(n)), int(n))
-
-
-def _fmt_ci(ci: tuple[float, float] | None) -> str:
-    return "–" if ci is None else f"{ci[0]:.3f}–{ci[1]:.3f}"
-
-
-def _fmt_spread(row: dict[str, Any]) -> str:
-    """A row's spread across prompts: ``min–max (sd)``; – with fewer than two prompts.
-
-    >>> _fmt_spread({"n_prompts": 2, "prompt_min": 0.0, "prompt_max": 0.2, "prompt_sd": 0.1})
-    '0.000–0.200 (sd 0.100)'
-    """
-    if (row.get("n_prompts") or 0) < 2:
-        return "–"
-    return f"{row['prompt_min']:.3f}–{row['prompt_max']:.3f} (sd {row['prompt_sd']:.3f})"
 
 
 def _groups(report: Report) -> dict[tuple[tuple[str, ...], str | None],
@@ -449,45 +348,6 @@ def comparisons(report: Report) -> list[dict[str, Any]]:
     return out
 
 
-PAIRED_POINTS_HEAD = ("| n | a | b | a − b | 95% CI of a − b | test | p |",
-                      "|---:|---:|---:|---:|---:|---|---:|")
-"""The columns :func:`paired_points` fills, after a table's own key columns."""
-
-
-def paired_points(c: Paired) -> str:
-    """A paired comparison of two shares as the cells of :data:`PAIRED_POINTS_HEAD`, in
-    percentage points (the benchmark reports' unit; p below 0.05 starred).
-
-    >>> paired_points(Paired(3, 0.5, 0.75, -0.25, (-0.5, 0.0), "McNemar", 0.5))
-    '3 | 50.0 | 75.0 | -25.0 | -50.0 to 0.0 | McNemar | 0.5 |'
-    """
-    def pct(v: float) -> str:
-        return f"{100 * v:.1f}"
-
-    ci = "–" if c.ci is None else f"{pct(c.ci[0])} to {pct(c.ci[1])}"
-    diff = round(100 * c.diff, 9) + 0.0  # no "-0.0"
-    return (f"{c.n:,} | {pct(c.mean_a)} | {pct(c.mean_b)} | {diff:+.1f} | {ci} | {c.test} | "
-            f"{c.pvalue:.3g}{'*' if c.pvalue < 0.05 else ''} |")
-
-
-def comparison_table(rows: list[dict[str, Any]]) -> str:
-    """:func:`comparisons` as a markdown table (a - b, its paired-bootstrap 95 % interval,
-    the paired test; p below 0.05 starred)."""
-    head = ["metric", "probe", "split", "a", "b", "n", "mean a", "mean b", "a − b",
-            "95% CI of a − b", "test", "p"]
-    lines = ["| " + " | ".join(head) + " |",
-             "|" + "|".join("---" if i < 5 or i == 10 else "---:"
-                            for i in range(len(head))) + "|"]
-    for c in rows:
-        p = c["pvalue"]
-        lines.append("| " + " | ".join([
-            c["metric"], _fmt(c.get("probe")), _fmt(c.get("split")), _fmt(c["a"]),
-            _fmt(c["b"]), _fmt(c["n"]), _fmt(c["mean_a"]), _fmt(c["mean_b"]),
-            f"{round(c['diff'], 12) + 0.0:+.3f}", _fmt_ci(c["ci"]), c["test"],
-            f"{p:.3g}" + ("*" if p < 0.05 else "")]) + " |")
-    return "\n".join(lines)
-
-
 def _ambiguous(results: list[MetricResult], keys: list[str]) -> bool:
     for r in results:
         seen: dict[tuple, Any] = {}
@@ -531,7 +391,23 @@ def plots(report: Report, out: Path) -> list[Path]:
                                baselines=_ticks(base, group),
                                baseline_label=base.metric.name if base else "baseline",
                                ceilings=_ticks(ceiling, group)))
+    bins = by_name.get("reliability_bins")
+    if bins is not None and bins.rows:
+        paths.append(reliability_plot(bins, out / "reliability_diagram.png"))
     return paths
+
+
+def reliability_plot(bins: MetricResult, path: Path) -> Path:
+    """The reliability diagram of the choice and binary runs (eval/metrics/reliability_bins.sql):
+    one panel per probe and split, one line per model (and run, where a model has several)."""
+    by_run = _ambiguous([bins], ["model", "probe", "split", "bin"])
+    panels: dict[str, dict[str, list[tuple[float, float, int]]]] = {}
+    for row in bins.rows:
+        name = str(row.get("model")) + (f" [{row.get('run')}]" if by_run else "")
+        panels.setdefault(f"{row['probe']}/{row['split']}", {}).setdefault(name, []).append(
+            (float(row["confidence"]), float(row["value"]), int(row["n"])))
+    return reliability_diagram(dict(sorted(panels.items())), "Reliability (10 equal-width "
+                               "confidence bins)", path)
 
 
 NOTES = ("n: instances (the units every interval resamples; relatum metrics average "
@@ -540,18 +416,13 @@ NOTES = ("n: instances (the units every interval resamples; relatum metrics aver
          "(never zero-width: 10/10 gives 0.722–1.000); otherwise the percentile cluster "
          "bootstrap over instances, each resampled with all its prompts (1,000 seeded "
          "resamples). prompts: the spread of the metric across the probe's prompts, each "
-         "scored alone: min–max (population sd); the values are under Per prompt. "
+         "scored alone: min–max (population sd; MaxP, the best prompt's value, and AvgP, the "
+         "mean over the prompts: Mizrahi et al., TACL 2024); the values are under Per prompt. "
          "chance_accuracy: the chance baseline over the same instances (multiple choice: a "
          "uniformly random pick; binary: the majority class); for the relatum metrics chance is "
          "about 0 (a word drawn from the vocabulary). shortcut_ceiling: the best model-free rule "
          "of the shortcut panel (shortcut_panel; fitted on train only, docs/shortcuts.md) on the "
          "same instances; the charts draw it as an orange dashed tick beside chance's black one.")
-PAIRED_NOTE = ("Every two runs of one probe and split on the instances both scored: a − b is "
-               "the mean difference of their per-instance values, its 95% CI the paired "
-               "bootstrap over those instances (1,000 seeded resamples); test: McNemar's exact "
-               "test for right/wrong outcomes, else Wilcoxon's signed-rank test; * p < 0.05.")
-
-
 def _ticks(base: MetricResult | None, group: Callable[[dict[str, Any]], str]
            ) -> dict[str, float]:
     """One tick per group, where its runs share one value of ``base`` (else the table tells
@@ -634,6 +505,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", "-m", action="append", metavar="NAME",
                         help="only these models (name or glob pattern); repeatable")
     parser.add_argument("--no-plots", action="store_true", help="write no PNG files")
+    parser.add_argument("--html", type=Path, default=None, metavar="FILE",
+                        help="also write one self-contained HTML file (opens offline from "
+                        "disk): the leaderboard, per probe the per-prompt values and paired "
+                        "comparisons, the charts, and an instance browser with each "
+                        "prediction's prompt, candidates, gold, answer and provenance")
     parser.set_defaults(handler=run)
 
 
@@ -664,6 +540,14 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     images = [] if args.no_plots else plots(report, out)
     path = write_report(out, "report.md", Rendered(
         render_markdown(report, images, results_path), images))
+    if args.html is not None:
+        from eval.html_report import write_report_html
+        try:
+            print(f"wrote {write_report_html(args.html, report, images, results_path, args)}")
+        except (MetricError, ProbeError, OSError) as e:
+            print(f"error: the HTML report {args.html} could not be written: {e}",
+                  file=sys.stderr)
+            return 2
     for _, table in tables(report):
         print(table + "\n")
     for table in prompt_tables(report):

@@ -1,0 +1,88 @@
+"""Markdown cells and the paired-comparison tables of the reports (re-exported by
+:mod:`eval.report`, whose tables and the benchmark reports use them).
+
+>>> _fmt(0.5), _fmt(1200), _fmt(None), _fmt("a|b")
+('0.500', '1,200', '–', 'a\\|b')
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from eval.stats import Paired
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.3f}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(v).replace("|", "\\|")
+
+
+def _fmt_ci(ci: tuple[float, float] | None) -> str:
+    return "–" if ci is None else f"{ci[0]:.3f}–{ci[1]:.3f}"
+
+
+def _fmt_spread(row: dict[str, Any]) -> str:
+    """A row's spread across prompts: ``min–max (sd, MaxP, AvgP)`` (MaxP = max, AvgP the mean
+    over the prompts, Mizrahi et al. 2024; eval.stats.multi_prompt); – with fewer than two
+    prompts.
+
+    >>> _fmt_spread({"n_prompts": 2, "prompt_min": 0.0, "prompt_max": 0.2, "prompt_sd": 0.1,
+    ...              "prompt_maxp": 0.2, "prompt_avgp": 0.1})
+    '0.000–0.200 (sd 0.100, MaxP 0.200, AvgP 0.100)'
+    """
+    if (row.get("n_prompts") or 0) < 2:
+        return "–"
+    robust = (f", MaxP {row['prompt_maxp']:.3f}, AvgP {row['prompt_avgp']:.3f}"
+              if row.get("prompt_avgp") is not None else "")
+    return (f"{row['prompt_min']:.3f}–{row['prompt_max']:.3f} (sd {row['prompt_sd']:.3f}"
+            f"{robust})")
+
+
+PAIRED_POINTS_HEAD = ("| n | a | b | a − b | 95% CI of a − b | test | p |",
+                      "|---:|---:|---:|---:|---:|---|---:|")
+"""The columns :func:`paired_points` fills, after a table's own key columns."""
+
+
+def paired_points(c: Paired) -> str:
+    """A paired comparison of two shares as the cells of :data:`PAIRED_POINTS_HEAD`, in
+    percentage points (the benchmark reports' unit; p below 0.05 starred).
+
+    >>> paired_points(Paired(3, 0.5, 0.75, -0.25, (-0.5, 0.0), "McNemar", 0.5))
+    '3 | 50.0 | 75.0 | -25.0 | -50.0 to 0.0 | McNemar | 0.5 |'
+    """
+    def pct(v: float) -> str:
+        return f"{100 * v:.1f}"
+
+    ci = "–" if c.ci is None else f"{pct(c.ci[0])} to {pct(c.ci[1])}"
+    diff = round(100 * c.diff, 9) + 0.0  # no "-0.0"
+    return (f"{c.n:,} | {pct(c.mean_a)} | {pct(c.mean_b)} | {diff:+.1f} | {ci} | {c.test} | "
+            f"{c.pvalue:.3g}{'*' if c.pvalue < 0.05 else ''} |")
+
+
+def comparison_table(rows: list[dict[str, Any]]) -> str:
+    """:func:`comparisons` as a markdown table (a - b, its paired-bootstrap 95 % interval,
+    the paired test; p below 0.05 starred)."""
+    head = ["metric", "probe", "split", "a", "b", "n", "mean a", "mean b", "a − b",
+            "95% CI of a − b", "test", "p"]
+    lines = ["| " + " | ".join(head) + " |",
+             "|" + "|".join("---" if i < 5 or i == 10 else "---:"
+                            for i in range(len(head))) + "|"]
+    for c in rows:
+        p = c["pvalue"]
+        lines.append("| " + " | ".join([
+            c["metric"], _fmt(c.get("probe")), _fmt(c.get("split")), _fmt(c["a"]),
+            _fmt(c["b"]), _fmt(c["n"]), _fmt(c["mean_a"]), _fmt(c["mean_b"]),
+            f"{round(c['diff'], 12) + 0.0:+.3f}", _fmt_ci(c["ci"]), c["test"],
+            f"{p:.3g}" + ("*" if p < 0.05 else "")]) + " |")
+    return "\n".join(lines)
+
+
+PAIRED_NOTE = ("Every two runs of one probe and split on the instances both scored: a − b is "
+               "the mean difference of their per-instance values, its 95% CI the paired "
+               "bootstrap over those instances (1,000 seeded resamples); test: McNemar's exact "
+               "test for right/wrong outcomes, else Wilcoxon's signed-rank test; * p < 0.05.")
