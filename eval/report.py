@@ -121,7 +121,7 @@ def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | Non
     tasks_run = {t for _, t in runs.values()}
     report = Report(prompts={r[0]: _templates(r[1]) for r in configs})
     for metric in metrics:
-        if not tasks_run & set(metric.tasks):
+        if metric.needs_run and not tasks_run & set(metric.tasks):
             report.skipped.append(f"{metric.name} (no {'/'.join(metric.tasks)} runs)")
             continue
         cols, rows = run_metric(con, metric)
