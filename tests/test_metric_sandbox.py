@@ -382,8 +382,8 @@ def test_a_metric_requires_kgprobe_s_own_ranking_by_name(tmp_path: Path, results
 @pytest.mark.parametrize("name", ["kgprobe:choice_accuracy.sql", "kgprobe:../../x.sql",
                                   "kgprobe:_nope.sql", "kgprobe:/etc/_x.sql"])
 def test_a_kgprobe_name_that_is_no_support_file_is_refused(tmp_path: Path, name: str) -> None:
-    folder = metric_folder(tmp_path, {"m.sql": HEADER.format(name="m")
-                                      + f"-- requires: [{name}]\nSELECT 'p' AS probe, 1 AS value\n"})
+    text = HEADER.format(name="m") + f"-- requires: [{name}]\nSELECT 'p' AS probe, 1 AS value\n"
+    folder = metric_folder(tmp_path, {"m.sql": text})
     with pytest.raises(MetricFileError, match=r"m\.sql:5: .* is not one of kgprobe's support "
                        r"files; name one of: .*kgprobe:_choice_ranks\.sql"):
         discover_metrics([folder])
