@@ -66,7 +66,7 @@ LEADER_NOTE = ("n: instances; 95% CI: the Wilson interval for a share, else the 
                "majority class); shortcut ceiling: the best model-free rule fitted on train "
                "(docs/shortcuts.md); human: the human value on the same items (– where there "
                "is none). Multi-prompt robustness over the probe's prompts (Mizrahi et al., "
-               "TACL 2024, docs/reliability.md): MaxP the best prompt's value, AvgP the mean "
+               "TACL 2024, docs/report.md): MaxP the best prompt's value, AvgP the mean "
                "over prompts, MaxP − AvgP how far the average falls short of the best; sd the "
                "population sd across prompts.")
 
@@ -145,7 +145,7 @@ def write_html(path: Path, title: str, subtitle: str, sections: Sequence[Section
     return path
 
 
-CALIBRATION_NOTE = ("Calibration of the choice and binary runs (docs/reliability.md): the "
+CALIBRATION_NOTE = ("Calibration of the choice and binary runs (docs/report.md): the "
                     "probabilities are the softmax over each instance's answers of their "
                     "mean-over-prompts scores. Brier score: per instance the sum over its "
                     "answers of (p − y)², averaged (0 is perfect). ECE: the instances binned "

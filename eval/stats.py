@@ -139,7 +139,7 @@ def spread(values: Sequence[float]) -> tuple[float, float, float] | None:
 @dataclass(frozen=True)
 class MultiPrompt:
     """A metric's robustness over a probe's prompts (Mizrahi et al., "State of What Art? A
-    Call for Multi-Prompt LLM Evaluation", TACL 2024, section 5; docs/reliability.md), for a
+    Call for Multi-Prompt LLM Evaluation", TACL 2024; docs/report.md), for a
     metric where higher is better: ``maxp`` the value under the best prompt, ``avgp`` the mean
     over the prompts, ``shortfall`` = MaxP − AvgP (how far the average prompt falls short of
     the best: 1 minus the paper's saturation) and ``cps`` the combined performance score
