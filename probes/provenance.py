@@ -8,7 +8,8 @@ time, for every instance of a probe, with a few batched queries (no per-instance
 - **bindings**: per selected variable and value (a grouped variable's first
   :data:`MAX_VALUES`), whether the value is an IRI (it looks like an absolute IRI and the store
   has a triple with it, as subject or else as object), its label (``rdfs:label``,
-  ``skos:prefLabel`` or ``kgp:name``) and the named graphs holding triples about it (a
+  ``skos:prefLabel`` or ``kgp:name``; an English or untagged one first, then the first in
+  order) and the named graphs holding triples about it (a
   literal: the graphs holding it as an object), at most :data:`MAX_GRAPHS`;
 - **triples**: the triples, with their named graph, that link two of the instance's values
   (IRI to IRI, or IRI to literal, e.g. ``<synset> rdfs:label "dog"``), at most
@@ -107,9 +108,13 @@ def _lookup(store: KnowledgeStore, iris: list[str], literals: list[Any]
         for r in store.query(f"SELECT DISTINCT ?x ?g WHERE {{ VALUES ?x {{ {objects} }} "
                              "GRAPH ?g { ?s ?p ?x } }", max_rows=None) if objects else []:
             graphs.setdefault(str(r["x"]), []).append(str(r["g"]))
-        for r in store.query(f"SELECT ?x (MIN(STR(?l)) AS ?label) WHERE {{ VALUES ?x "
-                             f"{{ {values} }} ?x {_LABELS} ?l }} GROUP BY ?x", max_rows=None):
-            labels[str(r["x"])] = str(r["label"])
+        found: dict[str, list[tuple[int, str]]] = {}
+        for r in store.query(f"SELECT DISTINCT ?x (STR(?l) AS ?label) (LANG(?l) AS ?lang) "
+                             f"WHERE {{ VALUES ?x {{ {values} }} ?x {_LABELS} ?l }}",
+                             max_rows=None):
+            rank = 0 if str(r["lang"] or "") in ("", "en") else 1
+            found.setdefault(str(r["x"]), []).append((rank, str(r["label"])))
+        labels.update({x: min(ls)[1] for x, ls in found.items()})
     of_literal: dict[str, list[str]] = {}
     for chunk in _chunks(literals):
         values = " ".join(f for v in chunk for f in _literal_forms(v))
