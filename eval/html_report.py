@@ -27,10 +27,12 @@ from eval.report import (
     Report,
     _matches,
     _templates,
+    calibration_rows,
     comparisons,
     interval,
     run_label,
 )
+from eval.report_format import CALIBRATION_HEAD, CALIBRATION_NOTE
 
 
 def report_runs(con: duckdb.DuckDBPyConnection, probes: Sequence[str] | None = None,
@@ -145,36 +147,14 @@ def write_html(path: Path, title: str, subtitle: str, sections: Sequence[Section
     return path
 
 
-CALIBRATION_NOTE = ("Calibration of the choice and binary runs (docs/report.md): the "
-                    "probabilities are the softmax over each instance's answers of their "
-                    "mean-over-prompts scores. Brier score: per instance the sum over its "
-                    "answers of (p − y)², averaged (0 is perfect). ECE: the instances binned "
-                    "by their top answer's probability into 10 equal-width bins ((m−1)/10, "
-                    "m/10]; the |bin|/n-weighted mean of |accuracy − mean confidence|. 95% CI: "
-                    "the percentile bootstrap over instances (1,000 seeded resamples). Lower "
-                    "is better for both.")
-
-
 def calibration_section(report: Report, images: Sequence[Path]) -> Section | None:
     """Brier score and ECE per run, and the reliability diagram; None without them."""
-    cells: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for r in report.results:
-        if r.metric.name not in ("brier_score", "expected_calibration_error"):
-            continue
-        for row in r.rows:
-            cell = cells.setdefault((row.get("model"), row.get("probe"), row.get("split")),
-                                    {"n": row.get("n")})
-            ci = interval(r.metric.name, row)
-            cell[r.metric.name] = (row.get("value"),
-                                   "–" if ci is None else f"{ci[0]:.3f}–{ci[1]:.3f}")
-    if not cells:
+    rows = calibration_rows(report)
+    if not rows:
         return None
-    rows = [[*k, c["n"], *c.get("brier_score", (None, "–")),
-             *c.get("expected_calibration_error", (None, "–"))]
-            for k, c in sorted(cells.items(), key=lambda kv: tuple(map(str, kv[0])))]
     charts = "".join(figure(p) for p in images if p.name == "reliability_diagram.png")
-    return Section("calibration", "Calibration", note(CALIBRATION_NOTE) + table(
-        ["model", "probe", "split", "n", "Brier", "95% CI", "ECE", "95% CI"], rows) + charts)
+    return Section("calibration", "Calibration",
+                   note(CALIBRATION_NOTE) + table(CALIBRATION_HEAD, rows) + charts)
 
 
 def report_sections(report: Report, images: Sequence[Path]) -> list[Section]:

@@ -265,7 +265,8 @@ def render_profile(model: str, results: str, html: Path | None = None) -> Render
     (and with ``html`` the offline HTML file: eval.html_report.write_profile_html)."""
 
     def render(con: duckdb.DuckDBPyConnection, rows: Rows, out: Path) -> Rendered:
-        constant = semrel_constant_answer(con) if rows.get("profile_semrel") else {}
+        constant = (semrel_constant_answer(con) if con is not None and rows.get("profile_semrel")
+                    else {})
         lines = profile_lines(rows, model, constant)
         parts = [f"# Knowledge profile: {model}", "", f"Results file: `{results}`.", ""]
         if not lines:

@@ -39,11 +39,13 @@ import duckdb
 from eval.items import Summary, paired, with_items
 from eval.plots import bar_chart, reliability_diagram
 from eval.report_format import (
+    CALIBRATION_NOTE,
     PAIRED_NOTE,
     PAIRED_POINTS_HEAD,
     _fmt,
     _fmt_ci,
     _fmt_spread,
+    calibration_table,
     comparison_table,
     paired_points,
 )
@@ -233,6 +235,28 @@ def interval(metric: str, row: dict[str, Any]) -> tuple[float, float] | None:
     return proportion_ci(round(float(value) * int(n)), int(n))
 
 
+#: The calibration metrics: a table of their own (:func:`calibration_rows`), not columns
+#: beside the accuracies, and the reliability diagram.
+CALIBRATION_METRICS = frozenset({"brier_score", "expected_calibration_error",
+                                 "reliability_bins"})
+
+
+def calibration_rows(report: Report) -> list[list[Any]]:
+    """Per run, probe and split: n, the Brier score and ECE with their 95 % intervals
+    (eval.report_format.CALIBRATION_HEAD)."""
+    cells: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for r in report.results:
+        if r.metric.name not in ("brier_score", "expected_calibration_error"):
+            continue
+        for row in r.rows:
+            cell = cells.setdefault((row.get("model"), row.get("probe"), row.get("split")),
+                                    {"n": row.get("n")})
+            cell[r.metric.name] = (row.get("value"), _fmt_ci(interval(r.metric.name, row)))
+    return [[*k, c["n"], *c.get("brier_score", (None, "–")),
+             *c.get("expected_calibration_error", (None, "–"))]
+            for k, c in sorted(cells.items(), key=lambda kv: tuple(map(str, kv[0])))]
+
+
 def _groups(report: Report) -> dict[tuple[tuple[str, ...], str | None],
                                     list[tuple[MetricResult, list[dict[str, Any]]]]]:
     """The report's rows by (grain, task of the row's run): one table each, so a table shows
@@ -240,6 +264,8 @@ def _groups(report: Report) -> dict[tuple[tuple[str, ...], str | None],
     groups: dict[tuple[tuple[str, ...], str | None],
                  list[tuple[MetricResult, list[dict[str, Any]]]]] = {}
     for r in report.results:
+        if r.metric.name in CALIBRATION_METRICS:
+            continue  # a table of their own (calibration_rows)
         by_task: dict[str | None, list[dict[str, Any]]] = {}
         for row in r.rows:
             by_task.setdefault(row.get("task"), []).append(row)
@@ -455,6 +481,10 @@ def render_markdown(report: Report, images: list[Path], results_path: str) -> st
     pairs = comparisons(report)
     if pairs:
         parts += ["## Paired comparisons", "", PAIRED_NOTE, "", comparison_table(pairs), ""]
+    calibration = calibration_rows(report)
+    if calibration:
+        parts += ["## Calibration", "", CALIBRATION_NOTE, "", calibration_table(calibration),
+                  ""]
     if report.results:
         parts += ["## Metrics", ""]
         parts += [f"- **{r.metric.name}** ({', '.join(r.metric.tasks)}; per "
@@ -555,6 +585,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     pairs = comparisons(report)
     if pairs:
         print(comparison_table(pairs) + "\n")
+    if calibration_rows(report):
+        print(calibration_table(calibration_rows(report)) + "\n")
     if report.skipped:
         print(f"skipped: {', '.join(report.skipped)}")
     print(f"wrote {path}" + (f" and {len(images)} plot(s)" if images else ""))

@@ -1,8 +1,8 @@
 """Markdown cells and the paired-comparison tables of the reports (re-exported by
 :mod:`eval.report`, whose tables and the benchmark reports use them).
 
->>> _fmt(0.5), _fmt(1200), _fmt(None), _fmt("a|b")
-('0.500', '1,200', '–', 'a\\|b')
+>>> _fmt(0.5), _fmt(1200), _fmt(None)
+('0.500', '1,200', '–')
 """
 
 from __future__ import annotations
@@ -86,3 +86,29 @@ PAIRED_NOTE = ("Every two runs of one probe and split on the instances both scor
                "the mean difference of their per-instance values, its 95% CI the paired "
                "bootstrap over those instances (1,000 seeded resamples); test: McNemar's exact "
                "test for right/wrong outcomes, else Wilcoxon's signed-rank test; * p < 0.05.")
+
+
+CALIBRATION_HEAD = ["model", "probe", "split", "n", "Brier", "95% CI", "ECE", "95% CI"]
+CALIBRATION_NOTE = ("Calibration of the choice and binary runs (docs/report.md): the "
+                    "probabilities are the softmax over each instance's answers of their "
+                    "mean-over-prompts scores. Brier score: per instance the sum over its "
+                    "answers of (p − y)², averaged (0 is perfect). ECE: the instances binned "
+                    "by their top answer's probability into 10 equal-width bins ((m−1)/10, "
+                    "m/10]; the |bin|/n-weighted mean of |accuracy − mean confidence|. 95% CI: "
+                    "the percentile bootstrap over instances (1,000 seeded resamples). Lower "
+                    "is better for both.")
+
+
+def calibration_table(rows: list[list[Any]]) -> str:
+    """The calibration rows (:data:`CALIBRATION_HEAD`) as a markdown table.
+
+    >>> print(calibration_table([["m", "p", "test", 5, 0.5, "0.1–0.9", None, "–"]]))
+    | model | probe | split | n | Brier | 95% CI | ECE | 95% CI |
+    |---|---|---|---:|---:|---:|---:|---:|
+    | m | p | test | 5 | 0.500 | 0.1–0.9 | – | – |
+    """
+    lines = ["| " + " | ".join(CALIBRATION_HEAD) + " |",
+             "|" + "|".join("---" if i < 3 else "---:" for i in range(len(CALIBRATION_HEAD)))
+             + "|"]
+    lines += ["| " + " | ".join(_fmt(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)

@@ -394,7 +394,8 @@ def test_each_call_writes_a_folder_of_its_own_and_stale_plots_go(
     (out / "mine.png").write_bytes(b"\x89PNG")
     assert main(["--results", str(results), "--out", str(out)]) == 0
     assert sorted(p.name for p in out.glob("*.png")) == ["choice_accuracy.png",
-                                                          "choice_mrr.png", "mine.png"]
+                                                          "choice_mrr.png", "mine.png",
+                                                          "reliability_diagram.png"]
     assert main(["--results", str(results), "--out", str(out), "--no-plots"]) == 0
     assert sorted(p.name for p in out.glob("*.png")) == ["mine.png"]
 
