@@ -285,7 +285,7 @@ def render_profile(model: str, results: str, html: Path | None = None) -> Render
             few=[i for i, p in enumerate(lines) if p.too_few],
             few_label=f"n < {MIN_ITEMS}: too few items, not drawn", caption=caption(lines),
             ceilings=[p.ceiling for p in lines],
-            ceiling_label="model-free ceiling (shortcut rule; semrel: constant answer)")
+            ceiling_label="model-free ceiling")
         parts += [profile_table(lines, model), "", per_benchmark(lines) + ".", "", NOTES, "",
                   f"![profile]({chart.name})"]
         if html is not None:
