@@ -4,7 +4,8 @@ A choice probe over the tiny store (tests/conftest.py) is exported for real (so 
 comes from the store), a hand-made run scores it (the candidate "animal" always scores best),
 ``python -m eval.report --html`` writes the page, and Chromium opens it from disk: filter to
 the wrong predictions, open one, and the subclass triple behind it is shown with its named
-graph. Skipped, saying why, where Chromium, its driver or selenium is missing
+graph. Marked slow (it starts a browser): the full suite (scripts/test.sh, CI) runs it.
+Skipped, saying why, where Chromium, its driver or selenium is missing
 (scripts/setup.sh installs them).
 """
 
@@ -93,6 +94,7 @@ def _results(tmp_path: Path, store: LocalStore) -> Path:
     return results
 
 
+@pytest.mark.slow  # starts a browser (about 10-20 s)
 def test_filter_open_an_instance_and_see_its_triples(tiny_store: LocalStore, tmp_path: Path,
                                                      driver: Any) -> None:
     from selenium.webdriver.common.by import By
