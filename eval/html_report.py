@@ -66,8 +66,9 @@ LEADER_HEAD = ["model", "probe", "split", "metric", "value", "n", "95% CI", "cha
 LEADER_NOTE = ("n: instances; 95% CI: the Wilson interval for a share, else the cluster "
                "bootstrap over instances; chance: a uniformly random pick (binary: the "
                "majority class); shortcut ceiling: the best model-free rule fitted on train "
-               "(docs/shortcuts.md); human: the human value on the same items (– where there "
-               "is none). Multi-prompt robustness over the probe's prompts (Mizrahi et al., "
+               "(docs/shortcuts.md); human: the human run's value of the same metric, probe "
+               "and split (the human answers, e.g. Cao et al.'s; – where there is none). "
+               "Multi-prompt robustness over the probe's prompts (Mizrahi et al., "
                "TACL 2024, docs/report.md): MaxP the best prompt's value, AvgP the mean "
                "over prompts, MaxP − AvgP how far the average falls short of the best; sd the "
                "population sd across prompts.")
@@ -89,14 +90,19 @@ def leaderboard(report: Report) -> list[list[Any]]:
             continue
         chance = _by_key(report, BASELINE_OF.get(r.metric.name, ""))
         ceiling = _by_key(report, CEILING_OF.get(r.metric.name, ""))
+        human = {(row.get("probe"), row.get("split")): row["value"] for row in r.rows
+                 if row.get("model") == "human" and row.get("value") is not None}
         for row in r.rows:
+            if row.get("model") == "human":
+                continue
             key = (row.get("run_id"), row.get("probe"), row.get("split"))
             ci = interval(r.metric.name, row)
             several = (row.get("n_prompts") or 0) > 1
             rows.append([row.get("model"), row.get("probe"), row.get("split"), r.metric.name,
                          row.get("value"), row.get("n"),
                          "–" if ci is None else f"{ci[0]:.3f}–{ci[1]:.3f}",
-                         chance.get(key), ceiling.get(key), None, row.get("n_prompts"),
+                         chance.get(key), ceiling.get(key),
+                         human.get((row.get("probe"), row.get("split"))), row.get("n_prompts"),
                          row.get("prompt_sd") if several else None,
                          row.get("prompt_maxp") if several else None,
                          row.get("prompt_avgp") if several else None,
