@@ -36,8 +36,9 @@ from typing import Any
 
 import duckdb
 
+from eval.calibration_plot import reliability_plot, reliability_rows
 from eval.items import Summary, paired, with_items
-from eval.plots import bar_chart, reliability_diagram
+from eval.plots import bar_chart
 from eval.report_format import (
     CALIBRATION_NOTE,
     PAIRED_NOTE,
@@ -93,6 +94,8 @@ class Report:
     skipped: list[str] = field(default_factory=list)
     #: the prompt templates of each run (runs.config), by run id
     prompts: dict[str, list[str]] = field(default_factory=dict)
+    #: the reliability diagram's points of the chosen choice and binary runs (with model, run)
+    reliability: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _matches(value: Any, patterns: Sequence[str] | None) -> bool:
@@ -148,6 +151,12 @@ def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | Non
         kept = {tuple(d.get(g) for g in metric.grain) for d in out}
         report.results.append(MetricResult(metric, out, {k: v for k, v in summaries.items()
                                                          if k in kept}))
+    if tasks_run & {"choice", "binary"}:
+        report.reliability = [
+            {**r, "model": runs[r["run_id"]][0], "run": labels.get(r["run_id"], "")}
+            for r in reliability_rows(con, lambda r: r["run_id"] in runs
+                                      and _matches(runs[r["run_id"]][0], models)
+                                      and _matches(r["probe"], probes))]
     return report
 
 
@@ -237,8 +246,7 @@ def interval(metric: str, row: dict[str, Any]) -> tuple[float, float] | None:
 
 #: The calibration metrics: a table of their own (:func:`calibration_rows`), not columns
 #: beside the accuracies, and the reliability diagram.
-CALIBRATION_METRICS = frozenset({"brier_score", "expected_calibration_error",
-                                 "reliability_bins"})
+CALIBRATION_METRICS = frozenset({"brier_score", "expected_calibration_error"})
 
 
 def calibration_rows(report: Report) -> list[list[Any]]:
@@ -417,23 +425,13 @@ def plots(report: Report, out: Path) -> list[Path]:
                                baselines=_ticks(base, group),
                                baseline_label=base.metric.name if base else "baseline",
                                ceilings=_ticks(ceiling, group)))
-    bins = by_name.get("reliability_bins")
-    if bins is not None and bins.rows:
-        paths.append(reliability_plot(bins, out / "reliability_diagram.png"))
+    if report.reliability:
+        by_run = len({(r["model"], r["probe"], r["split"], r["bin"]) for r in report.reliability}
+                     ) < len(report.reliability)
+        paths.append(reliability_plot(report.reliability, out / "reliability_diagram.png",
+                                      lambda row: str(row["model"]) + (f" [{row['run']}]"
+                                                                       if by_run else "")))
     return paths
-
-
-def reliability_plot(bins: MetricResult, path: Path) -> Path:
-    """The reliability diagram of the choice and binary runs (eval/metrics/reliability_bins.sql):
-    one panel per probe and split, one line per model (and run, where a model has several)."""
-    by_run = _ambiguous([bins], ["model", "probe", "split", "bin"])
-    panels: dict[str, dict[str, list[tuple[float, float, int]]]] = {}
-    for row in bins.rows:
-        name = str(row.get("model")) + (f" [{row.get('run')}]" if by_run else "")
-        panels.setdefault(f"{row['probe']}/{row['split']}", {}).setdefault(name, []).append(
-            (float(row["confidence"]), float(row["value"]), int(row["n"])))
-    return reliability_diagram(dict(sorted(panels.items())), "Reliability (10 equal-width "
-                               "confidence bins)", path)
 
 
 NOTES = ("n: instances (the units every interval resamples; relatum metrics average "

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from eval.calibration_plot import RELIABILITY
 from eval.sqlfile import default_metric_dir, load_metric, run_metric
 from probes.results import connect
 from probes.results.writers import Run, insert_run
@@ -34,9 +35,10 @@ def results(tmp_path: Path) -> Path:
 
 
 def rows(path: Path, name: str) -> list[dict]:
+    file = RELIABILITY if name == "reliability_bins" else default_metric_dir() / f"{name}.sql"
     con = connect(path, read_only=True)
     try:
-        cols, found = run_metric(con, load_metric(default_metric_dir() / f"{name}.sql"))
+        cols, found = run_metric(con, load_metric(file))
     finally:
         con.close()
     return [dict(zip(cols, r, strict=True)) for r in found]

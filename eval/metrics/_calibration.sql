@@ -1,5 +1,6 @@
 -- The model's probabilities over each instance's answers, for the calibration metrics
--- (brier_score, expected_calibration_error, reliability_bins; docs/report.md).
+-- (brier_score, expected_calibration_error, and ../calibration/reliability_bins.sql;
+-- docs/report.md).
 -- An answer is a candidate's label (the candidate itself for choice; the class of a binary
 -- label word, compared case-insensitively). Its score is the MEAN of its scores over the
 -- probe's prompts (as choice_accuracy and binary_accuracy score it), an answer with several
