@@ -37,7 +37,13 @@ from typing import Any
 import duckdb
 
 from eval.sqlfile import MetricFile, MetricFileError, load_metric, run_metric
-from eval.stats import cluster_bootstrap_ci, paired_comparison, proportion_ci, spread
+from eval.stats import (
+    cluster_bootstrap_ci,
+    multi_prompt,
+    paired_comparison,
+    proportion_ci,
+    spread,
+)
 
 ITEM_GRAIN = ("instance_id", "prompt_id")
 WILSON = "Wilson"
@@ -57,13 +63,21 @@ class Summary:
     def columns(self) -> dict[str, Any]:
         """The summary as columns of a metric row (for the JSON results and the API):
         ``ci_low``, ``ci_high``, ``ci_method``, ``instances``, ``n_prompts``, ``prompt_min``,
-        ``prompt_max``, ``prompt_sd`` and ``per_prompt`` (a list of {prompt_id, value, n})."""
+        ``prompt_max``, ``prompt_sd``, the multi-prompt robustness of
+        :func:`eval.stats.multi_prompt` (``prompt_maxp``, ``prompt_avgp``,
+        ``prompt_shortfall`` = MaxP − AvgP, ``prompt_cps``) and ``per_prompt`` (a list of
+        {prompt_id, value, n})."""
         low, high, sd = self.spread if self.spread else (None, None, None)
+        robust = multi_prompt([v for v, _ in self.prompts.values()])
         return {"ci_low": self.ci[0] if self.ci else None,
                 "ci_high": self.ci[1] if self.ci else None,
                 "ci_method": self.ci_method, "instances": len(self.instances),
                 "n_prompts": len(self.prompts), "prompt_min": low, "prompt_max": high,
                 "prompt_sd": sd,
+                "prompt_maxp": robust.maxp if robust else None,
+                "prompt_avgp": robust.avgp if robust else None,
+                "prompt_shortfall": robust.shortfall if robust else None,
+                "prompt_cps": robust.cps if robust else None,
                 "per_prompt": [{"prompt_id": p, "value": v, "n": n}
                                for p, (v, n) in sorted(self.prompts.items())]}
 

@@ -52,6 +52,68 @@ def _figure(path: Path, **subplots: Any) -> Iterator[tuple[Any, Any]]:
 #: Groups per panel of a bar chart; more are wrapped into further panels below.
 MAX_GROUPS = 12
 
+#: The colours of the marks drawn over the series: chance, the shortcut ceiling (or another
+#: model-free baseline drawn as a ceiling) and the human value. No series uses them.
+MARK_COLOURS = {"chance": "black", "ceiling": "tab:orange", "human": "tab:red"}
+#: The series (model) colours: matplotlib's tab10 without the mark colours (orange, red) and
+#: grey, so that a tick never disappears over a bar of the same colour.
+SERIES_COLOURS = ("tab:blue", "tab:green", "tab:purple", "tab:brown", "tab:pink", "tab:olive",
+                  "tab:cyan", "navy", "darkgreen", "indigo")
+
+
+def series_colour(i: int) -> str:
+    """The colour of the ``i``-th series (cycling through :data:`SERIES_COLOURS`).
+
+    >>> series_colour(1), series_colour(10) == series_colour(0)
+    ('tab:green', True)
+    >>> any(series_colour(i) in MARK_COLOURS.values() for i in range(30))
+    False
+    """
+    return SERIES_COLOURS[i % len(SERIES_COLOURS)]
+
+
+def _draw_bars(ax: Any, series: Sequence[str], chunk: Sequence[str],
+               values: Mapping[tuple[str, str], float | None],
+               errors: Mapping[tuple[str, str], tuple[float, float]], width: float) -> None:
+    """One bar per series in each group of ``chunk``, with its interval as an error bar."""
+    for i, s in enumerate(series):
+        offset = (i - (len(series) - 1) / 2) * width
+        shown = [(j + offset, y, errors.get((s, lab))) for j, lab in enumerate(chunk)
+                 if (y := values.get((s, lab))) is not None]
+        low = [max(0.0, y - e[0]) if e else 0.0 for _, y, e in shown]
+        high = [max(0.0, e[1] - y) if e else 0.0 for _, y, e in shown]
+        ax.bar([x for x, _, _ in shown], [y for _, y, _ in shown], width=width, label=s,
+               color=series_colour(i),
+               yerr=[low, high] if any(e for _, _, e in shown) else None,
+               capsize=2, error_kw={"elinewidth": 0.8, "ecolor": "0.25"})
+
+
+def _draw_ticks(ax: Any, chunk: Sequence[str], ticks: Mapping[str, float], colour: str,
+                name: str) -> None:
+    """A dashed tick across each group of ``chunk`` that has a value in ``ticks``, named
+    once in the legend."""
+    named = False
+    for j, lab in enumerate(chunk):
+        if lab in ticks:
+            ax.hlines(ticks[lab], j - 0.45, j + 0.45, colors=colour, linestyles="--",
+                      linewidth=1.2, label=None if named else name)
+            named = True
+
+
+def _style_panel(ax: Any, chunk: Sequence[str], ylabel: str, finite: Sequence[float],
+                 legend: bool) -> None:
+    many = len(chunk) > 3
+    ax.set_xticks(range(len(chunk)))
+    ax.set_xticklabels(chunk, rotation=30 if many else 0, ha="right" if many else "center",
+                       fontsize=8)
+    ax.set_xlim(-0.6, max(len(chunk), 1) - 0.4)
+    ax.set_ylabel(ylabel)
+    if finite and min(finite) >= 0:
+        ax.set_ylim(0, 1 if max(finite) <= 1 else max(finite) * 1.08)
+    ax.grid(axis="y", alpha=0.3)
+    if legend:  # one series is still named (which model is this?)
+        ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+
 
 def bar_chart(points: Sequence[tuple[str, str, float | None]], title: str, path: Path,
               ylabel: str = "value",
@@ -67,55 +129,26 @@ def bar_chart(points: Sequence[tuple[str, str, float | None]], title: str, path:
     ``(series, x label)`` to an interval drawn as an error bar; ``baselines`` maps an x label
     to a value drawn as a black tick across its group (named ``baseline_label`` in the legend);
     ``ceilings`` likewise, a second dashed tick in orange (``ceiling_label``: the shortcut
-    ceiling).
+    ceiling). Series take :func:`series_colour`, never a mark's colour.
     The y axis starts at 0 when no value is negative (and ends at 1 for shares); more than
     ``max_groups`` groups are wrapped into panels stacked below each other.
     """
     series = list(dict.fromkeys(s for s, _, _ in points))
     labels = list(dict.fromkeys(x for _, x, _ in points))
     values = {(s, x): v for s, x, v in points}
-    errors = errors or {}
-    baselines = baselines or {}
-    ceilings = ceilings or {}
-    width = 0.8 / max(1, len(series))
+    errors, baselines, ceilings = errors or {}, baselines or {}, ceilings or {}
     chunks = [labels[i:i + max_groups] for i in range(0, len(labels), max_groups)] or [[]]
     per_panel = max(len(c) for c in chunks)
-    finite = [v for v in values.values() if v is not None] + list(baselines.values()) + list(
-        ceilings.values()) + [
-        b for lo_hi in errors.values() for b in lo_hi]
+    finite = [v for v in values.values() if v is not None] + [*baselines.values(),
+              *ceilings.values(), *(b for lo_hi in errors.values() for b in lo_hi)]
     with _figure(path, nrows=len(chunks), squeeze=False,
                  figsize=(max(4.5, 1.6 + 0.9 * per_panel * max(1, len(series)) ** 0.5),
                           0.9 + 2.9 * len(chunks))) as (_fig, axes):
         for ax, chunk in zip(axes[:, 0], chunks, strict=True):
-            for i, s in enumerate(series):
-                xs = [j + (i - (len(series) - 1) / 2) * width for j in range(len(chunk))]
-                ys = [values.get((s, x)) for x in chunk]
-                shown = [(x, y, errors.get((s, lab))) for x, y, lab
-                         in zip(xs, ys, chunk, strict=True) if y is not None]
-                yerr = [[max(0.0, y - e[0]) if e else 0.0 for _, y, e in shown],
-                        [max(0.0, e[1] - y) if e else 0.0 for _, y, e in shown]]
-                ax.bar([x for x, _, _ in shown], [y for _, y, _ in shown], width=width,
-                       label=s, yerr=yerr if any(e for _, _, e in shown) else None,
-                       capsize=2, error_kw={"elinewidth": 0.8, "ecolor": "0.25"})
-            for ticks, colour, name in ((baselines, "black", baseline_label),
-                                        (ceilings, "tab:orange", ceiling_label)):
-                for j, lab in enumerate(chunk):
-                    if lab in ticks:
-                        ax.hlines(ticks[lab], j - 0.45, j + 0.45, colors=colour,
-                                  linestyles="--", linewidth=1.2,
-                                  label=name if j == min(
-                                      k for k, x in enumerate(chunk) if x in ticks) else None)
-            ax.set_xticks(range(len(chunk)))
-            ax.set_xticklabels(chunk, rotation=30 if len(chunk) > 3 else 0, ha="right"
-                               if len(chunk) > 3 else "center", fontsize=8)
-            ax.set_xlim(-0.6, max(len(chunk), 1) - 0.4)
-            ax.set_ylabel(ylabel)
-            if finite and min(finite) >= 0:
-                ax.set_ylim(0, 1 if max(finite) <= 1 else max(finite) * 1.08)
-            ax.grid(axis="y", alpha=0.3)
-            if series or baselines or ceilings:  # one series is still named (which model is this?)
-                ax.legend(fontsize=7, frameon=False, loc="upper left",
-                          bbox_to_anchor=(1.0, 1.0))
+            _draw_bars(ax, series, chunk, values, errors, 0.8 / max(1, len(series)))
+            _draw_ticks(ax, chunk, baselines, MARK_COLOURS["chance"], baseline_label)
+            _draw_ticks(ax, chunk, ceilings, MARK_COLOURS["ceiling"], ceiling_label)
+            _style_panel(ax, chunk, ylabel, finite, bool(series or baselines or ceilings))
         axes[0, 0].set_title(title)
     return path
 
@@ -226,73 +259,126 @@ def heat_map(rows: Sequence[str], cols: Sequence[str], values: Sequence[Sequence
 Interval = tuple[float, float] | None
 
 
+def _few_bands(ax: Any, skip: Collection[int], few_label: str) -> None:
+    """A grey hatched band with ``few_label`` across the rows ``skip`` (too few items)."""
+    for i, y in enumerate(sorted(skip)):
+        ax.barh(y, 1.0, height=0.6, color="none", edgecolor="0.6", hatch="///",
+                linewidth=0.0, label="n below the minimum" if i == 0 else None)
+        ax.text(0.02, y, few_label, fontsize=7, va="center", color="0.3",
+                bbox={"facecolor": "white", "edgecolor": "none", "pad": 1.0})
+
+
+def _value_bars(ax: Any, shown: Sequence[tuple[int, float, Interval]], model: str) -> None:
+    """The model's horizontal bars with their intervals, each value written beside it."""
+    colour = series_colour(0)
+    ax.barh([y for y, _, _ in shown], [v for _, v, _ in shown], height=0.6, color=colour,
+            label=model,
+            xerr=[[v - ci[0] if ci else 0.0 for _, v, ci in shown],
+                  [ci[1] - v if ci else 0.0 for _, v, ci in shown]],
+            error_kw={"elinewidth": 1.0, "ecolor": "0.2", "capsize": 3})
+    for y, v, ci in shown:
+        ax.text(max(v, ci[1] if ci else v) + 0.01, y + 0.18, f"{v:.2f}", fontsize=7,
+                va="center", color=colour, clip_on=False)
+
+
+def _row_ticks(ax: Any, points: Sequence[tuple[int, float]], colour: str, name: str) -> None:
+    """A dashed vertical tick at each ``(row, value)``, named once in the legend."""
+    for i, (y, c) in enumerate(points):
+        ax.vlines(c, y - 0.4, y + 0.4, colors=colour, linestyles="--", linewidth=1.4,
+                  label=name if i == 0 else None)
+
+
+def _human_marks(ax: Any, human: Sequence[tuple[int, float, Interval]]) -> None:
+    if human:
+        ax.errorbar([h for _, h, _ in human], [y for y, _, _ in human],
+                    xerr=[[h - hci[0] if hci else 0.0 for _, h, hci in human],
+                          [hci[1] - h if hci else 0.0 for _, h, hci in human]],
+                    fmt="D", color=MARK_COLOURS["human"], ecolor=MARK_COLOURS["human"],
+                    elinewidth=0.8, capsize=2, markersize=5, zorder=3, label="human")
+
+
+def _style_profile(ax: Any, labels: Sequence[str], title: str, caption: str) -> None:
+    n = len(labels)
+    ax.set_yticks(list(range(n))[::-1])
+    ax.set_yticklabels([textwrap.fill(lab, 60) for lab in labels], fontsize=8)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(-0.7, n - 0.3)
+    ax.set_xlabel("score (share of items right; 0 to 1)" + (
+        "\n\n" + "\n".join(textwrap.fill(part, 80) for part in caption.split("\n"))
+        if caption else ""), fontsize=8 if caption else None)
+    ax.set_title(title, fontsize=10, pad=20)
+    ax.grid(axis="x", alpha=0.3)
+    # every legend entry in one row between the title and the axes (two rows would run
+    # into the title)
+    entries = len(ax.get_legend_handles_labels()[1])
+    ax.legend(fontsize=7 if entries > 4 else 8, frameon=False, loc="lower center",
+              ncol=max(1, entries), bbox_to_anchor=(0.5, 1.0), borderaxespad=0.2,
+              columnspacing=1.2, handlelength=1.8)
+
+
 def profile_chart(lines: Sequence[tuple[str, float | None, Interval, float | None,
                                       float | None, Interval]],
                   title: str, path: Path, model: str = "model", few: Collection[int] = (),
                   few_label: str = "too few items: not drawn", caption: str = "",
-                  ceilings: Sequence[float | None] | None = None) -> Path:
+                  ceilings: Sequence[float | None] | None = None,
+                  ceiling_label: str = "shortcut ceiling") -> Path:
     """One horizontal bar per measure, top to bottom in the given order: ``(label, value,
     interval, chance, human, human interval)``; the bar is the model's value (named ``model``
     in the legend, its value written beside it) with its interval as an error bar, chance a
-    black dashed tick, the shortcut ceiling (``ceilings``, one per line or None) an orange
-    dashed tick and the human value a red diamond with its own interval. The lines at the
-    indices ``few`` (too few items for a figure) get no bar, tick or marker: a grey hatched
-    band across the axis with ``few_label`` written on it. The x axis runs from 0 to 1
-    (shares); long labels are wrapped; the legend sits above the axes and ``caption``
-    (wrapped) under them."""
+    black dashed tick, the model-free ceiling (``ceilings``, one per line or None; named
+    ``ceiling_label``) an orange dashed tick and the human value a red diamond with its own
+    interval (no bar takes a mark's colour). The lines at the indices ``few`` (too few items
+    for a figure) get no bar, tick or marker: a grey hatched band across the axis with
+    ``few_label`` written on it. The x axis runs from 0 to 1 (shares); long labels are wrapped;
+    the legend sits above the axes and ``caption`` (wrapped) under them."""
     n = len(lines)
     rows = 1 + caption.count("\n") + len(caption) // 80 if caption else 0
+    ys = list(range(n))[::-1]
+    skip = {ys[i] for i in few}
+    kept = [(y, line) for y, line in zip(ys, lines, strict=True) if y not in skip]
+    tops = [(y, c) for y, c in zip(ys, ceilings or [None] * n, strict=True)
+            if c is not None and y not in skip]
     with _figure(path, figsize=(9.0, 1.6 + 0.42 * n + 0.16 * rows)) as (_fig, ax):
-        ys = list(range(n))[::-1]
-        skip = {ys[i] for i in few}
-        for i, y in enumerate(sorted(skip)):
-            ax.barh(y, 1.0, height=0.6, color="none", edgecolor="0.6", hatch="///",
-                    linewidth=0.0, label="n below the minimum" if i == 0 else None)
-            ax.text(0.02, y, few_label, fontsize=7, va="center", color="0.3",
-                    bbox={"facecolor": "white", "edgecolor": "none", "pad": 1.0})
-        lines = [(lab, *(None,) * 5) if y in skip else line
-                 for y, line in zip(ys, lines, strict=True) for lab in [line[0]]]
-        shown = [(y, v, ci) for y, (_, v, ci, *_) in zip(ys, lines, strict=True)
-                 if v is not None]
-        ax.barh([y for y, _, _ in shown], [v for _, v, _ in shown], height=0.6,
-                color="tab:blue", label=model,
-                xerr=[[v - ci[0] if ci else 0.0 for _, v, ci in shown],
-                      [ci[1] - v if ci else 0.0 for _, v, ci in shown]],
-                error_kw={"elinewidth": 1.0, "ecolor": "0.2", "capsize": 3})
-        for y, v, ci in shown:
-            ax.text(max(v, ci[1] if ci else v) + 0.01, y + 0.18, f"{v:.2f}", fontsize=7,
-                    va="center", color="tab:blue", clip_on=False)
-        chance = [(y, c) for y, (_, _, _, c, _, _) in zip(ys, lines, strict=True)
-                  if c is not None]
-        for i, (y, c) in enumerate(chance):
-            ax.vlines(c, y - 0.4, y + 0.4, colors="black", linestyles="--", linewidth=1.4,
-                      label="chance" if i == 0 else None)
-        tops = [(y, c) for y, c in zip(ys, ceilings or [None] * n, strict=True)
-                if c is not None and y not in skip]
-        for i, (y, c) in enumerate(tops):
-            ax.vlines(c, y - 0.4, y + 0.4, colors="tab:orange", linestyles="--",
-                      linewidth=1.4, label="shortcut ceiling" if i == 0 else None)
-        human = [(y, h, hci) for y, (*_, h, hci) in zip(ys, lines, strict=True)
-                 if h is not None]
-        if human:
-            ax.errorbar([h for _, h, _ in human], [y for y, _, _ in human],
-                        xerr=[[h - hci[0] if hci else 0.0 for _, h, hci in human],
-                              [hci[1] - h if hci else 0.0 for _, h, hci in human]],
-                        fmt="D", color="red", ecolor="red", elinewidth=0.8, capsize=2,
-                        markersize=5, zorder=3, label="human")
-        ax.set_yticks(ys)
-        ax.set_yticklabels([textwrap.fill(lab, 60) for lab, *_ in lines], fontsize=8)
-        ax.set_xlim(0, 1)
-        ax.set_ylim(-0.7, n - 0.3)
-        ax.set_xlabel("score (share of items right; 0 to 1)" + (
-            "\n\n" + "\n".join(textwrap.fill(part, 80) for part in caption.split("\n"))
-            if caption else ""), fontsize=8 if caption else None)
-        ax.set_title(title, fontsize=10, pad=20)
-        ax.grid(axis="x", alpha=0.3)
-        # every legend entry in one row between the title and the axes (two rows would run
-        # into the title)
-        entries = len(ax.get_legend_handles_labels()[1])
-        ax.legend(fontsize=7 if entries > 4 else 8, frameon=False, loc="lower center",
-                  ncol=max(1, entries), bbox_to_anchor=(0.5, 1.0), borderaxespad=0.2,
-                  columnspacing=1.2, handlelength=1.8)
+        _few_bands(ax, skip, few_label)
+        _value_bars(ax, [(y, v, ci) for y, (_, v, ci, *_) in kept if v is not None], model)
+        _row_ticks(ax, [(y, c) for y, (_, _, _, c, _, _) in kept if c is not None],
+                   MARK_COLOURS["chance"], "chance")
+        _row_ticks(ax, tops, MARK_COLOURS["ceiling"], ceiling_label)
+        _human_marks(ax, [(y, h, hci) for y, (*_, h, hci) in kept if h is not None])
+        _style_profile(ax, [line[0] for line in lines], title, caption)
+    return path
+
+
+def reliability_diagram(panels: Mapping[str, Mapping[str, Sequence[tuple[float, float, int]]]],
+                        title: str, path: Path, ncols: int = 3) -> Path:
+    """A reliability diagram per panel (probe/split): per series (model) its confidence bins
+    as ``(mean confidence, accuracy, instances)``, drawn as a line through the bins (the
+    marker's area grows with the bin's instances) against the diagonal of perfect calibration
+    (a grey dashed line: a mark colour no series takes)."""
+    ncols = max(1, min(ncols, len(panels)))
+    nrows = max(1, -(-len(panels) // ncols))
+    with _figure(path, nrows=nrows, ncols=ncols, figsize=(3.6 * ncols, 3.3 * nrows + 0.4),
+                 squeeze=False) as (fig, axes):
+        flat = list(axes.flat)
+        for ax, (name, series) in zip(flat, panels.items(), strict=False):
+            ax.plot([0, 1], [0, 1], linestyle="--", color="0.5", linewidth=1,
+                    label="perfect calibration")
+            for i, (label, points) in enumerate(series.items()):
+                pts = sorted(points)
+                total = sum(n for *_, n in pts) or 1
+                ax.plot([c for c, _, _ in pts], [a for _, a, _ in pts], color=series_colour(i),
+                        linewidth=1.2, label=label)
+                ax.scatter([c for c, _, _ in pts], [a for _, a, _ in pts],
+                           s=[12 + 200 * n / total for *_, n in pts], color=series_colour(i),
+                           zorder=3)
+            ax.set_xlim(0, 1)
+            ax.set_ylim(0, 1)
+            ax.set_title(name, fontsize=9)
+            ax.set_xlabel("confidence (top answer's probability)", fontsize=8)
+            ax.set_ylabel("accuracy", fontsize=8)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7, frameon=False, loc="upper left")
+        for ax in flat[len(panels):]:
+            ax.set_visible(False)
+        fig.suptitle(title, fontsize=10)
     return path

@@ -35,10 +35,10 @@ import duckdb
 
 from eval.plots import profile_chart
 from eval.report import Render, Rendered, Rows, report_command
-from eval.sqlfile import MetricError
+from eval.sqlfile import MetricError, load_metric, run_metric
 from eval.stats import bootstrap_ci, proportion_ci
 from kg import config, options
-from kg.relations import RELATIONS
+from kg.relations import RELATIONS, relation_probe
 
 PROFILE_DIR = Path(__file__).with_name("profile_sql")
 DEFAULT_MODEL = "smollm2-135m"
@@ -118,10 +118,15 @@ def _line(benchmark: str, measure: str, values: Sequence[float], chance: float |
                        _interval(human) if human else None, ceiling)
 
 
-def _semrel(rows: list[dict[str, Any]], model: str) -> list[ProfileLine]:
+def _semrel(rows: list[dict[str, Any]], model: str,
+            constant: dict[str, float] | None = None) -> list[ProfileLine]:
+    """The semrel lines; ``constant``: the leave-one-out constant-answer baseline's S by probe
+    (``semrel/hyp``, ..., ``micro`` for all six; :func:`semrel_constant_answer`), each
+    relation's ceiling."""
     mine = {(r["relation"], r["word"]): float(r["value"]) for r in rows
             if r["model"] == model and not r["is_human"]}
     human = {(r["relation"], r["word"]): float(r["value"]) for r in rows if r["is_human"]}
+    constant = constant or {}
     out = []
     for rel in (*RELATIONS, None):
         keys = [k for k in mine if rel is None or k[0] == rel]
@@ -129,8 +134,21 @@ def _semrel(rows: list[dict[str, Any]], model: str) -> list[ProfileLine]:
             continue
         both = [k for k in keys if k in human]
         out.append(_line("semrel", f"{rel or 'all six'}: soundness S (top-1 answer right)",
-                         [mine[k] for k in keys], 0.0, [human[k] for k in both] or None))
+                         [mine[k] for k in keys], 0.0, [human[k] for k in both] or None,
+                         constant.get(relation_probe(rel) if rel else "micro")))
     return out
+
+
+SEMREL_CONSTANT = Path(__file__).with_name("semrel") / "semrel_constant_answer.sql"
+
+
+def semrel_constant_answer(con: duckdb.DuckDBPyConnection) -> dict[str, float]:
+    """The leave-one-out constant-answer baseline's soundness S per relation probe and
+    ``micro`` (eval/semrel/semrel_constant_answer.sql, docs/shortcuts.md): the semrel rows'
+    ceiling. Empty when the file has no semrel instances."""
+    cols, rows = run_metric(con, load_metric(SEMREL_CONSTANT))
+    at, value = cols.index("probe"), cols.index("value")
+    return {str(r[at]): float(r[value]) for r in rows if r[value] is not None}
 
 
 def _ontolama(rows: list[dict[str, Any]], model: str,
@@ -186,10 +204,12 @@ def _bear(rows: list[dict[str, Any]], model: str) -> list[ProfileLine]:
     return out
 
 
-def profile_lines(rows: Rows, model: str) -> list[ProfileLine]:
+def profile_lines(rows: Rows, model: str, constant: dict[str, float] | None = None
+                  ) -> list[ProfileLine]:
     """The profile's measures for ``model`` from the rows of the profile metrics (a benchmark
-    without rows for the model has no line)."""
-    return (_semrel(rows.get("profile_semrel", []), model)
+    without rows for the model has no line); ``constant``: the semrel rows' ceilings
+    (:func:`semrel_constant_answer`)."""
+    return (_semrel(rows.get("profile_semrel", []), model, constant)
             + _ontolama(rows.get("profile_ontolama", []), model,
                         rows.get("profile_shortcuts", []))
             + _copen(rows.get("profile_copen", []), model, rows.get("profile_shortcuts", []))
@@ -257,8 +277,10 @@ NOTES = ("n: items (semrel: sampled words; OntoLAMA, COPEN: instances). 95% CI: 
          "COPEN files for a real COPEN row). shortcut ceiling: on the same items, the "
          "model-free rule fitted on the probe's train split (docs/shortcuts.md) that is most "
          "accurate on its dev split (on train where there is no dev), never chosen on these "
-         "items' labels; – where the probe has no train split. BEAR (Wiland et al. 2024): the "
-         "share of an instance's "
+         "items' labels; – where the probe has no train split; for the semrel rows the "
+         "leave-one-out constant-answer baseline's S (eval/semrel/semrel_constant_answer.sql) "
+         "over the relation's words (all six: over every word), the chart's orange tick. "
+         "BEAR (Wiland et al. 2024): the share of an instance's "
          "templates whose best-scored answer of the relation's whole answer space is gold "
          "(lm-pub-quiz's rule), per instance, over all relations and per domain (an instance "
          "counts in each domain of its relation; lm-pub-quiz's own domain figures weight "
@@ -280,11 +302,14 @@ def caption(lines: Sequence[ProfileLine]) -> str:
     return "\n".join(parts)
 
 
-def render_profile(model: str, results: str) -> Render:
-    """The render function of the runner for ``model``: the table, the notes and the chart."""
+def render_profile(model: str, results: str, html: Path | None = None) -> Render:
+    """The render function of the runner for ``model``: the table, the notes and the chart
+    (and with ``html`` the offline HTML file: eval.html_report.write_profile_html)."""
 
-    def render(_con: duckdb.DuckDBPyConnection, rows: Rows, out: Path) -> Rendered:
-        lines = profile_lines(rows, model)
+    def render(con: duckdb.DuckDBPyConnection, rows: Rows, out: Path) -> Rendered:
+        constant = (semrel_constant_answer(con) if con is not None and rows.get("profile_semrel")
+                    else {})
+        lines = profile_lines(rows, model, constant)
         parts = [f"# Knowledge profile: {model}", "", f"Results file: `{results}`.", ""]
         if not lines:
             others = sorted({str(r["model"]) for rs in rows.values() for r in rs
@@ -301,9 +326,13 @@ def render_profile(model: str, results: str) -> Render:
             f"What {model} knows (95% intervals)", out / "profile.png", model=model,
             few=[i for i, p in enumerate(lines) if p.too_few],
             few_label=f"n < {MIN_ITEMS}: too few items, not drawn", caption=caption(lines),
-            ceilings=[p.ceiling for p in lines])
+            ceilings=[p.ceiling for p in lines],
+            ceiling_label="model-free ceiling")
         parts += [profile_table(lines, model), "", per_benchmark(lines) + ".", "", NOTES, "",
                   f"![profile]({chart.name})"]
+        if html is not None:
+            from eval.html_report import write_profile_html
+            parts += ["", f"HTML: {write_profile_html(html, con, lines, model, chart, results)}"]
         return Rendered("\n".join(parts), [chart])
 
     return render
@@ -318,10 +347,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None,
                         help="folder for profile.md and profile.png (default: a new folder "
                         "per call under $KGPROBE_HOME/reports)")
+    parser.add_argument("--html", type=Path, default=None, metavar="FILE",
+                        help="also write one self-contained HTML file: the profile's rows and "
+                        "chart, and an instance browser over the model's predictions")
     args = parser.parse_args(argv)
     results = str(args.results or config.results_path())
     return report_command(Path(results), "profile", argv, args.out, [PROFILE_DIR],
-                          render_profile(args.model, results), "profile.md")
+                          render_profile(args.model, results, args.html), "profile.md")
 
 
 if __name__ == "__main__":

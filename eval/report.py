@@ -1,12 +1,8 @@
-"""Metrics over the results file: ``python -m eval.report``, and the report runner that the
-benchmark reports share.
+"""Metrics over the results file: ``python -m eval.report``.
 
-The runner (:func:`metric_rows`, :func:`report_folder`, :func:`write_report`,
-:func:`run_report`): run every metric SQL file of a folder against the results file, hand the
-rows to a render function that returns markdown and figures, and write them into a folder of
-their own per call (``<reports>/<name>-<time>-<arguments hash>/``; a folder given with
-``--out`` is used as is, and PNGs an earlier call of the same report wrote there and this
-call did not are removed).
+The report runner that the benchmark reports share (:func:`metric_rows`,
+:func:`report_folder`, :func:`write_report`, :func:`run_report`, :func:`report_command`) lives
+in :mod:`eval.report_runner` and is re-exported here.
 
 The generic report runs every metric file (eval/metrics/*.sql, see eval.sqlfile, plus the
 folders of ``--metrics``) over the results DuckDB file, prints markdown tables (one per grain
@@ -31,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
-import hashlib
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -43,8 +38,32 @@ from typing import Any
 import duckdb
 
 from eval import sqlfile
+from eval.calibration_plot import reliability_plot, reliability_rows
 from eval.items import Summary, paired, with_items
 from eval.plots import bar_chart
+from eval.report_format import (
+    CALIBRATION_NOTE,
+    NOTES,
+    PAIRED_NOTE,
+    PAIRED_POINTS_HEAD,
+    _fmt,
+    _fmt_ci,
+    _fmt_spread,
+    calibration_table,
+    comparison_table,
+    paired_points,
+)
+from eval.report_runner import (
+    REPORT_ERRORS,
+    Render,
+    Rendered,
+    Rows,
+    metric_rows,
+    report_command,
+    report_folder,
+    run_report,
+    write_report,
+)
 from eval.sqlfile import (
     MetricError,
     MetricFile,
@@ -52,9 +71,13 @@ from eval.sqlfile import (
     discover_metrics,
     run_metric,
 )
-from eval.stats import Paired, proportion_ci
+from eval.stats import proportion_ci
 from kg import config, options
 from probes.results import ProbeError, connect
+
+__all__ = ["PAIRED_NOTE", "PAIRED_POINTS_HEAD", "REPORT_ERRORS", "Render", "Rendered", "Report",
+           "Rows", "build_report", "comparison_table", "metric_rows", "paired_points",
+           "report_command", "report_folder", "run_report", "write_report"]
 
 
 @dataclass
@@ -74,110 +97,12 @@ class Report:
     skipped: list[str] = field(default_factory=list)
     #: the prompt templates of each run (runs.config), by run id
     prompts: dict[str, list[str]] = field(default_factory=dict)
+    #: the reliability diagram's points of the chosen choice and binary runs (with model, run)
+    reliability: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _matches(value: Any, patterns: Sequence[str] | None) -> bool:
     return not patterns or any(fnmatch.fnmatch(str(value), p) for p in patterns)
-
-
-Rows = dict[str, list[dict[str, Any]]]
-#: What a report command reports as ``error: ...`` (exit status 2) instead of a traceback.
-REPORT_ERRORS = (MetricError, ProbeError)
-
-
-@dataclass
-class Rendered:
-    """What a render function returns: the report's markdown and the figures it wrote."""
-
-    markdown: str
-    figures: list[Path] = field(default_factory=list)
-
-
-#: A render function: the open (read-only) results file, for what no metric covers (the runs
-#: table), the metric rows by metric name, and the folder for its figures.
-Render = Callable[[duckdb.DuckDBPyConnection, Rows, Path], Rendered]
-
-
-def metric_rows(con: duckdb.DuckDBPyConnection, folders: Sequence[Path]) -> Rows:
-    """Every metric SQL file of ``folders`` run against the results file: its rows as dicts,
-    by metric name."""
-    out: Rows = {}
-    for metric in discover_metrics(list(folders)):
-        cols, rows = run_metric(con, metric)
-        out[metric.name] = [dict(zip(cols, r, strict=True)) for r in rows]
-    return out
-
-
-def report_folder(out: Path | None, name: str, argv: Sequence[str]) -> Path:
-    """Where one call's report goes: ``out`` when given, else a new folder
-    ``$KGPROBE_HOME/reports/<name>-<UTC time>-<hash of the arguments>`` (so no call overwrites
-    an earlier report).
-
-    >>> report_folder(Path("mine"), "report", [])
-    PosixPath('mine')
-    >>> report_folder(None, "report", ["-p", "x"]).name.startswith("report-")
-    True
-    """
-    if out is not None:
-        return out
-    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
-    digest = hashlib.sha1("\0".join(argv).encode()).hexdigest()[:6]
-    return config.home() / "reports" / f"{name}-{stamp}-{digest}"
-
-
-def write_report(out: Path, filename: str, rendered: Rendered) -> Path:
-    """Write the markdown as ``out/filename`` and remove the PNGs that an earlier call of the
-    same report wrote into ``out`` and this one did not (stale charts; listed in the hidden
-    ``.<filename>.figures``, so other reports' PNGs in the folder stay); returns the path."""
-    out.mkdir(parents=True, exist_ok=True)
-    manifest = out / f".{filename}.figures"
-    keep = {f.name for f in rendered.figures}
-    if manifest.is_file():
-        for name in manifest.read_text(encoding="utf-8").split("\n"):
-            stale = out / name
-            if name.endswith(".png") and name not in keep and stale.parent == out:
-                stale.unlink(missing_ok=True)
-    manifest.write_text("\n".join(sorted(keep)), encoding="utf-8")
-    path = out / filename
-    path.write_text(rendered.markdown.rstrip("\n") + "\n", encoding="utf-8")
-    return path
-
-
-def run_report(results: str | Path, folders: Sequence[Path], render: Render, out: Path,
-               filename: str = "report.md",
-               prepare: Callable[[duckdb.DuckDBPyConnection], None] | None = None
-               ) -> tuple[Path, Rendered]:
-    """The report runner: open the results file read-only, call ``prepare`` (settings the
-    metrics read, such as DuckDB variables), run every metric of ``folders``, hand the rows to
-    ``render`` (figures go into ``out``) and write its markdown (see :func:`write_report`).
-    Returns the markdown file's path and what was rendered. A render function raises
-    :class:`MetricError` to report that there is nothing to show (nothing is written)."""
-    con = connect(str(results), read_only=True)
-    try:
-        if prepare is not None:
-            prepare(con)
-        rows = metric_rows(con, folders)
-        rendered = render(con, rows, out)  # figures make their folder (eval.plots)
-    finally:
-        con.close()
-    return write_report(out, filename, rendered), rendered
-
-
-def report_command(results: Path | None, name: str, argv: Sequence[str] | None,
-                   out: Path | None, folders: Sequence[Path], render: Render,
-                   filename: str) -> int:
-    """The body of a benchmark report's command line: a folder per call (or ``out``),
-    :func:`run_report`, the markdown and the written paths printed; 2 with a one-line error."""
-    where = report_folder(out, name, sys.argv[1:] if argv is None else argv)
-    try:
-        path, rendered = run_report(str(results or config.results_path()), folders, render,
-                                    where, filename)
-    except REPORT_ERRORS as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    print(rendered.markdown)
-    print(f"\nwrote {path}" + "".join(f" and {f}" for f in rendered.figures))
-    return 0
 
 
 #: The shortcut metrics (docs/shortcuts.md): they need a train split, and are left out of the
@@ -204,7 +129,7 @@ def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | Non
     tasks_run = {t for _, t in runs.values()}
     report = Report(prompts={r[0]: _templates(r[1]) for r in configs})
     for metric in metrics:
-        if not tasks_run & set(metric.tasks):
+        if metric.needs_run and not tasks_run & set(metric.tasks):
             report.skipped.append(f"{metric.name} (no {'/'.join(metric.tasks)} runs)")
             continue
         cols, rows = run_metric(con, metric)
@@ -229,6 +154,12 @@ def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | Non
         kept = {tuple(d.get(g) for g in metric.grain) for d in out}
         report.results.append(MetricResult(metric, out, {k: v for k, v in summaries.items()
                                                          if k in kept}))
+    if tasks_run & {"choice", "binary"}:
+        report.reliability = [
+            {**r, "model": runs[r["run_id"]][0], "run": labels.get(r["run_id"], "")}
+            for r in reliability_rows(con, lambda r: r["run_id"] in runs
+                                      and _matches(runs[r["run_id"]][0], models)
+                                      and _matches(r["probe"], probes))]
     return report
 
 
@@ -282,24 +213,19 @@ def _key_columns(grain: list[str]) -> list[str]:
     return cols + [g for g in grain if g != "run_id"]
 
 
-def _fmt(v: Any) -> str:
-    if v is None:
-        return "–"
-    if isinstance(v, float):
-        return f"{v:.3f}"
-    if isinstance(v, int):
-        return f"{v:,}"
-    return str(v).replace("|", "\\|")
-
-
 #: Built-in metrics whose value is a share of their ``n`` instances (1 right, 0 wrong each): a
 #: row without items (eval.items) or its own ``ci_low`` / ``ci_high`` gets the 95 % Wilson
 #: interval of ``value * n`` out of ``n`` (eval.stats.proportion_ci).
 SHARE_METRICS = frozenset({"binary_accuracy", "choice_accuracy"})
 #: The baseline metric of a metric, drawn beside it (same grain, same rows).
-BASELINE_OF = {"choice_accuracy": "chance_accuracy", "binary_accuracy": "chance_accuracy"}
+#: The accuracies of choice and binary probes: the plain one and its length-normalised and
+#: PMI variants (eval/metrics/*_norm, *_per_token, *_pmi), each drawn with chance and the
+#: shortcut ceiling.
+ACCURACIES = tuple(f"{task}_accuracy{variant}" for task in ("choice", "binary")
+                   for variant in ("", "_norm", "_per_token", "_pmi"))
+BASELINE_OF = dict.fromkeys(ACCURACIES, "chance_accuracy")
 #: The shortcut ceiling of a metric (eval/metrics/shortcut_ceiling.sql), a second tick.
-CEILING_OF = {"choice_accuracy": "shortcut_ceiling", "binary_accuracy": "shortcut_ceiling",
+CEILING_OF = {**dict.fromkeys(ACCURACIES, "shortcut_ceiling"),
               "relatum_precision_at_1": "shortcut_ceiling"}
 
 
@@ -321,19 +247,25 @@ def interval(metric: str, row: dict[str, Any]) -> tuple[float, float] | None:
     return proportion_ci(round(float(value) * int(n)), int(n))
 
 
-def _fmt_ci(ci: tuple[float, float] | None) -> str:
-    return "–" if ci is None else f"{ci[0]:.3f}–{ci[1]:.3f}"
+#: The calibration metrics: a table of their own (:func:`calibration_rows`), not columns
+#: beside the accuracies, and the reliability diagram.
+CALIBRATION_METRICS = frozenset({"brier_score", "expected_calibration_error"})
 
 
-def _fmt_spread(row: dict[str, Any]) -> str:
-    """A row's spread across prompts: ``min–max (sd)``; – with fewer than two prompts.
-
-    >>> _fmt_spread({"n_prompts": 2, "prompt_min": 0.0, "prompt_max": 0.2, "prompt_sd": 0.1})
-    '0.000–0.200 (sd 0.100)'
-    """
-    if (row.get("n_prompts") or 0) < 2:
-        return "–"
-    return f"{row['prompt_min']:.3f}–{row['prompt_max']:.3f} (sd {row['prompt_sd']:.3f})"
+def calibration_rows(report: Report) -> list[list[Any]]:
+    """Per run, probe and split: n, the Brier score and ECE with their 95 % intervals
+    (eval.report_format.CALIBRATION_HEAD)."""
+    cells: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for r in report.results:
+        if r.metric.name not in ("brier_score", "expected_calibration_error"):
+            continue
+        for row in r.rows:
+            cell = cells.setdefault((row.get("model"), row.get("probe"), row.get("split")),
+                                    {"n": row.get("n")})
+            cell[r.metric.name] = (row.get("value"), _fmt_ci(interval(r.metric.name, row)))
+    return [[*k, c["n"], *c.get("brier_score", (None, "–")),
+             *c.get("expected_calibration_error", (None, "–"))]
+            for k, c in sorted(cells.items(), key=lambda kv: tuple(map(str, kv[0])))]
 
 
 def _groups(report: Report) -> dict[tuple[tuple[str, ...], str | None],
@@ -343,6 +275,8 @@ def _groups(report: Report) -> dict[tuple[tuple[str, ...], str | None],
     groups: dict[tuple[tuple[str, ...], str | None],
                  list[tuple[MetricResult, list[dict[str, Any]]]]] = {}
     for r in report.results:
+        if r.metric.name in CALIBRATION_METRICS:
+            continue  # a table of their own (calibration_rows)
         by_task: dict[str | None, list[dict[str, Any]]] = {}
         for row in r.rows:
             by_task.setdefault(row.get("task"), []).append(row)
@@ -451,45 +385,6 @@ def comparisons(report: Report) -> list[dict[str, Any]]:
     return out
 
 
-PAIRED_POINTS_HEAD = ("| n | a | b | a − b | 95% CI of a − b | test | p |",
-                      "|---:|---:|---:|---:|---:|---|---:|")
-"""The columns :func:`paired_points` fills, after a table's own key columns."""
-
-
-def paired_points(c: Paired) -> str:
-    """A paired comparison of two shares as the cells of :data:`PAIRED_POINTS_HEAD`, in
-    percentage points (the benchmark reports' unit; p below 0.05 starred).
-
-    >>> paired_points(Paired(3, 0.5, 0.75, -0.25, (-0.5, 0.0), "McNemar", 0.5))
-    '3 | 50.0 | 75.0 | -25.0 | -50.0 to 0.0 | McNemar | 0.5 |'
-    """
-    def pct(v: float) -> str:
-        return f"{100 * v:.1f}"
-
-    ci = "–" if c.ci is None else f"{pct(c.ci[0])} to {pct(c.ci[1])}"
-    diff = round(100 * c.diff, 9) + 0.0  # no "-0.0"
-    return (f"{c.n:,} | {pct(c.mean_a)} | {pct(c.mean_b)} | {diff:+.1f} | {ci} | {c.test} | "
-            f"{c.pvalue:.3g}{'*' if c.pvalue < 0.05 else ''} |")
-
-
-def comparison_table(rows: list[dict[str, Any]]) -> str:
-    """:func:`comparisons` as a markdown table (a - b, its paired-bootstrap 95 % interval,
-    the paired test; p below 0.05 starred)."""
-    head = ["metric", "probe", "split", "a", "b", "n", "mean a", "mean b", "a − b",
-            "95% CI of a − b", "test", "p"]
-    lines = ["| " + " | ".join(head) + " |",
-             "|" + "|".join("---" if i < 5 or i == 10 else "---:"
-                            for i in range(len(head))) + "|"]
-    for c in rows:
-        p = c["pvalue"]
-        lines.append("| " + " | ".join([
-            c["metric"], _fmt(c.get("probe")), _fmt(c.get("split")), _fmt(c["a"]),
-            _fmt(c["b"]), _fmt(c["n"]), _fmt(c["mean_a"]), _fmt(c["mean_b"]),
-            f"{round(c['diff'], 12) + 0.0:+.3f}", _fmt_ci(c["ci"]), c["test"],
-            f"{p:.3g}" + ("*" if p < 0.05 else "")]) + " |")
-    return "\n".join(lines)
-
-
 def _ambiguous(results: list[MetricResult], keys: list[str]) -> bool:
     for r in results:
         seen: dict[tuple, Any] = {}
@@ -533,29 +428,15 @@ def plots(report: Report, out: Path) -> list[Path]:
                                baselines=_ticks(base, group),
                                baseline_label=base.metric.name if base else "baseline",
                                ceilings=_ticks(ceiling, group)))
+    if report.reliability:
+        by_run = len({(r["model"], r["probe"], r["split"], r["bin"]) for r in report.reliability}
+                     ) < len(report.reliability)
+        paths.append(reliability_plot(report.reliability, out / "reliability_diagram.png",
+                                      lambda row: str(row["model"]) + (f" [{row['run']}]"
+                                                                       if by_run else "")))
     return paths
 
 
-NOTES = ("n: instances (the units every interval resamples; relatum metrics average "
-         "(instance, prompt) pairs, but the pairs of one instance are not independent). 95% CI: "
-         "for a share with one right/wrong outcome per instance the Wilson score interval "
-         "(never zero-width: 10/10 gives 0.722–1.000); otherwise the percentile cluster "
-         "bootstrap over instances, each resampled with all its prompts (1,000 seeded "
-         "resamples). prompts: the spread of the metric across the probe's prompts, each "
-         "scored alone: min–max (population sd); the values are under Per prompt. "
-         "chance_accuracy: the chance baseline over the same instances (multiple choice: a "
-         "uniformly random pick; binary: the majority class); for the relatum metrics chance is "
-         "about 0 (a word drawn from the vocabulary). shortcut_ceiling: on the same instances, the "
-         "accuracy of the model-free rule of the shortcut panel (shortcut_panel; fitted on train "
-         "only, docs/shortcuts.md) chosen on the probe's dev split, or on train where there is no "
-         "dev (the metric's rule and chosen_on columns), never on the labels it is scored on; "
-         "the metric also gives the best rule on these instances (best_value, chosen on their "
-         "labels: biased up) and that best's permutation null (null_median, null_p95); the "
-         "charts draw the ceiling as an orange dashed tick beside chance's black one.")
-PAIRED_NOTE = ("Every two runs of one probe and split on the instances both scored: a − b is "
-               "the mean difference of their per-instance values, its 95% CI the paired "
-               "bootstrap over those instances (1,000 seeded resamples); test: McNemar's exact "
-               "test for right/wrong outcomes, else Wilcoxon's signed-rank test; * p < 0.05.")
 
 
 def _ticks(base: MetricResult | None, group: Callable[[dict[str, Any]], str]
@@ -590,6 +471,10 @@ def render_markdown(report: Report, images: list[Path], results_path: str) -> st
     pairs = comparisons(report)
     if pairs:
         parts += ["## Paired comparisons", "", PAIRED_NOTE, "", comparison_table(pairs), ""]
+    calibration = calibration_rows(report)
+    if calibration:
+        parts += ["## Calibration", "", CALIBRATION_NOTE, "", calibration_table(calibration),
+                  ""]
     if report.results:
         parts += ["## Metrics", ""]
         parts += [f"- **{r.metric.name}** ({', '.join(r.metric.tasks)}; per "
@@ -643,6 +528,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--metric-timeout", type=float, default=sqlfile.METRIC_TIMEOUT_S,
                         metavar="SECONDS", help="the most seconds one metric may run "
                         f"(default: {sqlfile.METRIC_TIMEOUT_S:g}; 0: no limit)")
+    parser.add_argument("--html", type=Path, default=None, metavar="FILE",
+                        help="also write one self-contained HTML file (opens offline from "
+                        "disk): the leaderboard, per probe the per-prompt values and paired "
+                        "comparisons, the charts, and an instance browser with each "
+                        "prediction's prompt, candidates, gold, answer and provenance")
     parser.set_defaults(handler=run)
 
 
@@ -678,6 +568,14 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     images = [] if args.no_plots else plots(report, out)
     path = write_report(out, "report.md", Rendered(
         render_markdown(report, images, results_path), images))
+    if args.html is not None:
+        from eval.html_report import write_report_html
+        try:
+            print(f"wrote {write_report_html(args.html, report, images, results_path, args)}")
+        except (MetricError, ProbeError, OSError) as e:
+            print(f"error: the HTML report {args.html} could not be written: {e}",
+                  file=sys.stderr)
+            return 2
     for _, table in tables(report):
         print(table + "\n")
     for table in prompt_tables(report):
@@ -685,6 +583,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     pairs = comparisons(report)
     if pairs:
         print(comparison_table(pairs) + "\n")
+    if calibration_rows(report):
+        print(calibration_table(calibration_rows(report)) + "\n")
     if report.skipped:
         print(f"skipped: {', '.join(report.skipped)}")
     print(f"wrote {path}" + (f" and {len(images)} plot(s)" if images else ""))

@@ -36,6 +36,10 @@ Header fields:
   folder (``../x.sql``, an absolute path or a link out of the folder is refused); kgprobe's
   own metric files (the ``eval`` package) may name the support files of its other folders
   (the profile reuses ``eval/ontolama/_class_scores.sql``). The same holds for ``items``.
+  Any metric file may name kgprobe's own support files as ``kgprobe:NAME``
+  (``kgprobe:_choice_ranks.sql`` for ``eval/metrics/_choice_ranks.sql``,
+  ``kgprobe:semrel/_views.sql``; :func:`kgprobe_support`): they are read from the installed
+  package, never copied or changed, and run in the metric's sandbox.
 
 A metric file is data, like a probe file: it reads the results and nothing else.
 
@@ -133,6 +137,13 @@ class MetricFile:
     requires: tuple[Path, ...] = ()
     items: Path | None = None
 
+    @property
+    def needs_run(self) -> bool:
+        """Whether the metric reads model runs: its grain names ``run_id`` or ``model``. One
+        that does not (the shortcut panel: model-free rules over the instances) runs on a
+        file that has instances and no run yet."""
+        return "run_id" in self.grain or "model" in self.grain
+
 
 class MetricHeader(BaseModel):
     """The validated header of a metric file (the fields are described in the module's
@@ -209,15 +220,45 @@ def parse_metric(text: str, path: str | Path = "<string>") -> MetricFile:
                       sql=text, header_lines=lines, requires=tuple(requires), items=items)
 
 
+#: The prefix of a ``requires`` entry that names one of kgprobe's own support files.
+KGPROBE_PREFIX = "kgprobe:"
+
+
+def kgprobe_support(path: Path, line: int, name: str) -> Path:
+    """A ``requires`` entry ``kgprobe:NAME``: kgprobe's own support file ``NAME`` (a file
+    ``_*.sql`` of ``eval/metrics``, or ``FOLDER/_*.sql`` of another folder of the ``eval``
+    package, e.g. ``kgprobe:_choice_ranks.sql``, ``kgprobe:semrel/_views.sql``), read from the
+    installed package; it runs in the same sandbox as the metric. Any other name is an error on
+    ``line`` that lists the support files there are.
+
+    >>> kgprobe_support(Path("mine.sql"), 3, "kgprobe:_choice_ranks.sql").name
+    '_choice_ranks.sql'
+    """
+    package = Path(__file__).parent.resolve()
+    rest = name[len(KGPROBE_PREFIX):]
+    found = (package / rest) if "/" in rest else (package / "metrics" / rest)
+    if (not Path(rest).name.startswith("_") or not rest.endswith(".sql")
+            or not found.resolve().is_relative_to(package) or not found.is_file()):
+        known = sorted(str(p.relative_to(package / "metrics") if p.parent.name == "metrics"
+                           else p.relative_to(package)) for p in package.glob("**/_*.sql"))
+        raise MetricFileError(path, line, f"{name!r} is not one of kgprobe's support files; "
+                              f"name one of: {', '.join(KGPROBE_PREFIX + k for k in known)}")
+    return found
+
+
 def _in_folder(path: Path, line: int, name: str, what: str) -> Path:
-    """``name`` (a ``requires`` or ``items`` entry) as a path next to the metric file ``path``;
-    a name outside its folder (``../x.sql``, an absolute path, a link out of it) is an error
-    on ``line``."""
+    """``name`` (a ``requires`` or ``items`` entry) as a path next to the metric file ``path``
+    (a ``requires`` entry ``kgprobe:NAME``: :func:`kgprobe_support`); a name outside its folder
+    (``../x.sql``, an absolute path, a link out of it) is an error on ``line``."""
+    if what == "required file" and name.startswith(KGPROBE_PREFIX):
+        return kgprobe_support(path, line, name)
     found = path.parent / name
     if Path(name).is_absolute() or not found.resolve().is_relative_to(_support_root(path)):
         raise MetricFileError(path, line, f"{what} {name!r} lies outside the metric file's "
                               f"folder {path.parent}; a support file must be in the metric's "
-                              "own folder (move or copy it there)")
+                              "own folder (move or copy it there), or be one of kgprobe's own, "
+                              f"named {KGPROBE_PREFIX}NAME (e.g. {KGPROBE_PREFIX}"
+                              "_choice_ranks.sql)")
     return found
 
 

@@ -13,8 +13,9 @@ per-probe values of the semrel views (``eval/semrel/_views.sql``, ``_prototypica
 And intervals for every report table: :func:`bootstrap_ci` (a seeded percentile bootstrap over
 instances), :func:`cluster_bootstrap_ci` (the same over instances that each hold several
 values, one per prompt), :func:`proportion_ci` (the Wilson interval of a share of k right out
-of n), :func:`spread` (min, max, population sd over prompts) and :func:`paired_comparison`
-(two agents on the same instances). COPEN's mean and population deviation over seeds is
+of n), :func:`spread` (min, max, population sd over prompts), :func:`multi_prompt` (MaxP,
+AvgP and CPS over prompts, Mizrahi et al. 2024) and :func:`paired_comparison` (two agents
+on the same instances). COPEN's mean and population deviation over seeds is
 ``probes.results.copen.seed_summary``.
 
 >>> r = mcnemar_exact([True] * 6 + [False], [False] * 6 + [False])
@@ -133,6 +134,35 @@ def spread(values: Sequence[float]) -> tuple[float, float, float] | None:
     if not data:
         return None
     return min(data), max(data), float(np.std(data))
+
+
+@dataclass(frozen=True)
+class MultiPrompt:
+    """A metric's robustness over a probe's prompts (Mizrahi et al., "State of What Art? A
+    Call for Multi-Prompt LLM Evaluation", TACL 2024; docs/report.md), for a
+    metric where higher is better: ``maxp`` the value under the best prompt, ``avgp`` the mean
+    over the prompts, ``shortfall`` = MaxP − AvgP (how far the average prompt falls short of
+    the best: 1 minus the paper's saturation) and ``cps`` the combined performance score
+    (1 − (MaxP − AvgP)) · MaxP."""
+
+    maxp: float
+    avgp: float
+    shortfall: float
+    cps: float
+
+
+def multi_prompt(values: Sequence[float]) -> MultiPrompt | None:
+    """:class:`MultiPrompt` of per-prompt values; None for none.
+
+    >>> m = multi_prompt([0.5, 0.7, 0.9])
+    >>> [round(v, 4) for v in (m.maxp, m.avgp, m.shortfall, m.cps)]
+    [0.9, 0.7, 0.2, 0.72]
+    """
+    data = [float(v) for v in values]
+    if not data:
+        return None
+    best, mean = max(data), sum(data) / len(data)
+    return MultiPrompt(best, mean, best - mean, (1.0 - (best - mean)) * best)
 
 
 @dataclass(frozen=True)

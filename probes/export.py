@@ -57,13 +57,16 @@ from probes.inflections import GoldForm, gold_form_rows, mark_plurals
 from probes.instance_templates import check_templates, indexed_prompt_vars, indexed_prompts
 from probes.preview import check_task, preview_prompts
 from probes.progress import Heartbeat
+from probes.provenance import provenance
 from probes.results import connect, diagnose, disk_error, transaction
 from probes.results.shared import (
     GoldFormRow,
     ProbeExport,
+    ProvenanceRow,
     replace_gold_forms,
     replace_instances,
     replace_probe_export,
+    replace_provenance,
 )
 from probes.spec import Probe, discover
 
@@ -321,10 +324,22 @@ class ExportReport:
     seconds: float
 
 
+def provenance_rows(name: str, df: pl.DataFrame, store: KnowledgeStore) -> list[ProvenanceRow]:
+    """The ``instance_provenance`` rows of a probe's instances (probes.provenance)."""
+    records = [json.loads(f) for f in df["fields"]]
+    return [ProvenanceRow(name, split, iid, json.dumps(p["bindings"], ensure_ascii=False,
+                                                       default=str),
+                          json.dumps(p["triples"], ensure_ascii=False, default=str))
+            for split, iid, p in zip(df["split"], df["instance_id"],
+                                     provenance(records, store), strict=True)]
+
+
 def write_instances(con: Any, name: str, df: pl.DataFrame, query_hash: str | None = None,
-                    before_commit: Any = None, gold_forms: list[GoldForm] | None = None) -> None:
+                    before_commit: Any = None, gold_forms: list[GoldForm] | None = None,
+                    provenance: list[ProvenanceRow] | None = None) -> None:
     """Replace a probe's rows in the ``instances`` table in one transaction, with the hash of
-    the probe file that made them and its ``gold_forms`` rows (probes.inflections).
+    the probe file that made them, its ``gold_forms`` rows (probes.inflections) and its
+    ``instance_provenance`` rows (none given: the probe's earlier ones go).
     ``before_commit()`` runs inside the transaction: if it fails, nothing is written (the
     Parquet files are staged there, so both or neither)."""
     now = datetime.now(UTC).replace(tzinfo=None)
@@ -332,6 +347,7 @@ def write_instances(con: Any, name: str, df: pl.DataFrame, query_hash: str | Non
     with transaction(con):
         replace_instances(con, name, frame.to_arrow())
         replace_gold_forms(con, name, [GoldFormRow(*g) for g in gold_forms or ()])
+        replace_provenance(con, name, provenance or [])
         replace_probe_export(con, name, None if query_hash is None
                              else ProbeExport(query_hash, now))
         if before_commit is not None:
@@ -430,6 +446,7 @@ def export(probes: list[Probe], store: KnowledgeStore, results: str | Path | Non
                 df = build_instances(probe, store, limits, builder_dirs)
                 beat.result = f"{df.height:,} instances"
             forms = gold_form_rows(probe.spec, df, store)
+            origin = provenance_rows(probe.spec.name, df, store)
             staged: list[tuple[Path, Path]] = []
 
             def stage(probe: Probe = probe, df: pl.DataFrame = df,
@@ -438,7 +455,7 @@ def export(probes: list[Probe], store: KnowledgeStore, results: str | Path | Non
                     staged.extend(stage_parquet(out_dir, probe.spec.name, df))
 
             write_instances(con, probe.spec.name, df, probe.instances_hash, before_commit=stage,
-                            gold_forms=forms)
+                            gold_forms=forms, provenance=origin)
             if out_dir is not None:
                 publish_parquet(out_dir, probe.spec.name, staged,
                                 parquet_sync.stamp(con, probe.spec.name, where))

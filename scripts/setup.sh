@@ -5,10 +5,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Debian packages, installed once (one apt-get run for whatever is missing): WordNet, a JRE, and
+# headless Chromium with its WebDriver (the browser test of the HTML report, tests/test_html_browser.py).
+APT=()
 if [ ! -f /usr/share/wordnet/data.noun ] || [ ! -f /usr/share/wordnet/index.sense ]; then
+  APT+=(wordnet-base wordnet-sense-index default-jre-headless)
+fi
+command -v chromium >/dev/null || APT+=(chromium)
+command -v chromedriver >/dev/null || APT+=(chromium-driver)
+if [ "${#APT[@]}" -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq wordnet-base wordnet-sense-index default-jre-headless >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${APT[@]}" >/dev/null
 fi
 
 VENV="${KGPROBE_VENV:-.venv}"

@@ -405,3 +405,48 @@ def test_main_reports_a_bad_probe_file_without_a_traceback(
     err = capsys.readouterr().err
     assert rc == 2 and err.startswith("error: ") and "Traceback" not in err
     assert str(bad) in err and not (tmp_path / "r.duckdb").exists()
+
+
+def test_export_keeps_each_instance_s_provenance(tiny_store: LocalStore, tmp_path: Path) -> None:
+    """instance_provenance: the bindings (IRI or literal, label, named graphs) and the triples
+    linking an instance's values, from the tiny store's facts: dog is a subclass of mammal and
+    of pet in the animals graph, labelled "dog" there."""
+    probe = parse_probe("""# name: t/edges
+# task: records
+# split: test
+# id: [?c, ?p]
+PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
+SELECT ?c ?p ?child WHERE {
+  ?c rdfs:subClassOf ?p . ?c rdfs:label ?child FILTER(LANG(?child) = "")
+}""", "edges.rq")
+    results = tmp_path / "r.duckdb"
+    export([probe], tiny_store, results, None, progress=False)
+    con = duckdb.connect(str(results), read_only=True)
+    try:
+        got = con.execute("SELECT i.fields->>'p', p.bindings::VARCHAR, p.triples::VARCHAR "
+                          "FROM instances i JOIN instance_provenance p USING (probe, split, "
+                          "instance_id) WHERE i.fields->>'c' = ?", [EX + "dog"]).fetchall()
+    finally:
+        con.close()
+    animals = graph("animals").value
+    assert sorted(g[0] for g in got) == [EX + "mammal", EX + "pet"]
+    for parent, bindings, triples in got:
+        by_var = {b["var"]: b for b in json.loads(bindings)}
+        assert by_var["c"] == {"var": "c", "value": EX + "dog", "iri": True, "label": "dog",
+                               "graphs": [animals]}
+        assert by_var["child"]["iri"] is False and by_var["child"]["graphs"] == [animals]
+        assert sorted(map(tuple, json.loads(triples))) == sorted([
+            (EX + "dog", RDFS.subClassOf.value, parent, animals),
+            (EX + "dog", RDFS.label.value, "dog", animals)])
+
+
+def test_an_older_file_gains_the_provenance_table(tmp_path: Path) -> None:
+    path = tmp_path / "old.duckdb"
+    con = connect(path)
+    con.execute("DROP TABLE instance_provenance")
+    con.close()
+    con = connect(path)
+    try:
+        assert con.execute("SELECT count(*) FROM instance_provenance").fetchone() == (0,)
+    finally:
+        con.close()

@@ -361,3 +361,30 @@ def test_an_items_file_outside_the_metric_folder_is_refused(tmp_path: Path) -> N
     with pytest.raises(MetricFileError, match=r"m\.sql:5: items file '\.\./_x_items\.sql' lies "
                        "outside the metric file's folder"):
         discover_metrics([folder])
+
+
+def test_a_metric_requires_kgprobe_s_own_ranking_by_name(tmp_path: Path, results: Path) -> None:
+    """A user's metric reuses kgprobe's ranking SQL (``kgprobe:_choice_ranks.sql``) instead of
+    copying it: the fixture's gold ranks 1 on i1-i3 and 2 on i4, i5 (scored -3 below -2)."""
+    folder = metric_folder(tmp_path, {
+        "worst.sql": "-- name: worst_rank\n-- description: d.\n-- tasks: [choice]\n"
+                     "-- grain: [probe]\n-- requires: [kgprobe:_choice_ranks.sql]\n"
+                     "SELECT probe, max(rank) AS value, count(*) AS n FROM choice_item_ranks "
+                     "WHERE prompt_id = -1 GROUP BY probe\n"})
+    (metric,) = discover_metrics([folder])
+    assert metric.requires == (default_metric_dir() / "_choice_ranks.sql",)
+    con = connect(results, read_only=True)
+    try:
+        assert run_metric(con, metric) == (["probe", "value", "n"], [("t/c", 2, 5)])
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("name", ["kgprobe:choice_accuracy.sql", "kgprobe:../../x.sql",
+                                  "kgprobe:_nope.sql", "kgprobe:/etc/_x.sql"])
+def test_a_kgprobe_name_that_is_no_support_file_is_refused(tmp_path: Path, name: str) -> None:
+    text = HEADER.format(name="m") + f"-- requires: [{name}]\nSELECT 'p' AS probe, 1 AS value\n"
+    folder = metric_folder(tmp_path, {"m.sql": text})
+    with pytest.raises(MetricFileError, match=r"m\.sql:5: .* is not one of kgprobe's support "
+                       r"files; name one of: .*kgprobe:_choice_ranks\.sql"):
+        discover_metrics([folder])

@@ -164,3 +164,14 @@ def test_eval_does_not_import_torch() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_semrel_rows_take_the_constant_answer_baseline_as_their_ceiling() -> None:
+    """Each relation's line gets its probe's constant-answer S, "all six" the micro row."""
+    rows = {"profile_semrel": [
+        {"model": "m", "is_human": False, "relation": rel, "word": w, "value": v}
+        for rel, w, v in (("HYP", "dog", 1.0), ("HYP", "cat", 0.0), ("MER", "car", 0.5))]}
+    lines = profile.profile_lines(rows, "m", {"semrel/hyp": 0.109, "semrel/mer": 0.25,
+                                              "micro": 0.07})
+    got = {p.measure.split(":")[0]: (p.value, p.ceiling) for p in lines}
+    assert got == {"HYP": (0.5, 0.109), "MER": (0.5, 0.25), "all six": (0.5, 0.07)}

@@ -205,12 +205,15 @@ def test_report_table_has_one_row_per_model_probe_split(
     # prompts (r1 test): i1 under prompt 0 alone a=-1 beats gold b=-2 (wrong, RR 1/2), under
     # prompt 1 b=-1 wins (right, RR 1); i2, i4 have prompt 0 only (wrong, RR 1/2 each):
     # accuracy 0/3 and 1/1, population sd |0 - 1| / 2 = 0.5; RR 1/2 and 1, sd 0.25.
+    # MaxP (Mizrahi et al.) is the better prompt's value (1 and 1), AvgP the mean of the two
+    # prompts' values ((0 + 1) / 2 and (1/2 + 1) / 2).
     # MRR 95% CI: the bootstrap over the instances' reciprocal ranks (not a share): r1 test
     # 1, 1/2, 1/2 -> means from 1/2 (p 1/8 > 2.5 %) to 1 (p 1/27 > 2.5 %); r2 0, 1, 1 -> 0 to 1
     # (each p 1/27); dev one instance, 1/2.
     w = {k: "{:.3f}–{:.3f}".format(*wilson_by_hand(k, n)) for k, n in ((1, 3), (0, 1), (2, 3))}
-    assert ("| m1 | t/c | test | 3 | 0.500 | 0.333 | " + w[1] + " | 0.000–1.000 (sd 0.500) "
-            "| 0.667 | 0.500–1.000 | 0.500–1.000 (sd 0.250) |") in lines
+    assert ("| m1 | t/c | test | 3 | 0.500 | 0.333 | " + w[1] + " | 0.000–1.000 (sd 0.500, MaxP "
+            "1.000, AvgP 0.500) | 0.667 | 0.500–1.000 | 0.500–1.000 (sd 0.250, MaxP 1.000, AvgP "
+            "0.750) |") in lines
     assert ("| m1 | t/c | dev | 1 | 0.500 | 0.000 | " + w[0] + " | – | 0.500 | 0.500–0.500 "
             "| – |") in lines
     assert ("| m2 | t/c | test | 3 | 0.389 | 0.667 | " + w[2] + " | – | 0.667 | 0.000–1.000 "
@@ -391,7 +394,8 @@ def test_each_call_writes_a_folder_of_its_own_and_stale_plots_go(
     (out / "mine.png").write_bytes(b"\x89PNG")
     assert main(["--results", str(results), "--out", str(out)]) == 0
     assert sorted(p.name for p in out.glob("*.png")) == ["choice_accuracy.png",
-                                                          "choice_mrr.png", "mine.png"]
+                                                          "choice_mrr.png", "mine.png",
+                                                          "reliability_diagram.png"]
     assert main(["--results", str(results), "--out", str(out), "--no-plots"]) == 0
     assert sorted(p.name for p in out.glob("*.png")) == ["mine.png"]
 

@@ -301,3 +301,38 @@ def test_eval_report_shows_the_ceiling_beside_chance(con: duckdb.DuckDBPyConnect
     assert text.splitlines()[-1] == ("| m | t/label | test | 2 | 0.500 | 0.095–0.905 | 0.500 "
                                      "| 1.000 |")
     assert (tmp_path / "binary_accuracy.png") in plots(report, tmp_path)
+
+
+def _file(tmp_path: Path, rows: list[tuple[str, str, str, str, str]]) -> Path:
+    """A results file with the label probe's instances ``rows`` and no run."""
+    path = tmp_path / "r.duckdb"
+    c = connect(str(path))
+    for split, iid, sub, sup, label in rows:
+        _add(c, "t/label", split, iid, sub, [label], sub=sub, super=sup)
+    c.close()
+    return path
+
+
+def test_the_panel_from_instances_alone(tmp_path: Path) -> None:
+    """A probe designer sees the panel before any model has run: api.metrics and kgprobe
+    report both give it (the same values as test_label_rules_on_test: majority 3/4)."""
+    from eval.report import main as report_main
+    from probes.app import api
+
+    path = _file(tmp_path, LABEL)
+    frame = api.metrics(path, "shortcut_panel")
+    got = {(r["split"], r["rule"]): r["value"] for r in frame.iter_rows(named=True)}
+    assert got[("test", "majority")] == pytest.approx(3 / 4)
+    assert report_main(["--results", str(path), "--out", str(tmp_path / "rep"),
+                        "--no-plots"]) == 0
+    text = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
+    assert "shortcut_panel" in text and "| t/label | test | majority |" in text
+
+
+def test_an_empty_panel_says_why(tmp_path: Path) -> None:
+    from probes.app import api
+
+    path = _file(tmp_path, [r for r in LABEL if r[0] != "train"])
+    with pytest.warns(UserWarning, match="shortcut_panel has no rows: no probe has a train "
+                      "split"):
+        assert api.metrics(path, "shortcut_panel").is_empty()

@@ -7,7 +7,6 @@
 --   Only finished runs (status done); see _normalised.sql.
 -- tasks: [choice]
 -- grain: [run_id, probe, split]
--- plot: false
 -- requires: [_normalised.sql]
 SELECT run_id, probe, split, value, n
 FROM normalised_accuracy WHERE task = 'choice' AND normalisation = 'pmi'

@@ -30,6 +30,7 @@ import importlib.metadata
 import json
 import platform
 import re
+import warnings
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -82,8 +83,10 @@ def compute_metrics(con: duckdb.DuckDBPyConnection, names: Sequence[str] | None 
     :mod:`eval.items`) its 95 % interval over instances (``ci_low``, ``ci_high``,
     ``ci_method``), ``instances``, and the per-prompt values (``per_prompt``: a list of
     {prompt_id, value, n}) with their spread (``n_prompts``, ``prompt_min``, ``prompt_max``,
-    ``prompt_sd``); only ``run_ids``' rows when given. An unknown metric name is a ProbeError
-    listing the known ones. The metrics run as in every report
+    ``prompt_sd``) and the multi-prompt robustness (``prompt_maxp``, ``prompt_avgp``,
+    ``prompt_shortfall`` = MaxP − AvgP, ``prompt_cps``; eval.stats.multi_prompt); only
+    ``run_ids``' rows when given. An unknown metric name is a ProbeError listing the known
+    ones. The metrics run as in every report
     (:func:`eval.sqlfile.run_metric`): ``con`` becomes a metric sandbox (no external access,
     configuration locked), so give it a read-only connection of its own."""
     from eval.items import with_items
@@ -98,8 +101,24 @@ def compute_metrics(con: duckdb.DuckDBPyConnection, names: Sequence[str] | None 
 
 #: The columns a metric with items adds (eval.items.Summary.columns), in this order.
 ITEM_COLUMNS = ("ci_low", "ci_high", "ci_method", "instances", "n_prompts", "prompt_min",
-                "prompt_max", "prompt_sd", "per_prompt")
+                "prompt_max", "prompt_sd", "prompt_maxp", "prompt_avgp", "prompt_shortfall",
+                "prompt_cps", "per_prompt")
 PER_PROMPT = pl.List(pl.Struct({"prompt_id": pl.Int64, "value": pl.Float64, "n": pl.Int64}))
+
+
+def empty_metric_reason(con: duckdb.DuckDBPyConnection, metric: Any) -> str:
+    """Why ``metric`` returned no rows, and what to do: no instances, no probe with a train
+    split (the shortcut metrics), or no finished run of its tasks."""
+    counted = con.execute("SELECT count(*), count(*) FILTER (WHERE split = 'train') "
+                          "FROM instances").fetchone()
+    instances, train = counted if counted else (0, 0)
+    if not instances:
+        return "the results file has no instances; export probes first (python -m probes.export)"
+    if metric.name in ("shortcut_panel", "shortcut_ceiling") and not train:
+        return ("no probe has a train split (the model-free rules are fitted on train only, "
+                "docs/shortcuts.md); export a probe whose query makes one")
+    return (f"no finished {'/'.join(metric.tasks)} run with rows for it; score a probe "
+            "with python -m probes.run")
 
 
 def _compute(con: duckdb.DuckDBPyConnection, found: list[Any], names: Sequence[str] | None,
@@ -115,8 +134,10 @@ def _compute(con: duckdb.DuckDBPyConnection, found: list[Any], names: Sequence[s
     tasks = {t for r, _, t in con.execute("SELECT run_id, model, task FROM runs").fetchall()
              if run_ids is None or r in set(run_ids)}
     frames: list[pl.DataFrame] = []
+    why: dict[str, str] = {}
     for metric in found:
-        if not tasks & set(metric.tasks):
+        if metric.needs_run and not tasks & set(metric.tasks):
+            why[metric.name] = f"no finished {'/'.join(metric.tasks)} run"
             continue  # no run of the tasks it applies to
         cols, rows = run_metric(con, metric)
         keep = [*metric.grain, "value", *(c for c in ("n", "ci_low", "ci_high") if c in cols)]
@@ -124,6 +145,7 @@ def _compute(con: duckdb.DuckDBPyConnection, found: list[Any], names: Sequence[s
         if run_ids is not None and "run_id" in metric.grain:
             data = [d for d in data if d["run_id"] in set(run_ids)]
         if not data:
+            why[metric.name] = empty_metric_reason(con, metric)
             continue
         if with_items(con, metric, data):
             keep = [*dict.fromkeys([*keep, *ITEM_COLUMNS])]
@@ -136,6 +158,9 @@ def _compute(con: duckdb.DuckDBPyConnection, found: list[Any], names: Sequence[s
                                                           return_dtype=pl.String).alias("model"))
         frames.append(frame.with_columns(extra).with_columns(
             pl.col("value").cast(pl.Float64)))
+    for name, reason in why.items():
+        if names or not frames:
+            warnings.warn(f"metric {name} has no rows: {reason}", UserWarning, stacklevel=3)
     if not frames:
         return pl.DataFrame(schema={"metric": pl.String, "value": pl.Float64})
     out = pl.concat(frames, how="diagonal_relaxed")

@@ -1,7 +1,8 @@
 """The results contract: the one module that owns the results file (a DuckDB database).
 
 It holds the schema (``schema.sql``: instances, runs, prompts, scores, responses, human
-answers, the score cache), :func:`connect` (which creates a file or upgrades an older one),
+answers, the score cache, the instances' provenance), :func:`connect` (which creates a file
+or upgrades an older one),
 :func:`transaction`, the typed writers of :mod:`probes.results.writers`, and the names that
 ``eval`` needs (:data:`TASKS`, the errors), so that ``eval`` imports this package and nothing
 else from ``probes``. It imports no other ``probes`` module and no torch. The contract (tables,
@@ -10,8 +11,8 @@ columns, grain) is described in docs/results.md.
 >>> con = connect(":memory:")
 >>> tables = con.execute("SELECT table_name FROM information_schema.tables").fetchall()
 >>> sorted(r[0] for r in tables)  # doctest: +NORMALIZE_WHITESPACE
-['gold_forms', 'human_responses', 'instances', 'model_vocab', 'probe_exports', 'prompts',
- 'responses', 'runs', 'score_cache', 'scores']
+['gold_forms', 'human_responses', 'instance_provenance', 'instances', 'model_vocab',
+ 'probe_exports', 'prompts', 'responses', 'runs', 'score_cache', 'scores']
 >>> with transaction(con):
 ...     _ = con.execute("INSERT INTO probe_exports VALUES ('p', 'h', now())")
 >>> try:

@@ -55,7 +55,7 @@ RUN_TABLES = ("prompts", "scores", "responses")
 """Tables whose rows belong to one run (keyed by ``run_id``)."""
 
 SHARED_TABLES = ("instances", "probe_exports", "gold_forms", "human_responses", "score_cache",
-                 "model_vocab")
+                 "model_vocab", "instance_provenance")
 """Tables shared by every run of a file (rows kept when ``OUT`` lacks their key)."""
 
 

@@ -16,6 +16,20 @@ CREATE TABLE IF NOT EXISTS instances (
     PRIMARY KEY (probe, split, instance_id)
 );
 
+-- Where each instance came from (probes.provenance), written by `python -m probes.export` with
+-- the instances: the SPARQL bindings of its fields (per variable and value: IRI or literal, the
+-- IRI's label, the named graphs holding it) and the triples, with their named graph, that link
+-- its values. A file from before this table gains it (empty) on its next connect; export again
+-- to fill it. The HTML report shows it beside each prediction.
+CREATE TABLE IF NOT EXISTS instance_provenance (
+    probe        VARCHAR NOT NULL,
+    split        VARCHAR NOT NULL,
+    instance_id  VARCHAR NOT NULL,
+    bindings     JSON,               -- [{var, value, iri, label, graphs}]
+    triples      JSON,               -- [[subject, predicate, object, graph]]
+    PRIMARY KEY (probe, split, instance_id)
+);
+
 -- Inflected forms that count as a gold answer of an instance (relatum probes with params
 -- inflections: WordNet's morphy, kg.morphology): "fingers" for gold "finger". Written by
 -- `python -m probes.export` with the instances; no rows: responses must match a gold exactly.

@@ -38,6 +38,17 @@ class GoldFormRow(NamedTuple):
     gold: str
 
 
+class ProvenanceRow(NamedTuple):
+    """One ``instance_provenance`` row: an instance's bindings and linking triples (JSON text,
+    probes.provenance)."""
+
+    probe: str
+    split: str
+    instance_id: str
+    bindings: str
+    triples: str
+
+
 class ProbeExport(NamedTuple):
     """One ``probe_exports`` row, less the probe: the hash of the probe file its instances
     came from and when they were exported."""
@@ -87,6 +98,22 @@ def replace_gold_forms(con: duckdb.DuckDBPyConnection, probe: str,
     if rows:
         con.executemany("INSERT OR IGNORE INTO gold_forms (probe, split, instance_id, form, "
                         "gold) VALUES (?, ?, ?, ?, ?)", [tuple(r) for r in rows])
+
+
+def replace_provenance(con: duckdb.DuckDBPyConnection, probe: str,
+                       rows: Sequence[ProvenanceRow]) -> None:
+    """Replace probe ``probe``'s ``instance_provenance`` rows by ``rows``."""
+    con.execute("DELETE FROM instance_provenance WHERE probe = ?", [probe])
+    if rows:
+        table = pa.table({name: [r[i] for r in rows]
+                          for i, name in enumerate(ProvenanceRow._fields)})
+        con.register("kgp_new_provenance", table)
+        try:
+            con.execute("""INSERT OR IGNORE INTO instance_provenance
+                SELECT probe, split, instance_id, bindings::JSON, triples::JSON
+                FROM kgp_new_provenance""")
+        finally:
+            con.unregister("kgp_new_provenance")
 
 
 def replace_probe_export(con: duckdb.DuckDBPyConnection, probe: str,

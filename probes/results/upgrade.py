@@ -7,6 +7,9 @@ declared settings that older versions kept only inside ``runs.config`` (COPEN's 
 and context; K-shot's k, seed and scoring; the subsumption prompts' templates and label-word
 sets, which the ``prompts`` table now declares).
 
+A table the schema added later (``instance_provenance``) is created empty by the schema's own
+``CREATE TABLE IF NOT EXISTS`` on the same connect; export the probes again to fill it.
+
 Run it by hand with ``python -m probes.results upgrade PATH``; :func:`probes.results.connect`
 runs it on every writable connection (a current file costs one catalogue query).
 """

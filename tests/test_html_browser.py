@@ -1,0 +1,133 @@
+"""The offline HTML report in a real browser: Debian's headless Chromium driven by selenium.
+
+A choice probe over the tiny store (tests/conftest.py) is exported for real (so its provenance
+comes from the store), a hand-made run scores it (the candidate "animal" always scores best),
+``python -m eval.report --html`` writes the page, and Chromium opens it from disk: filter to
+the wrong predictions, open one, and the subclass triple behind it is shown with its named
+graph. Marked slow (it starts a browser): the full suite (scripts/test.sh, CI) runs it.
+Skipped, saying why, where Chromium, its driver or selenium is missing
+(scripts/setup.sh installs them).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from eval.report import main as report_main
+from kg.store import LocalStore
+from kg.vocab import graph
+from probes.export import export
+from probes.results import connect
+from probes.spec import parse_probe
+
+EX = "http://example.org/"
+SUBCLASS = "http://www.w3.org/2000/01/rdf-schema#subClassOf"
+PROBE = """# name: t/kinds
+# task: choice
+# split: test
+# target: ?child
+# gold: ?parent
+# candidates: ?option
+# group_by: [?c, ?child, ?p, ?parent]
+# graphs: [animals]
+# prompts: ["A [W] is a kind of [V].", "[W]: a kind of [V]."]
+PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
+SELECT ?c ?child ?p ?parent ?option WHERE {
+  GRAPH <https://w3id.org/kgprobe/graph/animals> {
+    ?c rdfs:subClassOf ?p . ?c rdfs:label ?child . ?p rdfs:label ?parent .
+  }
+  VALUES ?option { "mammal" "pet" "animal" "bird" }
+  FILTER(LANG(?child) = "")
+}
+"""
+# the tiny store's animal edges, child -> parent
+EDGES = {("dog", "mammal"), ("dog", "pet"), ("cat", "mammal"), ("mammal", "animal"),
+         ("sparrow", "bird"), ("bird", "animal")}
+
+
+def _driver() -> Any:
+    missing = [p for p in ("chromium", "chromedriver") if shutil.which(p) is None]
+    if missing:
+        pytest.skip(f"{' and '.join(missing)} not installed: run scripts/setup.sh (it installs "
+                    "Debian's chromium and chromium-driver)")
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed: "
+                                    "install the dev dependencies (scripts/setup.sh)")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = shutil.which("chromium") or ""
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--window-size=1400,1100"):
+        opts.add_argument(arg)
+    from selenium.webdriver.chrome.service import Service
+    return webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=opts)
+
+
+@pytest.fixture
+def driver() -> Iterator[Any]:
+    d = _driver()
+    try:
+        yield d
+    finally:
+        d.quit()
+
+
+def _results(tmp_path: Path, store: LocalStore) -> Path:
+    results = tmp_path / "r.duckdb"
+    export([parse_probe(PROBE, "kinds.rq")], store, results, None, progress=False)
+    con = connect(str(results))
+    con.execute("INSERT INTO runs (run_id, model, probe, config, status, task) VALUES "
+                "('r1', 'always-animal', 't/kinds', ?::JSON, 'done', 'choice')",
+                ['{"prompts": ["A [W] is a kind of [V].", "[W]: a kind of [V]."]}'])
+    for iid, child, cands in con.execute(
+            "SELECT instance_id, target, candidates FROM instances").fetchall():
+        for prompt in (0, 1):
+            for c in cands:
+                con.execute("INSERT INTO scores (run_id, probe, split, instance_id, prompt_id, "
+                            "candidate, prompt, score, label) VALUES ('r1', 't/kinds', 'test', "
+                            "?, ?, ?, ?, ?, ?)", [iid, prompt, c, f"A {child} is a kind of {c}.",
+                                                  0.0 if c == "animal" else -1.0, c])
+    con.close()
+    return results
+
+
+@pytest.mark.slow  # starts a browser (about 10-20 s)
+def test_filter_open_an_instance_and_see_its_triples(tiny_store: LocalStore, tmp_path: Path,
+                                                     driver: Any) -> None:
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    results = _results(tmp_path, tiny_store)
+    html = tmp_path / "report.html"
+    assert report_main(["--results", str(results), "--out", str(tmp_path / "md"),
+                        "--html", str(html), "--no-plots"]) == 0
+    driver.get(html.as_uri())
+    WebDriverWait(driver, 20).until(lambda d: d.execute_script(
+        "return document.body.dataset.ready"))
+    rows = driver.find_elements(By.CSS_SELECTOR, "#kgp-list tbody tr")
+    assert len(rows) == 2 * len(EDGES)  # every edge is an instance, under two prompts
+
+    Select(driver.find_element(By.ID, "f-outcome")).select_by_value("wrong")
+    rows = driver.find_elements(By.CSS_SELECTOR, "#kgp-list tbody tr")
+    # "animal" is the answer everywhere: right only for the edges whose parent is animal
+    wrong = {e for e in EDGES if e[1] != "animal"}
+    assert len(rows) == 2 * len(wrong)
+    cells = [c.text for c in rows[0].find_elements(By.TAG_NAME, "td")]
+    assert cells[5] == "animal" and cells[7] == "wrong"
+    child, parent = cells[2], cells[6]
+    assert (child, parent) in wrong
+    rows[0].click()
+
+    detail = driver.find_element(By.ID, "kgp-detail")
+    assert detail.is_displayed()
+    triples = [[td.text for td in tr.find_elements(By.TAG_NAME, "td")]
+               for tr in detail.find_elements(By.CSS_SELECTOR, "table.triples tbody tr")]
+    assert [EX + child, SUBCLASS, EX + parent, graph("animals").value] in triples
+    bindings = {tr.find_elements(By.TAG_NAME, "td")[0].text:
+                [td.text for td in tr.find_elements(By.TAG_NAME, "td")]
+                for tr in detail.find_elements(By.CSS_SELECTOR, "table.bindings tbody tr")}
+    assert bindings["?c"][1:] == [EX + child, child, graph("animals").value]
+    assert driver.save_screenshot(str(tmp_path / "html_report.png"))
