@@ -1,0 +1,63 @@
+"""BEAR parity runner for lm-pub-quiz 0.3.3 (its own virtual environment, scripts/setup_lmpq.sh).
+
+Every item (instance x template) is scored the way ``Evaluator.evaluate_relation`` scores it:
+``evaluator.score_answers(template=..., answers=<the answer space>, subject=<sub_label>,
+reduction="sum", batch_size=...)``, also with ``reduction=None`` once to read the scored-token
+counts. ``Evaluator.from_model(folder, model_type="CLM"|"MLM", conditional_score=...,
+pll_metric=...)`` with its defaults otherwise (``ensure_bos_token_added=True``). With several
+``--batch-size`` values the whole workload is timed at each; the scores of the first are kept.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import bear_common as common
+
+
+def main() -> int:
+    """Command line entry point."""
+    args = common.parse_args(__doc__.splitlines()[0])
+    common.set_threads(args.threads)
+    from lm_pub_quiz import Evaluator
+
+    items = common.load_workload(args.workload)
+    options: dict = {"conditional_score": args.scoring == "conditional"}
+    if args.kind == "masked":
+        options["pll_metric"] = args.pll_metric
+    t0 = time.perf_counter()
+    evaluator = Evaluator.from_model(str(args.model), model_type="CLM" if args.kind == "causal"
+                                     else "MLM", device=args.device, **options)
+    load = time.perf_counter() - t0
+    n = sum(len(item["answers"]) for item in items)
+    timings: dict[str, float] = {}
+    scores: list[list[float]] = []
+    for size in args.batch_size or [1]:
+        print(f"[lm-pub-quiz] {n} statements, batch size {size} ...", file=sys.stderr, flush=True)
+        t0 = time.perf_counter()
+        got = [evaluator.score_answers(template=item["template"], answers=item["answers"],
+                                       subject=item["subject"], reduction="sum",
+                                       batch_size=size) for item in items]
+        seconds = time.perf_counter() - t0
+        timings[str(size)] = seconds
+        print(f"[lm-pub-quiz] batch size {size}: {seconds:.1f} s, {n / seconds:.1f} statements/s",
+              file=sys.stderr, flush=True)
+        if not scores:
+            scores = [[float(s) for s in row] for row in got]
+    counts = [[len(tokens) for tokens, _ in evaluator.score_answers(
+        template=item["template"], answers=item["answers"], subject=item["subject"],
+        reduction=None, batch_size=16)] for item in items]
+    statements = [[evaluator.replace_placeholders(template=item["template"],
+                                                  subject=item["subject"], answer=a)[0]
+                   for a in item["answers"]] for item in items]
+    common.write(args.out, {
+        "tool": "lm-pub-quiz", "versions": common.version_of("lm-pub-quiz", "torch",
+                                                              "transformers"),
+        "threads": args.threads, "load_seconds": load, "statements": n,
+        "seconds": timings, "scores": scores, "n_tokens": counts, "texts": statements})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
