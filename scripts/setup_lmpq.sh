@@ -36,7 +36,8 @@ echo "installing torch==$TORCH_VERSION (CPU wheel)"
 "${PIP[@]}" install "torch==$TORCH_VERSION"
 
 echo "installing lm-pub-quiz==$LMPQ_VERSION"
-"${PIP[@]}" install -c "$CONSTRAINTS" "lm-pub-quiz==$LMPQ_VERSION" transformers safetensors
+# requests: lm_pub_quiz.data.util imports it but 0.3.3 does not declare it
+"${PIP[@]}" install -c "$CONSTRAINTS" "lm-pub-quiz==$LMPQ_VERSION" transformers safetensors requests
 
 "$VENV/bin/python" - <<'PY'
 import importlib.metadata as md
