@@ -146,6 +146,7 @@ def compare(items: list[dict], ours: dict, theirs: dict) -> dict:
         else:
             failures.append(f"{label}: {item['answers'][pa]!r} vs {item['answers'][pb]!r}")
     return {"largest_difference": worst, "where": where, "token_count_differences": count_diff,
+            "bos_text_items": sum(bool(b) for b in theirs.get("bos_text", [])),
             "items": len(items), "agree": agree, "exact_ties": ties, "near_ties": near,
             "failures": failures, "accuracy": accuracy}
 
@@ -170,15 +171,37 @@ def floor_positions(items: list[dict], texts: list[list[str]], model: Path) -> f
     return total / max(1, n)
 
 
+def whole_bear_estimate(args: argparse.Namespace, model: Path, summary: dict) -> dict:
+    """The floor's token positions over the whole of BEAR (tokenised here, nothing scored), the
+    floor time at this run's matmul rate and the wall time at this run's fraction of the floor
+    (kgprobe's statements/s over the floor's, on this run's workload)."""
+    sys.path.insert(0, str(RUNNERS))
+    import bear_common
+
+    everything = build_workload(args.data, None, 10**9)["items"]
+    texts = [[bear_common.statement(i["template"], i["subject"], a)[0] for a in i["answers"]]
+             for i in everything]
+    statements = sum(len(t) for t in texts)
+    per_statement = floor_positions(everything, texts, model)
+    floor_seconds = statements * per_statement * 2 * summary["params"] / (summary["gflops"] * 1e9)
+    fraction = summary["speed"]["kgprobe"] / summary["floor"]
+    return {"statements": statements, "positions_per_statement": per_statement,
+            "floor_seconds": floor_seconds, "fraction_of_floor": fraction,
+            "estimated_seconds": floor_seconds / fraction}
+
+
 def report(summary: dict) -> str:
     c = summary["comparison"]
     lines = [f"## BEAR parity: {summary['model']} ({summary['kind']}, {summary['scoring']}"
-             f"{', ' + summary['variant'] if summary['variant'] else ''})", "",
+             f"{', ' + summary['variant'] if summary['variant'] else ''}"
+             f"{', lm-pub-quiz ensure_bos_token_added=False' if summary['no_ensure_bos'] else ''})",
+             "",
              f"{c['items']} items (instance x template), {summary['statements']} statements.", "",
              "| check | result |", "| --- | --- |",
              f"| largest per-statement abs(difference) | {c['largest_difference']:.2e} nats "
              f"(item, answer {c['where']}) |",
              f"| statements with different scored-token counts | {c['token_count_differences']} |",
+             f"| items whose first padded row lacks BOS (lm-pub-quiz's BOS-text branch when on) | {c['bos_text_items']} |",
              f"| items with the same prediction | {c['agree']} of {c['items']} |",
              f"| items with an exact tie at the top (apart) | {len(c['exact_ties'])} |",
              f"| near-ties (top two closer than the largest difference) | {len(c['near_ties'])} |",
@@ -201,6 +224,13 @@ def report(summary: dict) -> str:
         lines.append(f"| *floor* ({summary['gflops']:.0f} GFLOP/s, {summary['params']:,} "
                      f"parameters, {summary['positions']:.2f} positions/statement) | "
                      f"{floor:.1f} | | 100% |")
+    whole = summary.get("whole_bear")
+    if whole:
+        lines += ["", f"Whole of BEAR: {whole['statements']:,} statements, "
+                  f"{whole['positions_per_statement']:.2f} floor positions per statement; floor "
+                  f"{whole['floor_seconds'] / 3600:.2f} h at this run's matmul rate, estimated "
+                  f"{whole['estimated_seconds'] / 3600:.2f} h at this run's "
+                  f"{whole['fraction_of_floor']:.0%} of the floor."]
     return "\n".join(lines)
 
 
@@ -215,6 +245,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="kgprobe reproduces lm-pub-quiz's BOS-text quirk (boundary=lm-pub-quiz)")
     p.add_argument("--pll-metric", default="within_word_l2r",
                    help="masked: original, within_word_l2r, sentence_l2r, answer_l2r+word_l2r")
+    p.add_argument("--no-ensure-bos", action="store_true",
+                   help="lm-pub-quiz with ensure_bos_token_added=False (docs/bear_parity.md: "
+                        "with a left-padding tokenizer such as Gemma's its BOS-text branch puts "
+                        "a second, scored BOS before some instances' statements)")
     p.add_argument("--relations", help="comma-separated, e.g. P19,P30 (default: all)")
     p.add_argument("--instances", type=int, default=10, help="per relation (first N)")
     p.add_argument("--lmpq-batch-size", default="1",
@@ -224,6 +258,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--out", type=Path, default=OUT)
     p.add_argument("--lmpq-venv", type=Path, default=default_lmpq_venv())
     p.add_argument("--no-floor", action="store_true", help="skip the matmul-rate measurement")
+    p.add_argument("--whole-bear", action="store_true",
+                   help="also count the floor's token positions over the whole of BEAR (every "
+                        "relation, instance and template) and estimate its wall time")
     p.add_argument("--timeout", type=int, default=6 * 3600)
     return p.parse_args(argv)
 
@@ -248,8 +285,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ours = run_runner("bear_kgprobe_runner.py", Path(sys.executable), args, model, wfile,
                           args.out / "kgprobe.json", extra)
         sizes = [s for x in args.lmpq_batch_size.split(",") for s in ("--batch-size", x)]
-        theirs = run_runner("lmpq_runner.py", python, args, model, wfile,
-                            args.out / "lmpq.json", [*extra, *sizes])
+        theirs = run_runner("lmpq_runner.py", python, args, model, wfile, args.out / "lmpq.json",
+                            [*extra, *sizes, *(["--no-ensure-bos"] if args.no_ensure_bos else [])])
     except (BenchError, subprocess.TimeoutExpired) as exc:
         print(f"bench_bear: {exc}", file=sys.stderr)
         return 2
@@ -259,7 +296,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary: dict = {"model": str(model), "kind": args.kind, "scoring": args.scoring,
                      "variant": (args.pll_metric if args.kind == "masked"
                                  else "BOS-text quirk" if args.quirk else ""),
-                     "statements": n, "speed": speed, "wall_seconds": time.perf_counter() - t0,
+                     "no_ensure_bos": args.no_ensure_bos, "statements": n, "speed": speed,
+                     "wall_seconds": time.perf_counter() - t0,
                      "versions": {"kgprobe": ours["versions"], "lm-pub-quiz": theirs["versions"]},
                      "comparison": compare(workload["items"], ours, theirs)}
     if args.kind == "causal" and not args.no_floor:
@@ -268,6 +306,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         summary["positions"] = floor_positions(workload["items"], ours["texts"], model)
         summary["floor"] = bench_peers.floor_rate(summary["gflops"], summary["params"],
                                                   summary["positions"])
+        if args.whole_bear:
+            summary["whole_bear"] = whole_bear_estimate(args, model, summary)
     text = report(summary)
     print("\n" + text)
     (args.out / "summary.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")

@@ -61,6 +61,8 @@ def parse_args(description: str, argv: Sequence[str] | None = None) -> argparse.
     parser.add_argument("--pll-metric", default="within_word_l2r", help="masked LMs")
     parser.add_argument("--batch-size", type=int, action="append",
                         help="lm-pub-quiz batch sizes to time (repeatable; default 1)")
+    parser.add_argument("--no-ensure-bos", action="store_true",
+                        help="lm-pub-quiz: ensure_bos_token_added=False (its BOS-text branch off)")
     parser.add_argument("--device", default="cpu")
     return parser.parse_args(argv)
 

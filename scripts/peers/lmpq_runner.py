@@ -23,7 +23,8 @@ def main() -> int:
     from lm_pub_quiz import Evaluator
 
     items = common.load_workload(args.workload)
-    options: dict = {"conditional_score": args.scoring == "conditional"}
+    options: dict = {"conditional_score": args.scoring == "conditional",
+                     "ensure_bos_token_added": not args.no_ensure_bos}
     if args.kind == "masked":
         options["pll_metric"] = args.pll_metric
     t0 = time.perf_counter()
@@ -51,11 +52,18 @@ def main() -> int:
     statements = [[evaluator.replace_placeholders(template=item["template"],
                                                   subject=item["subject"], answer=a)[0]
                    for a in item["answers"]] for item in items]
+    tok = evaluator.tokenizer
+    bos_text = []
+    for row in statements:
+        with evaluator.add_bos_token():
+            first = tok(row, padding=True, add_special_tokens=True)["input_ids"][0][0]
+        bos_text.append(args.kind == "causal" and first != tok.bos_token_id)
     common.write(args.out, {
         "tool": "lm-pub-quiz", "versions": common.version_of("lm-pub-quiz", "torch",
                                                               "transformers"),
         "threads": args.threads, "load_seconds": load, "statements": n,
-        "seconds": timings, "scores": scores, "n_tokens": counts, "texts": statements})
+        "seconds": timings, "scores": scores, "n_tokens": counts, "texts": statements,
+        "bos_text": bos_text})
     return 0
 
 
