@@ -201,7 +201,8 @@ def report(summary: dict) -> str:
              f"| largest per-statement abs(difference) | {c['largest_difference']:.2e} nats "
              f"(item, answer {c['where']}) |",
              f"| statements with different scored-token counts | {c['token_count_differences']} |",
-             f"| items whose first padded row lacks BOS (lm-pub-quiz's BOS-text branch when on) | {c['bos_text_items']} |",
+             "| items whose first padded row lacks BOS (lm-pub-quiz's BOS-text branch when on) "
+             f"| {c['bos_text_items']} |",
              f"| items with the same prediction | {c['agree']} of {c['items']} |",
              f"| items with an exact tie at the top (apart) | {len(c['exact_ties'])} |",
              f"| near-ties (top two closer than the largest difference) | {len(c['near_ties'])} |",

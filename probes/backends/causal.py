@@ -16,6 +16,9 @@ Speed:
   candidates and only the continuation tokens run. Either way the first token of every
   candidate is scored from the context's last position, so one-token candidates cost nothing
   beyond the context;
+- requests with an empty context (whole texts after the start token) share their token
+  prefixes as whole statements do (``causal_statements.score_statements``): the statements of
+  one template that differ only after some words run those words once;
 - other requests run as one length-sorted, right-padded forward per batch;
 - the LM head runs only at the positions whose logits are needed, in chunks, with logsumexp +
   gather instead of a full log-softmax.
@@ -60,7 +63,11 @@ from probes.backends.causal_model import (
     split_causal,
     stack_rows,
 )
-from probes.backends.causal_statements import encode_statements, score_statements
+from probes.backends.causal_statements import (
+    Statement,
+    encode_statements,
+    score_statements,
+)
 from probes.backends.registry import register
 from probes.backends.scoring_options import BOUNDARIES
 from probes.models import ModelError, ModelSource
@@ -171,6 +178,16 @@ class CausalScorer(Scorer):
             else:
                 single.extend(members)
         self._report(len(pairs) - sum(len(m) for m in groups.values()))
+        start = tuple(self._start)
+        whole = [i for i in single if start and pairs[i][0] == start]
+        if whole and self.prefix_mode is not None:  # whole texts: share their token prefixes
+            done = set(whole)
+            single = [i for i in single if i not in done]
+            statements = [Statement(pairs[i][0] + pairs[i][1], tuple(range(
+                len(start), len(start) + len(pairs[i][1])))) for i in whole]
+            for i, (value, _) in zip(whole, score_statements(self, statements, share=True),
+                                     strict=True):
+                logprob[i] = value
         self._loglik_single(single, pairs, logprob)
         if self.prefix_mode == "cache":
             self._loglik_cached(shared, pairs, logprob)
@@ -509,6 +526,8 @@ class CausalScorer(Scorer):
             (text[:19], " sleeps."),
             (text[:19], ","),
             (text[:9], text[9:40]),
+            ("", text[:25]),
+            ("", text[:31]),
         ]
         reference = [self.reference_loglik(c, x) for c, x in requests]
         tolerance = [1e-3 if self.dtype == "float32" else 0.5 + 0.05 * abs(r) for r in reference]

@@ -2,10 +2,13 @@
 
 Every item (instance x template) is scored the way ``Evaluator.evaluate_relation`` scores it:
 ``evaluator.score_answers(template=..., answers=<the answer space>, subject=<sub_label>,
-reduction="sum", batch_size=...)``, also with ``reduction=None`` once to read the scored-token
-counts. ``Evaluator.from_model(folder, model_type="CLM"|"MLM", conditional_score=...,
-pll_metric=...)`` with its defaults otherwise (``ensure_bos_token_added=True``). With several
-``--batch-size`` values the whole workload is timed at each; the scores of the first are kept.
+reduction="sum", batch_size=...)``, with ``Evaluator.from_model(folder, model_type="CLM"|"MLM",
+conditional_score=..., pll_metric=...)`` and its defaults otherwise (``ensure_bos_token_added
+=True`` unless ``--no-ensure-bos``). The scored-token counts are read from the scoring masks of
+``evaluator.encode`` (the causal mask from its second position on, as ``score_statements``
+reads it). With several ``--batch-size`` values the whole workload is timed at each; the scores
+of the first are kept. ``bos_text`` says per item whether ``encode`` takes its BOS-text branch
+(the first padded row does not start with BOS after ``add_bos_token``).
 """
 
 from __future__ import annotations
@@ -46,23 +49,24 @@ def main() -> int:
               file=sys.stderr, flush=True)
         if not scores:
             scores = [[float(s) for s in row] for row in got]
-    counts = [[len(tokens) for tokens, _ in evaluator.score_answers(
-        template=item["template"], answers=item["answers"], subject=item["subject"],
-        reduction=None, batch_size=16)] for item in items]
     statements = [[evaluator.replace_placeholders(template=item["template"],
-                                                  subject=item["subject"], answer=a)[0]
+                                                  subject=item["subject"], answer=a)
                    for a in item["answers"]] for item in items]
+    shift = 1 if args.kind == "causal" else 0  # the causal mask is read from position 1 on
+    counts = [[sum(mask[shift:]) for mask in evaluator.encode(
+        statements=[t for t, _ in row], span_roles=[r for _, r in row])[1]] for row in statements]
+    texts = [[t for t, _ in row] for row in statements]
     tok = evaluator.tokenizer
     bos_text = []
-    for row in statements:
+    for row in texts if args.kind == "causal" else []:
         with evaluator.add_bos_token():
             first = tok(row, padding=True, add_special_tokens=True)["input_ids"][0][0]
-        bos_text.append(args.kind == "causal" and first != tok.bos_token_id)
+        bos_text.append(first != tok.bos_token_id)
     common.write(args.out, {
         "tool": "lm-pub-quiz", "versions": common.version_of("lm-pub-quiz", "torch",
                                                               "transformers"),
         "threads": args.threads, "load_seconds": load, "statements": n,
-        "seconds": timings, "scores": scores, "n_tokens": counts, "texts": statements,
+        "seconds": timings, "scores": scores, "n_tokens": counts, "texts": texts,
         "bos_text": bos_text})
     return 0
 
