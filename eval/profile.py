@@ -1,15 +1,16 @@
-"""A one-page knowledge profile of one model across the three benchmarks:
+"""A one-page knowledge profile of one model across the four benchmarks:
 ``python -m eval.profile --model smollm2-135m``.
 
 SQL over the results file only (the metric files of ``eval/profile_sql``, run by the report
 runner of :mod:`eval.report`): per sampled item (a semrel word, an OntoLAMA instance, a COPEN
-instance) its score, then per key measure the mean with a 95 % interval over the items (the
+or BEAR instance) its score, then per key measure the mean with a 95 % interval over the items (the
 Wilson interval when every item is right or wrong, :func:`eval.stats.proportion_ci`; else the
 bootstrap over the items, :func:`eval.stats.bootstrap_ci`), beside chance, the shortcut ceiling
 (the best model-free rule fitted on train, docs/shortcuts.md; OntoLAMA and COPEN, where the
-probe has a train split) and, for the semantic relations, the human ceiling on the same words. A
-measure over fewer than :data:`MIN_ITEMS` items is no figure: the chart draws it as a hatched
-band, not a bar, and says why under the axes; the table marks it. Writes ``profile.md`` and
+probe has a train split; for BEAR, which has none, the rule chosen on the other relations)
+and, for the semantic relations, the human ceiling on the same words. A measure over fewer
+than :data:`MIN_ITEMS` items is no figure: the chart draws it as a hatched band, not a bar,
+and says why under the axes; the table marks it. Writes ``profile.md`` and
 ``profile.png`` into a folder of their own (see :func:`eval.report.report_folder`) and prints
 the table.
 
@@ -159,13 +160,40 @@ def _copen(rows: list[dict[str, Any]], model: str,
     return out
 
 
+def _bear(rows: list[dict[str, Any]], model: str) -> list[ProfileLine]:
+    """BEAR: the model's BEAR probe with the most scored instances (the whole of BEAR over the
+    main job's sample when both are there), all relations and then each domain (an instance
+    counts in every domain of its relation); chance and ceiling over the same instances."""
+    mine = [r for r in rows if r["model"] == model]
+    if not mine:
+        return []
+    sizes: dict[str, int] = {}
+    for r in mine:
+        sizes[r["probe"]] = sizes.get(r["probe"], 0) + 1
+    probe = max(sorted(sizes), key=lambda p: sizes[p])
+    mine = [r for r in mine if r["probe"] == probe]
+    name = probe.removeprefix("bear/")
+    groups: list[tuple[str, list[dict[str, Any]]]] = [("all relations", mine)]
+    for domain in sorted({d for r in mine for d in r["domains"] or []}):
+        groups.append((domain, [r for r in mine if domain in (r["domains"] or [])]))
+    out = []
+    for measure, items in groups:
+        ceiling = [float(r["ceiling"]) for r in items if r["ceiling"] is not None]
+        values = [float(r["value"]) for r in items]
+        out.append(_line("BEAR", f"{measure}: accuracy ({name})", values,
+                         _mean([float(r["chance"]) for r in items]),
+                         ceiling=_mean(ceiling) if len(ceiling) == len(items) else None))
+    return out
+
+
 def profile_lines(rows: Rows, model: str) -> list[ProfileLine]:
     """The profile's measures for ``model`` from the rows of the profile metrics (a benchmark
     without rows for the model has no line)."""
     return (_semrel(rows.get("profile_semrel", []), model)
             + _ontolama(rows.get("profile_ontolama", []), model,
                         rows.get("profile_shortcuts", []))
-            + _copen(rows.get("profile_copen", []), model, rows.get("profile_shortcuts", [])))
+            + _copen(rows.get("profile_copen", []), model, rows.get("profile_shortcuts", []))
+            + _bear(rows.get("profile_bear", []), model))
 
 
 def _num(v: float | None) -> str:
@@ -179,7 +207,7 @@ def _ci(ci: tuple[float, float] | None) -> str:
 #: The fewest items a measure is drawn with: below it the chart draws a hatched band, not a
 #: bar (four right answers out of four are no evidence of "CPJ 1.00"), and the table marks it.
 MIN_ITEMS = 10
-UNITS = {"semrel": "words", "OntoLAMA": "instances", "COPEN": "instances"}
+UNITS = {"semrel": "words", "OntoLAMA": "instances", "COPEN": "instances", "BEAR": "instances"}
 
 
 def per_benchmark(lines: Sequence[ProfileLine]) -> str:
@@ -194,6 +222,9 @@ def per_benchmark(lines: Sequence[ProfileLine]) -> str:
         if p.benchmark == "semrel":
             if p.measure.startswith("all six"):
                 counts["semrel"] = p.n
+        elif p.benchmark == "BEAR":
+            if p.measure.startswith("all relations"):
+                counts["BEAR"] = p.n
         else:
             counts[p.benchmark] = counts.get(p.benchmark, 0) + p.n
     return "n per benchmark: " + ", ".join(f"{b} {n:,} {UNITS.get(b, 'items')}"
@@ -225,7 +256,16 @@ NOTES = ("n: items (semrel: sampled words; OntoLAMA, COPEN: instances). 95% CI: 
          "of the released-format sample in the repository, 4 to 5 per task; load the released "
          "COPEN files for a real COPEN row). shortcut ceiling: the best model-free rule fitted "
          "on the probe's train split (docs/shortcuts.md) on the same items; – where the probe "
-         "has no train split.")
+         "has no train split. BEAR (Wiland et al. 2024): the share of an instance's "
+         "templates whose best-scored answer of the relation's whole answer space is gold "
+         "(lm-pub-quiz's rule), per instance, over all relations and per domain (an instance "
+         "counts in each domain of its relation; lm-pub-quiz's own domain figures weight "
+         "relations differently: eval/bear/bear_accuracy_domain.sql); chance the mean of "
+         "1 / answer-space size; its shortcut ceiling is the model-free rule chosen on "
+         "the other fold of relations (2-fold cross-fitting: BEAR has no train split; "
+         "eval/bear/_shortcuts.sql), "
+         "not one fitted on train. The main job scores bear/bear-sample: one seeded instance "
+         "per relation, template 0 only.")
 
 
 def caption(lines: Sequence[ProfileLine]) -> str:

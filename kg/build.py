@@ -27,7 +27,7 @@ from tqdm import tqdm
 
 from kg import config, derived, options
 from kg.errors import KgError, SourceError, StoreError
-from kg.manifest import Source, pick
+from kg.manifest import Source, load_manifest, pick
 from kg.pids import pid_alive
 from kg.vocab import DCTERMS, GRAPH_BASE, KGP, PROV, graph, inferred_graph
 
@@ -277,7 +277,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(handler=run)
     parser.add_argument("--source", "-s", action="append", metavar="NAME",
                         help="source to (re)build; repeat for several; default: all in "
-                        "kg/sources.toml")
+                        "kg/sources.toml but the optional ones (bear-big)")
     options.add_store(parser)
     parser.add_argument("--data-dir", type=Path, default=None,
                         help="folder with the source data (default: $KGPROBE_DATA_DIR or "
@@ -300,8 +300,9 @@ def main(argv: list[str] | None = None) -> int:
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     """Build the chosen sources (or list them)."""
     if args.list:
-        for s in pick(None):
-            print(f"{s.name:10} {s.title}  [{s.license}]  {s.url}")
+        for s in pick(None) + [s for s in load_manifest().values() if s.optional]:
+            opt = " (optional: built only with -s)" if s.optional else ""
+            print(f"{s.name:10} {s.title}{opt}  [{s.license}]  {s.url}")
         return 0
     t0 = time.perf_counter()
     try:

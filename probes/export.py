@@ -39,6 +39,7 @@ from tqdm import tqdm
 
 from kg import config, options
 from kg.errors import KgError
+from kg.manifest import load_manifest
 from kg.sparql import keyword_line
 from kg.store import (
     DEFAULT_MAX_ROWS,
@@ -52,8 +53,8 @@ from kg.vocab import graph
 from probes import parquet_sync
 from probes.errors import ProbeError, ProbeFileError
 from probes.inflections import GoldForm, gold_form_rows
+from probes.instance_templates import check_templates, indexed_prompt_vars, indexed_prompts
 from probes.preview import check_task, preview_prompts
-from probes.render import placeholders
 from probes.results import connect, diagnose, disk_error, transaction
 from probes.results.shared import (
     GoldFormRow,
@@ -109,6 +110,31 @@ def _as_list(v: Any) -> list[str]:
     if isinstance(v, list):
         return [str(x) for x in v if x is not None]
     return [str(v)]
+
+
+def skip_unbuilt_optional(probes: list[Probe], store: KnowledgeStore
+                          ) -> tuple[list[Probe], list[tuple[str, list[str]]]]:
+    """The probes to export when none were named: all but those that read an optional source
+    (kg/sources.toml ``optional = true``, e.g. bear-big) which the store does not hold; those
+    are returned apart as (probe name, missing optional sources).
+
+    >>> from kg.store import LocalStore
+    >>> from probes.spec import parse_probe
+    >>> head = ["# name: t/x", "# task: records", "# split: test", "# graphs: [bear-big]"]
+    >>> probe = parse_probe("\\n".join([*head, "SELECT ?a WHERE { }"]), "x.rq")
+    >>> skip_unbuilt_optional([probe], LocalStore.in_memory())
+    ([], [('t/x', ['bear-big'])])
+    """
+    optional = {s.name for s in load_manifest().values() if s.optional}
+    have = set(store.graphs())
+    keep, skipped = [], []
+    for probe in probes:
+        missing = [g for g in probe.spec.graphs if g in optional and graph(g).value not in have]
+        if missing:
+            skipped.append((probe.spec.name, missing))
+        else:
+            keep.append(probe)
+    return keep, skipped
 
 
 def check_graphs(probes: list[Probe], store: KnowledgeStore) -> None:
@@ -181,6 +207,8 @@ def instances_for(probe: Probe, store: KnowledgeStore,
         # An instance belongs to one split: the split variable is always part of the group key.
         group_keys = [*keys, split_var] if split_var and split_var not in keys else keys
         grouped: dict[tuple, dict[str, Any]] = {}
+        indexed = indexed_prompt_vars(spec)
+        pairs: dict[tuple, dict[tuple[Any, Any], None]] = {}
         for row in rows:
             k = tuple(row[c] for c in group_keys)
             inst = grouped.get(k)
@@ -188,8 +216,15 @@ def instances_for(probe: Probe, store: KnowledgeStore,
                 inst = grouped[k] = {c: row[c] if c in group_keys else []
                                      for c in probe.variables}
             for c in probe.variables:
+                if c in indexed:
+                    continue
                 if c not in group_keys and row[c] is not None and row[c] not in inst[c]:
                     inst[c].append(row[c])
+            if indexed and row[indexed[0]] is not None:
+                pairs.setdefault(k, {})[(row[indexed[1]], row[indexed[0]])] = None
+        if indexed:
+            for k, inst in grouped.items():
+                indexed_prompts(probe, inst, list(pairs.get(k, {})), indexed)
         records = list(grouped.values())
     else:
         records = rows
@@ -259,21 +294,6 @@ def build_instances(probe: Probe, store: KnowledgeStore, limits: QueryLimits | N
     for warning in check_task(probe, df):
         print(warning, file=sys.stderr)
     return df
-
-
-def check_templates(probe: Probe, df: pl.DataFrame) -> None:
-    """Every ``[NAME]`` placeholder of the probe's prompts must be a field of its instances."""
-    if df.is_empty() or not probe.spec.prompts:
-        return
-    fields = {k.lower() for k in json.loads(df["fields"][0])}
-    for template in probe.spec.prompts:
-        for name in placeholders(template):
-            if name not in ("W", "V", "DET") and name.lower() not in fields:
-                known = ", ".join(f"[{k.upper()}]" for k in sorted(fields))
-                raise ProbeFileError(probe.path, probe.header_lines.get("prompts"),
-                                     f"template {template!r} uses [{name}] but the query selects "
-                                     f"no ?{name.lower()}; select it, or use [W], [V], [DET] or "
-                                     f"a selected variable: {known}. Nothing was exported.")
 
 
 def _scalar(v: Any) -> str | None:
@@ -535,6 +555,13 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         limits = QueryLimits(timeout_s=args.query_timeout or None, max_rows=args.max_rows or None,
                              allow_service=args.allow_service)
         store = open_store(args.endpoint, args.store, timeout=args.timeout)
+        if not args.probe:  # every probe: those of optional sources not built are skipped
+            probes, skipped = skip_unbuilt_optional(probes, store)
+            for name, sources in skipped:
+                print(f"skipped {name}: it reads the optional source(s) {', '.join(sources)}, "
+                      f"not in the store; build with `python -m kg.build "
+                      f"{' '.join('-s ' + s for s in sources)}` or name the probe with -p",
+                      file=sys.stderr)
         builder_dirs = [*(args.queries or []), *config.extra_query_dirs()]
         if args.preview is not None:
             if args.preview < 1:

@@ -13,6 +13,14 @@ SPARQL tool. Header fields (see README, "Probe files"):
 - ``group_by``: variables that make one instance; other variables are collected in lists.
 - ``id``: variables that identify an instance (default: group_by, else all selected).
 - ``prompts``: prompt templates (``[W]``, ``[V]``, ``[DET]``, ...).
+- ``prompts_from``: instead of ``prompts``, the variable whose values are each instance's own
+  templates, in query order (collected like any non-grouped variable): prompt ``i`` of an
+  instance is its ``i``-th value, so templates can live in the store (BEAR's per-relation
+  templates; prompt index = lm-pub-quiz's ``template_index``). Only tasks that render per
+  instance take it (choice). Identical values collapse into one prompt unless
+- ``prompt_index`` names the variable holding each template's position (0, 1, ...): the
+  prompts are then the distinct (index, template) pairs in index order, so a template listed
+  twice stays two prompts (BEAR's P103 repeats its first template as its third).
 - ``seed``: the seed written into the query's hash ordering; must appear in the query.
 - ``graphs``: sources the query reads (checked against the store before running).
 - ``params``: the task's settings (a mapping), validated against the task's params model
@@ -68,6 +76,8 @@ from probes.tasks.registry import TASK_NAMES
 from probes.tasks.registry import TASKS as TASK_REGISTRY
 
 _VAR = r"\?[A-Za-z_][A-Za-z0-9_]*"
+PROMPTS_FROM_TASKS = ("choice",)
+"""The tasks whose templates may come from the instances (``prompts_from``)."""
 
 
 def _var(value: str) -> str:
@@ -92,6 +102,8 @@ class ProbeSpec(BaseModel):
     group_by: list[str] = []
     id: list[str] = []
     prompts: list[str] = []
+    prompts_from: str | None = None
+    prompt_index: str | None = None
     seed: int | None = None
     graphs: list[str] = []
     params: dict[str, Any] = {}
@@ -118,7 +130,7 @@ class ProbeSpec(BaseModel):
             return v.replace(",", " ").split() if info.field_name == "graphs" else [v]
         return v
 
-    @field_validator("target", "candidates")
+    @field_validator("target", "candidates", "prompts_from", "prompt_index")
     @classmethod
     def _one_var(cls, v: str | None) -> str | None:
         return None if v is None else _var(v)
@@ -150,6 +162,17 @@ class ProbeSpec(BaseModel):
         if both:
             raise ValueError(f"params and builder_params both set {', '.join(both)}; a setting "
                              "of the builder belongs in builder_params, one of the task in params")
+        if self.prompt_index is not None and self.prompts_from is None:
+            raise ValueError("prompt_index orders the templates of prompts_from; set "
+                             "prompts_from: ?var too, or drop prompt_index")
+        if self.prompts_from is not None:
+            if self.prompts:
+                raise ValueError("set either prompts (templates in the header) or prompts_from "
+                                 "(a variable holding each instance's templates), not both")
+            if self.task not in PROMPTS_FROM_TASKS:
+                raise ValueError(f"prompts_from is taken by the task(s) "
+                                 f"{', '.join(PROMPTS_FROM_TASKS)}, not by {self.task}; write "
+                                 "the templates in prompts:")
         return self
 
     @property
@@ -166,7 +189,7 @@ class ProbeSpec(BaseModel):
     def variables_used(self) -> dict[str, str]:
         """Header field -> variable name (without '?') for every variable the header names."""
         used: dict[str, str] = {}
-        for fld in ("target", "candidates"):
+        for fld in ("target", "candidates", "prompts_from", "prompt_index"):
             v = getattr(self, fld)
             if v:
                 used[f"{fld} {v}"] = v[1:]

@@ -2,7 +2,7 @@
 # The main job on the embedded defaults, offline: set up, build the store from ../shared/data and
 # WordNet, export the starter probes, score them with SmolLM2-135M, print the report; then a
 # one-page knowledge profile of the same model on small, seeded, class-balanced samples of the
-# three benchmarks (semantic relations beside humans, OntoLAMA, COPEN), with one PNG.
+# four benchmarks (semantic relations beside humans, OntoLAMA, COPEN, BEAR), with one PNG.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh

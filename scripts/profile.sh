@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The knowledge profile of one model (default smollm2-135m), the end of scripts/main.sh: small,
-# seeded, class-balanced samples of the three benchmarks scored into the results file, then
+# seeded, class-balanced samples of the four benchmarks (BEAR: one instance per relation)
+# scored into the results file, then
 # `python -m eval.profile` (one page: key measures with n and 95 % intervals beside chance and the
 # human ceiling, and profile.png). Needs a built store (`python -m kg.build`: its derived semrel
 # graphs included). KGPROBE_THREADS=N passes --threads N to the model runs. Measured with one thread
@@ -30,4 +31,8 @@ ONTOLOGIES=(-p ontolama/pizza-atomic -p ontolama/schemaorg-atomic)
 "$PY" -m probes.copen load tests/fixtures/copen/released \
   --taxonomy "${KGPROBE_DATA_DIR:-../shared/data}/copen/schema/father.txt"
 "$PY" -m probes.copen zero-shot --model "$MODEL" --quiet "${THREADS[@]}"
+# BEAR (relational knowledge): one seeded instance per relation under its first template,
+# against the relation's whole answer space (bear/bear-sample: 60 instances, 1,902 statements)
+"$PY" -m probes.export -p bear/bear-sample
+"$PY" -m probes.run --model "$MODEL" -p bear/bear-sample --quiet "${THREADS[@]}"
 "$PY" -m eval.profile --model "$MODEL"

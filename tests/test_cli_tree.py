@@ -126,7 +126,9 @@ def test_every_command_and_sub_command_has_its_help(capsys: pytest.CaptureFixtur
     for argv, option in ((["semrel", "humans"], "--endpoint"), (["semrel", "vocab"], "--results"),
                          (["semrel", "report"], "--absent"), (["ontolama", "stats"], "--store"),
                          (["ontolama", "report"], "--split"), (["results", "upgrade"], "path"),
-                         (["copen", "zero-shot"], "--span"), (["list"], "--what")):
+                         (["copen", "zero-shot"], "--span"), (["list"], "--what"),
+                         (["bear", "subset"], "--relation"), (["bear", "report"], "--out"),
+                         (["bear", "stats"], "--endpoint")):
         with pytest.raises(SystemExit) as e:
             main([*argv, "--help"])
         assert e.value.code == 0

@@ -13,8 +13,9 @@ every layer shares (``--results``, ``--store``, ``--queries``, ``--endpoint``) a
     kgprobe export -p 'mine/*'         # python -m probes.export
     kgprobe run -m smollm2-135m -p 'mine/*'
     kgprobe report                     # python -m eval.report
-    kgprobe semrel humans | ontolama build | copen zero-shot | kshot ...
-    kgprobe semrel report              # python -m eval.semrel_report (likewise ontolama, copen)
+    kgprobe semrel humans | ontolama build | copen zero-shot | bear subset | kshot ...
+    kgprobe semrel report              # python -m eval.semrel_report (likewise ontolama, copen,
+                                       # bear)
 
 The shared options may come before or after the command. Given before it, they are handed to
 the command explicitly, as if given after it (a value given after the command wins; ``--queries``
@@ -66,6 +67,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                  "OntoLAMA: build, stats, inheritance, export, report"),
     "copen": ("probes.copen.__main__:add_arguments",
               "COPEN: load, zero-shot, submission, construct, report"),
+    "bear": ("probes.bear.__main__:add_arguments",
+             "BEAR (Wiland et al. 2024): stats, subset, report"),
     "kshot": ("probes.ontolama.kshot:add_arguments",
               "OntoLAMA K-shot prompt-based fine-tuning (python -m probes.kshot)"),
     "linear": ("probes.copen.linear:add_arguments",
@@ -83,12 +86,15 @@ EVAL_SUBCOMMANDS: dict[tuple[str, str], tuple[str, str]] = {
                              "the OntoLAMA report (python -m eval.ontolama_report)"),
     ("copen", "report"): ("eval.copen_report:add_arguments",
                           "the COPEN report, laid out like Table 2 (python -m eval.copen_report)"),
+    ("bear", "report"): ("eval.bear_report:add_arguments",
+                         "the BEAR report: lm-pub-quiz's figures and kgprobe's intervals, "
+                         "chance, shortcut ceiling (python -m eval.bear_report)"),
     ("copen", "submission"): ("eval.copen_submission:add_arguments",
                               "write test predictions in the leaderboard format"),
 }
 
 #: the commands (and benchmark sub-commands) that take ``--endpoint``.
-ENDPOINT_COMMANDS = {("export",), ("query",), ("semrel", "humans")}
+ENDPOINT_COMMANDS = {("export",), ("query",), ("semrel", "humans"), ("bear", "stats")}
 
 #: the shared options as flags (``--queries`` repeats).
 FLAGS = {"results": "--results", "store": "--store", "queries": "--queries",

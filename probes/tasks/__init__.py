@@ -278,7 +278,32 @@ def params_problem(model: type[TaskParams], params: Mapping[str, Any]) -> tuple[
     return None
 
 
-SCORE_PARTS = ("whole", "continuation", "slot")
+SCORE_PARTS = ("whole", "continuation", "slot", "conditional")
+
+
+def instance_prompts(spec: ProbeSpec, inst: Instance) -> list[str]:
+    """An instance's templates: the header's ``prompts``, or with ``prompts_from: ?var`` the
+    values of that variable in the instance (in query order; prompt ``i`` = the ``i``-th).
+
+    >>> from probes.spec import ProbeSpec
+    >>> spec = ProbeSpec(name="d/c", task="choice", split="test", prompts_from="?template")
+    >>> instance_prompts(spec, Instance("d/c", "test", "i", "x", [], [], {"template": ["a [V]"]}))
+    ['a [V]']
+    >>> instance_prompts(spec, Instance("d/c", "test", "i9", "x", [], [], {}))
+    Traceback (most recent call last):
+    ...
+    probes.results.ProbeError: probe d/c: instance i9 has no templates in ?template ...
+    """
+    if spec.prompts_from is None:
+        return list(spec.prompts)
+    var = spec.prompts_from[1:]
+    value = inst.fields.get(var)
+    values = value if isinstance(value, list) else ([] if value is None else [value])
+    out = [str(v) for v in values if v is not None]
+    if not out:
+        raise ProbeError(f"probe {spec.name}: instance {inst.instance_id} has no templates in "
+                         f"?{var} (prompts_from); bind ?{var} for every instance in the query")
+    return out
 
 
 def span_request(rendered: Rendered, part: str, template: str, kind: str) -> Request:
@@ -296,7 +321,15 @@ def span_request(rendered: Rendered, part: str, template: str, kind: str) -> Req
     ('owl is a bird.', (9, 13))
     >>> span_request(r, "whole", "t", "causal").args
     ('', 'owl is a bird.')
+
+    ``"conditional"`` is lm-pub-quiz's ``conditional_score``: a causal (or seq2seq) LM scores
+    from the slot to the end (``continuation``), a masked LM the slot's tokens only (``slot``).
+
+    >>> [span_request(r, "conditional", "t", k).args for k in ("causal", "masked")]
+    [('owl is a', ' bird.'), ('owl is a bird.', (9, 13))]
     """
+    if part == "conditional":  # lm-pub-quiz's conditional_score
+        part = "slot" if kind == "masked" else "continuation"
     start, end = text_span(rendered, part, template)
     text = rendered.text
     if kind == "masked":
@@ -375,7 +408,7 @@ def score_part(part: Any) -> str:
     >>> score_part("all")
     Traceback (most recent call last):
     ...
-    ValueError: 'all' must be one of whole, continuation, slot or a placeholder such as [W]
+    ValueError: 'all' must be one of whole, continuation, slot, conditional or a placeholder ...
     """
     if not isinstance(part, str) or not (
             part in SCORE_PARTS or (part.startswith("[") and part.endswith("]"))):

@@ -2,16 +2,19 @@
 
 Spec:
 
-- ``prompts``: templates with a slot ``[V]`` (at least one).
+- ``prompts``: templates with a slot ``[V]`` (at least one), or ``prompts_from: ?var``: each
+  instance's own templates, from the store (probes.spec; BEAR's per-relation templates).
 - ``candidates``: the variable holding the answer candidates; the gold answers are always
   scored too (candidates = gold answers, then the other candidates, without repeats).
 - ``params``:
   ``score`` (which part of the filled template is scored: ``continuation`` = from the slot to
-  the end (default), ``slot`` = the candidate only, ``whole`` = the whole text, or a placeholder
-  such as ``[W]``); ``slot_det`` (``a`` or ``an``: a ``[DET]`` before the slot takes the
-  candidate's own article, "an apron"; ``slot_det`` is only the article of a ``[DET]`` that no
-  word follows) and ``capitalize`` (see probes.render); ``pmi_context`` (PMI calibration: each
-  candidate's scored text is also scored after this neutral text, ``""`` = unconditionally).
+  the end (default), ``slot`` = the candidate only, ``whole`` = the whole text,
+  ``conditional`` = lm-pub-quiz's conditional score (continuation for causal and seq2seq LMs,
+  slot for masked LMs), or a placeholder such as ``[W]``); ``slot_det`` (``a`` or ``an``: a
+  ``[DET]`` before the slot takes the candidate's own article, "an apron"; ``slot_det`` is
+  only the article of a ``[DET]`` that no word follows) and ``capitalize`` (see
+  probes.render); ``pmi_context`` (PMI calibration: each candidate's scored text is also
+  scored after this neutral text, ``""`` = unconditionally).
 
 Each (prompt, candidate) gives one ``scores`` row: the summed log-probability (causal,
 seq2seq) or pseudo-log-likelihood (masked) of the scored part, its tokens and characters
@@ -44,6 +47,7 @@ from probes.tasks import (
     TaskParams,
     calibrated_rows,
     check_pmi,
+    instance_prompts,
     known_det,
     score_part,
     span_request,
@@ -68,7 +72,8 @@ class ChoiceParams(TaskParams):
 
     score: str = Field("continuation", description=(
         "the part scored: `continuation` (from the slot to the end), `slot` (the candidate), "
-        "`whole` or a placeholder such as `[W]`"))
+        "`whole`, `conditional` (lm-pub-quiz's conditional score: `continuation` for causal and "
+        "seq2seq LMs, `slot` for masked LMs) or a placeholder such as `[W]`"))
     slot_det: str = Field("a", description=(
         "`a` or `an`: the article of a `[DET]` that no word follows; a `[DET]` before the slot "
         "always takes the article of the word that fills it (\"an apron\", \"a hammer\")"))
@@ -91,6 +96,8 @@ class ChoiceTask(Task):
     def check(self, spec: ProbeSpec, ctx: TaskContext) -> None:
         p: ChoiceParams = self.typed_params(spec)
         check_pmi(spec, p.pmi_context, p.score)
+        if spec.prompts_from is not None:
+            return  # the templates come with the instances: checked in items()
         if not spec.prompts:
             raise ProbeError(f"probe {spec.name}: a choice probe needs 'prompts:' templates "
                              "with a slot [V] for the candidates")
@@ -108,7 +115,14 @@ class ChoiceTask(Task):
         p: ChoiceParams = self.typed_params(spec)
         part = p.score
         out = []
-        for pid, template in enumerate(spec.prompts):
+        templates = instance_prompts(spec, inst)
+        if spec.prompts_from is not None:
+            for t in templates:
+                if "V" not in placeholders(t):
+                    raise ProbeError(f"probe {spec.name}: instance {inst.instance_id}'s "
+                                     f"template {t!r} (from {spec.prompts_from}) has no slot [V] "
+                                     "for the candidates")
+        for pid, template in enumerate(templates):
             for cand in cands:
                 r = render(template, inst.fields, target=inst.target, slot=cand,
                            slot_det=p.slot_det, capitalize=p.capitalize)
