@@ -9,7 +9,15 @@ revision=main,dtype=bfloat16``. The keys are the keyword arguments of
 - ``dtype``: float32, bfloat16 or float16 (same as ``--dtype``);
 - ``trust_remote_code``: run code from the model's repository (true/false);
 - ``allow_pickle``: allow pickle weights (true/false, same as ``--allow-pickle``);
-- ``device_map``: auto, balanced, balanced_low_0 or sequential (same as ``--device-map``).
+- ``device_map``: auto, balanced, balanced_low_0 or sequential (same as ``--device-map``);
+- ``pll_metric`` (masked LMs): which tokens each pseudo-log-likelihood copy masks: original
+  (default), within_word_l2r (lm-pub-quiz's default), sentence_l2r, answer_l2r+word_l2r
+  (:data:`probes.backends.masked.PLL_METRICS`);
+- ``boundary`` (causal LMs): lm-eval (default: context and continuation tokenised apart),
+  whole (one statement with BOS, lm-pub-quiz's scoring) or lm-pub-quiz (whole, with its
+  BOS-text quirk; :mod:`probes.backends.causal_statements`).
+
+Both enter the score-cache key (through the scorer's ``cache_key_options``).
 
 An unknown key or a bad value is an error that names it (with a "did you mean"); an option
 given both as a flag and in ``--model-args`` with different values is an error too.
@@ -31,10 +39,12 @@ import difflib
 from collections.abc import Callable
 from typing import Any
 
+from probes.backends.scoring_options import BOUNDARIES, PLL_METRICS
 from probes.errors import ProbeError
 
 DTYPES = ("float32", "bfloat16", "float16")
 DEVICE_MAPS = ("auto", "balanced", "balanced_low_0", "sequential")
+
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
 
@@ -72,6 +82,10 @@ KEYS: dict[str, tuple[Callable[[str, str], Any], str]] = {
     "allow_pickle": (_flag, "allow pickle weights (pytorch_model.bin) (true/false)"),
     "device_map": (_choice(DEVICE_MAPS), "spread the model over devices: "
                    + ", ".join(DEVICE_MAPS)),
+    "pll_metric": (_choice(PLL_METRICS), "masked LMs: the tokens each PLL copy masks: "
+                   + ", ".join(PLL_METRICS)),
+    "boundary": (_choice(BOUNDARIES), "causal LMs: how a request is tokenised and scored: "
+                 + ", ".join(BOUNDARIES)),
 }
 """key -> (parser of its value, one-line description)."""
 

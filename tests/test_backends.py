@@ -393,9 +393,10 @@ def test_prompt_too_long_is_a_clear_error(llama: Any) -> None:
 
 def test_out_of_memory_backs_off_and_keeps_scores(tiny_llama: Path) -> None:
     scorer2 = load_scorer(str(tiny_llama), batch_size=16, verify=False)
-    # three same-length unshared requests, so that the plain path forms a batch of 3 rows
-    requests = CAUSAL_REQUESTS + [("", f"Emus run {w}.") for w in ("fast", "far", "home")]
-    assert len({len(scorer2.tokenizer(t).input_ids) for _, t in requests[-3:]}) == 1
+    # three same-length requests with contexts of their own, so that the plain path forms a
+    # batch of 3 rows (whole texts, with an empty context, share prefixes on another path)
+    requests = CAUSAL_REQUESTS + [(c, " fast.") for c in ("Dogs run", "Cats eat", "Birds fly")]
+    assert len({len(scorer2.tokenizer(c + t).input_ids) for c, t in requests[-3:]}) == 1
     expected = [s.logprob for s in scorer2.loglik(requests)]
     scorer2.set_batch_size(16)
 

@@ -49,7 +49,7 @@ def test_metrics_are_the_sql_files_of_eval_metrics(capsys: pytest.CaptureFixture
 def test_model_args_are_the_lm_eval_keys(capsys: pytest.CaptureFixture[str]) -> None:
     out = listed(capsys, "--what", "model_args")
     assert names(out) == ["revision", "dtype", "trust_remote_code", "allow_pickle",
-                          "device_map"]
+                          "device_map", "pll_metric", "boundary"]
 
 
 def test_all_lists_every_part_in_order(capsys: pytest.CaptureFixture[str]) -> None:

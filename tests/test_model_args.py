@@ -95,3 +95,10 @@ def test_help_lists_the_new_options() -> None:
     text = build_parser().format_help()
     for option in ("--model-args", "--apply-chat-template", "--output-path", "--log-samples"):
         assert option in text
+
+
+def test_scoring_options_are_model_args() -> None:
+    got = parse_model_args("pll_metric=within_word_l2r,boundary=whole")
+    assert got == {"pll_metric": "within_word_l2r", "boundary": "whole"}
+    with pytest.raises(ProbeError, match="did you mean 'within_word_l2r'"):
+        parse_model_args("pll_metric=within_word_l2")

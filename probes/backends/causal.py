@@ -16,9 +16,18 @@ Speed:
   candidates and only the continuation tokens run. Either way the first token of every
   candidate is scored from the context's last position, so one-token candidates cost nothing
   beyond the context;
+- requests with an empty context (whole texts after the start token) share their token
+  prefixes as whole statements do (``causal_statements.score_statements``): the statements of
+  one template that differ only after some words run those words once;
 - other requests run as one length-sorted, right-padded forward per batch;
 - the LM head runs only at the positions whose logits are needed, in chunks, with logsumexp +
   gather instead of a full log-softmax.
+
+Whole statements (``boundary="whole"`` or ``"lm-pub-quiz"``, lm-pub-quiz 0.3.3's scoring):
+``context + continuation`` is tokenised as one statement with BOS in front and the tokens from
+the continuation's first character to the end are scored; the statements that share a token
+prefix (BOS and the template text before the answer) run it once. See
+:mod:`probes.backends.causal_statements`.
 
 A self-check at load compares both fast paths with a plain full forward on a short input and
 falls back (with a warning) to the plain path if they ever disagree.
@@ -54,8 +63,14 @@ from probes.backends.causal_model import (
     split_causal,
     stack_rows,
 )
+from probes.backends.causal_statements import (
+    Statement,
+    encode_statements,
+    score_statements,
+)
 from probes.backends.protocol import CAUSAL_LM
 from probes.backends.registry import register
+from probes.backends.scoring_options import BOUNDARIES
 from probes.errors import ModelError
 from probes.models import ModelSource
 from probes.wordvocab import WholeWordVocab
@@ -88,6 +103,8 @@ class CausalScorer(Scorer):
         if not accepts_positions(model, self._body):
             self.prefix_mode = None
         self._cache_ok = cache_supported(model)
+        self.boundary = "lm-eval"
+        """How a request is tokenised and which tokens are scored (see ``BOUNDARIES``)."""
         self._cache_argument = cache_argument(model, self._body)
 
     @classmethod
@@ -99,29 +116,37 @@ class CausalScorer(Scorer):
 
     @classmethod
     def check_options(cls, options: dict[str, Any]) -> dict[str, Any]:
-        """``prefix_mode``: ``"packed"`` (default), ``"cache"`` or None (see the module)."""
+        """``prefix_mode``: ``"packed"`` (default), ``"cache"`` or None (see the module);
+        ``boundary``: ``"lm-eval"`` (default), ``"whole"`` or ``"lm-pub-quiz"``."""
         options = dict(options)
         prefix_mode = options.pop("prefix_mode", "packed")
+        boundary = options.pop("boundary", "lm-eval")
         super().check_options(options)
         if prefix_mode not in PREFIX_MODES:
             raise ModelError(f"unknown prefix_mode {prefix_mode!r}; use packed, cache or None")
-        return {"prefix_mode": prefix_mode}
+        if boundary not in BOUNDARIES:
+            raise ModelError(f"unknown boundary {boundary!r}; use {', '.join(BOUNDARIES)}")
+        return {"prefix_mode": prefix_mode, "boundary": boundary}
 
     def configure(self, settings: dict[str, Any], *, verify: bool) -> None:
-        """Use the chosen prefix mode (when the model allows one) and check the fast paths."""
+        """Use the chosen prefix mode (when the model allows one) and token boundary, and
+        check the fast paths."""
+        self.boundary = settings.get("boundary", "lm-eval")
         if self.prefix_mode is not None:
             self.prefix_mode = settings["prefix_mode"]
         if verify:
             self.verify_fast_paths()
 
     def describe(self) -> dict[str, Any]:
-        """Adds how shared contexts are handled and whether the LM head is applied separately."""
+        """Adds how shared contexts are handled, the token boundary and whether the LM head is
+        applied separately."""
         return {**super().describe(), "prefix_mode": self.prefix_mode,
-                "split_head": self._head is not None}  # fmt: skip
+                "boundary": self.boundary, "split_head": self._head is not None}  # fmt: skip
 
     def cache_key_options(self) -> dict[str, Any]:
         """Adds the token-boundary convention and the empty-context prefix."""
-        return {**super().cache_key_options(), "boundary": "lm-eval", "start": list(self._start)}
+        return {**super().cache_key_options(), "boundary": self.boundary,
+                "start": list(self._start)}
 
     # --- loglik ------------------------------------------------------------------------------
 
@@ -130,8 +155,16 @@ class CausalScorer(Scorer):
         """log P(continuation | context), summed over the continuation's tokens.
 
         Requests that share a context run it through the model once (see ``prefix_mode``); the
-        rest run as plain length-sorted batches.
+        rest run as plain length-sorted batches. With ``boundary`` ``whole``/``lm-pub-quiz``
+        the request is scored as lm-pub-quiz scores a statement (module docstring).
         """
+        if self.boundary != "lm-eval":
+            statements = encode_statements(
+                self.tokenizer, requests, quirk=self.boundary == "lm-pub-quiz")
+            for index, st in enumerate(statements):
+                self._check_length(len(st.ids), index, "".join(requests[index]))
+            scored = score_statements(self, statements, share=self.prefix_mode is not None)
+            return [Score(lp, n) for lp, n in scored]
         pairs = self.encode_pairs(requests)
         for index, (ctx, cont) in enumerate(pairs):
             self._check_length(len(ctx) + len(cont) - 1, index, "".join(requests[index]))
@@ -148,6 +181,16 @@ class CausalScorer(Scorer):
             else:
                 single.extend(members)
         self._report(len(pairs) - sum(len(m) for m in groups.values()))
+        start = tuple(self._start)
+        whole = [i for i in single if start and pairs[i][0] == start]
+        if whole and self.prefix_mode is not None:  # whole texts: share their token prefixes
+            done = set(whole)
+            single = [i for i in single if i not in done]
+            statements = [Statement(pairs[i][0] + pairs[i][1], tuple(range(
+                len(start), len(start) + len(pairs[i][1])))) for i in whole]
+            for i, (value, _) in zip(whole, score_statements(self, statements, share=True),
+                                     strict=True):
+                logprob[i] = value
         self._loglik_single(single, pairs, logprob)
         if self.prefix_mode == "cache":
             self._loglik_cached(shared, pairs, logprob)
@@ -492,6 +535,8 @@ class CausalScorer(Scorer):
             (text[:19], " sleeps."),
             (text[:19], ","),
             (text[:9], text[9:40]),
+            ("", text[:25]),
+            ("", text[:31]),
         ]
         reference = [self.reference_loglik(c, x) for c, x in requests]
         tolerance = [1e-3 if self.dtype == "float32" else 0.5 + 0.05 * abs(r) for r in reference]
@@ -520,6 +565,15 @@ class CausalScorer(Scorer):
     @torch.inference_mode()
     def reference_loglik(self, context: str, continuation: str) -> float:
         """The plain computation for one request: one unpadded full forward, log-softmax."""
+        if self.boundary != "lm-eval":
+            (st,) = encode_statements(
+                self.tokenizer, [(context, continuation)], quirk=self.boundary == "lm-pub-quiz")
+            if not st.scored:
+                return 0.0
+            logits = self.model(input_ids=torch.tensor([list(st.ids)], device=self.device),
+                                use_cache=False).logits[0].float()
+            logprobs = torch.log_softmax(logits, dim=-1)
+            return float(sum(float(logprobs[p - 1, st.ids[p]]) for p in st.scored))
         ((ctx, cont),) = self.encode_pairs([(context, continuation)])
         if not cont:
             return 0.0

@@ -1,8 +1,10 @@
 """Masked LMs (BERT, RoBERTa, ALBERT, DistilBERT, ELECTRA generators ...): PLL and mask-slot top-k.
 
 - ``pll``: for each token overlapping the character span, one copy of the text with that token
-  masked; all copies of all requests are length-sorted and batched; the MLM head and the
-  log-softmax run only at the masked positions (hidden states are gathered first).
+  masked (and, by the ``pll_metric`` option, more tokens; see
+  :data:`probes.backends.scoring_options.PLL_METRICS`); all copies
+  of all requests are length-sorted and batched; the MLM head and the log-softmax run only at
+  the masked positions (hidden states are gathered first).
 - ``loglik(context, continuation)`` is the PLL of the continuation's span in the whole text.
 - ``topk``: the prompt holds exactly one ``[MASK]`` (replaced by the tokenizer's mask token;
   a prompt that already holds the tokenizer's own mask token once is taken as it is).
@@ -30,6 +32,7 @@ from probes.backends.base import (
 )
 from probes.backends.protocol import MASKED_LM
 from probes.backends.registry import register
+from probes.backends.scoring_options import PLL_METRICS
 from probes.errors import ModelError
 from probes.wordvocab import WholeWordVocab
 
@@ -65,14 +68,36 @@ class MaskedScorer(Scorer):
     def create(cls, model: Any, tokenizer: Any, *, has_head: bool, **kwargs: Any) -> Self:
         return cls(model, tokenizer, has_head=has_head, **kwargs)
 
+    pll_metric = "original"
+    """Which tokens each copy masks (:data:`PLL_METRICS`); the ``pll_metric`` load option."""
+
+    @classmethod
+    def check_options(cls, options: dict[str, Any]) -> dict[str, Any]:
+        """``pll_metric``: one of :data:`PLL_METRICS` (default ``original``)."""
+        options = dict(options)
+        metric = options.pop("pll_metric", "original")
+        super().check_options(options)
+        if metric not in PLL_METRICS:
+            raise ModelError(f"unknown pll_metric {metric!r}; use one of {', '.join(PLL_METRICS)}")
+        return {"pll_metric": metric}
+
     def configure(self, settings: dict[str, Any], *, verify: bool) -> None:
-        """Check the split-off MLM head against the model's own output."""
+        """Use the chosen PLL masking; check the split-off MLM head against the model's output."""
+        self.pll_metric = settings.get("pll_metric", "original")
         if verify and self.has_head:
             self.verify_head()
 
+    def describe(self) -> dict[str, Any]:
+        """Adds the PLL masking."""
+        return {**super().describe(), "pll_metric": self.pll_metric}
+
     def cache_key_options(self) -> dict[str, Any]:
-        """Adds the PLL convention (one masked copy per token overlapping the span)."""
-        return {**super().cache_key_options(), "pll": "token-overlap", "has_head": self.has_head}
+        """Adds the PLL convention (one masked copy per token overlapping the span) and, unless it
+        is ``original`` (so scores cached before the option existed stay valid), the masking."""
+        key = {**super().cache_key_options(), "pll": "token-overlap", "has_head": self.has_head}
+        if self.pll_metric != "original":
+            key["pll_metric"] = self.pll_metric
+        return key
 
     def _unsupported(self, op: str) -> ModelError:
         if not self.has_head and op != "features":
@@ -88,30 +113,33 @@ class MaskedScorer(Scorer):
     # --- pll and loglik ----------------------------------------------------------------------
 
     @torch.inference_mode()
-    def pll(self, requests: Sequence[tuple[str, tuple[int, int]]]) -> list[Score]:
-        """Pseudo-log-likelihood of the characters [start, end) of each text: every token that
-        overlaps the span is masked in its own copy and scored at its position (an empty span
-        scores 0 over 0 tokens)."""
+    def pll(self, requests: Sequence[tuple[Any, ...]]) -> list[Score]:
+        """Pseudo-log-likelihood of the characters [start, end) of each text, ``(text, (start,
+        end))`` or ``(text, (start, end), (answer_start, answer_end))``: every token that
+        overlaps the span gets its own copy of the text, with that token masked (and more, by
+        ``pll_metric``), and is scored at its position (an empty span scores 0 over 0 tokens)."""
         self.require("pll")
-        texts = [text for text, _ in requests]
-        encoded = self._encode(texts, offsets=True)
+        texts = [str(r[0]) for r in requests]
+        need_words = self.pll_metric in ("within_word_l2r", "answer_l2r+word_l2r")
+        encoded = self._encode(texts, offsets=True, words=need_words)
         copies: list[tuple[int, int]] = []  # (request, position)
+        masked_of: list[tuple[int, ...]] = []  # the positions each copy masks
         targets_of: list[list[int]] = []
-        for index, ((text, (start, end)), enc) in enumerate(zip(requests, encoded, strict=True)):
+        for index, (request, enc) in enumerate(zip(requests, encoded, strict=True)):
+            text, (start, end) = request[0], request[1]
             if not 0 <= start <= end <= len(text):
                 raise PromptError(
                     f"span ({start}, {end}) is outside text #{index} of length {len(text)}"
                 )
             self._check_length(len(enc["input_ids"]), index, text)
-            positions = [
-                p
-                for p, ((a, b), special) in enumerate(
-                    zip(enc["offset_mapping"], enc["special_tokens_mask"], strict=True)
-                )
-                if not special and b > a and a < end and b > start and start < end
-            ]
+            positions = overlapping(enc, start, end)
+            answer = self._answer_positions(request, enc, index)
             targets_of.append(positions)
-            copies.extend((index, p) for p in positions)
+            for i, p in enumerate(positions):
+                copies.append((index, p))
+                masked_of.append(masked_positions(
+                    self.pll_metric, positions, i, enc.get("word_ids"),
+                    len(enc["input_ids"]), answer))
         sums = torch.zeros(len(requests), dtype=torch.float64, device=self.device)
         mask_id = int(self.tokenizer.mask_token_id)
         remaining = [len(t) for t in targets_of]
@@ -123,7 +151,10 @@ class MaskedScorer(Scorer):
             rows = torch.arange(len(chosen), device=self.device)
             positions = torch.tensor([p for _, p in chosen], device=self.device)
             targets = ids[rows, positions].clone()
-            ids[rows, positions] = mask_id
+            mask_rows = [j for j, b in enumerate(batch) for _ in masked_of[b]]
+            mask_cols = [q for b in batch for q in masked_of[b]]
+            ids[torch.tensor(mask_rows, device=self.device),
+                torch.tensor(mask_cols, device=self.device)] = mask_id
             hidden = self._hidden(ids, attention)
             lp = self._row_logprobs(hidden[rows, positions], targets, self._head)
             owners = torch.tensor([r for r, _ in chosen], device=self.device)
@@ -137,6 +168,21 @@ class MaskedScorer(Scorer):
         self.batcher("pll").run([len(encoded[r]["input_ids"]) for r, _ in copies], work)
         totals = sums.tolist()
         return [Score(totals[i], len(targets_of[i])) for i in range(len(requests))]
+
+    def _answer_positions(
+        self, request: tuple[Any, ...], enc: dict[str, list[Any]], index: int
+    ) -> list[int] | None:
+        """The answer's tokens for ``answer_l2r+word_l2r`` (from the request's third element)."""
+        if self.pll_metric != "answer_l2r+word_l2r":
+            return None
+        if len(request) < 3 or request[2] is None:
+            raise PromptError(
+                f"pll request #{index} has no answer span; pll_metric='answer_l2r+word_l2r' "
+                "needs (text, span, (answer_start, answer_end)) requests"
+            )
+        a, b = request[2]
+        found = overlapping(enc, a, b)
+        return list(range(found[0], found[-1] + 1)) if found else []
 
     def loglik(self, requests: Sequence[tuple[str, str]]) -> list[Score]:
         """For a masked LM: the PLL of the continuation's span in ``context + continuation``."""
@@ -214,7 +260,10 @@ class MaskedScorer(Scorer):
 
     # --- plumbing ----------------------------------------------------------------------------
 
-    def _encode(self, texts: Sequence[str], offsets: bool = False) -> list[dict[str, list[Any]]]:
+    def _encode(
+        self, texts: Sequence[str], offsets: bool = False, words: bool = False
+    ) -> list[dict[str, list[Any]]]:
+        """Token ids, special-tokens mask and, if asked, character offsets and word ids."""
         if not texts:
             return []
         batch = self.tokenizer(
@@ -225,7 +274,11 @@ class MaskedScorer(Scorer):
             return_attention_mask=False,
         )
         keys = [k for k in ("input_ids", "offset_mapping", "special_tokens_mask") if k in batch]
-        return [{k: batch[k][i] for k in keys} for i in range(len(texts))]
+        out = [{k: batch[k][i] for k in keys} for i in range(len(texts))]
+        if words:
+            for i, item in enumerate(out):
+                item["word_ids"] = batch.word_ids(i)
+        return out
 
     def _body_states(self, ids: torch.Tensor, attention: torch.Tensor) -> torch.Tensor:
         body = self._body if self._body is not None else self.model
@@ -271,3 +324,62 @@ def split_masked(model: Any) -> tuple[Any, Callable[[torch.Tensor], torch.Tensor
         if isinstance(head, torch.nn.Module):
             return body, head
     return None, None
+
+
+def overlapping(enc: dict[str, list[Any]], start: int, end: int) -> list[int]:
+    """The positions of the non-special tokens that overlap the characters [start, end).
+
+    >>> enc = {"offset_mapping": [(0, 0), (0, 3), (4, 6), (6, 8), (0, 0)],
+    ...        "special_tokens_mask": [1, 0, 0, 0, 1]}
+    >>> overlapping(enc, 4, 8), overlapping(enc, 5, 5)
+    ([2, 3], [])
+    """
+    return [
+        p
+        for p, ((a, b), special) in enumerate(
+            zip(enc["offset_mapping"], enc["special_tokens_mask"], strict=True)
+        )
+        if not special and b > a and a < end and b > start and start < end
+    ]
+
+
+def masked_positions(
+    metric: str,
+    scored: Sequence[int],
+    i: int,
+    word_ids: Sequence[int | None] | None,
+    length: int,
+    answer: Sequence[int] | None,
+) -> tuple[int, ...]:
+    """The positions masked in the copy that scores ``scored[i]``, as lm-pub-quiz 0.3.3's
+    ``create_masked_batch`` masks them (see :data:`PLL_METRICS`).
+
+    >>> words = [None, 0, 0, 0, 1, None]  # [CLS] xy ##lo ##phone is [SEP]
+    >>> masked_positions("original", [1, 2, 3, 4], 0, words, 6, None)
+    (1,)
+    >>> masked_positions("within_word_l2r", [1, 2, 3, 4], 1, words, 6, None)
+    (2, 3)
+    >>> masked_positions("sentence_l2r", [1, 2, 3, 4], 2, words, 6, None)
+    (3, 4, 5)
+    >>> masked_positions("answer_l2r+word_l2r", [1, 2, 3, 4], 0, words, 6, [1, 2])
+    (1, 2)
+    >>> masked_positions("answer_l2r+word_l2r", [1, 2, 3, 4], 2, words, 6, [1, 2])
+    (3,)
+    """
+    position = scored[i]
+    if metric == "original":
+        return (position,)
+    if metric == "sentence_l2r":
+        return tuple(range(position, length))
+    if metric == "answer_l2r+word_l2r" and answer is not None and position in answer:
+        return tuple(a for a in answer if a >= position)
+    if word_ids is None:
+        raise ModelError(f"pll_metric {metric!r} needs word ids from a fast tokenizer")
+    word = word_ids[position]
+    out = [position]
+    if word is not None:
+        for right in scored[i + 1 :]:
+            if word_ids[right] != word:
+                break  # lm-pub-quiz: a word is not nested in another, so stop at the first
+            out.append(right)
+    return tuple(out)

@@ -144,8 +144,11 @@ def load_scorer(
     string ``"0=70GiB,cpu=200GiB"``) and ``offload_folder``: spread a model larger than one
     device over several and offload the rest to CPU or disk (accelerate). Backend options:
     ``verify`` (causal, masked: check the fast paths against a plain forward at load, default
-    True) and ``prefix_mode`` (causal: ``"packed"`` default, ``"cache"`` or None, see
-    :mod:`probes.backends.causal`).
+    True), ``prefix_mode`` (causal: ``"packed"`` default, ``"cache"`` or None, see
+    :mod:`probes.backends.causal`), ``boundary`` (causal: ``"lm-eval"`` default, ``"whole"`` or
+    ``"lm-pub-quiz"``, see :mod:`probes.backends.causal_statements`) and ``pll_metric`` (masked:
+    ``"original"`` default, ``"within_word_l2r"`` ..., see
+    :data:`probes.backends.scoring_options.PLL_METRICS`).
     """
     if threads is not None:
         import torch

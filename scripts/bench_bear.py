@@ -1,0 +1,320 @@
+"""BEAR parity and speed: kgprobe against lm-pub-quiz 0.3.3 on the same model folder and the
+same statements, in one run.
+
+The workload is BEAR in lm-pub-quiz's format (``../shared/data/bear/BEAR``): for each chosen
+relation its first ``--instances`` instances, every template, every answer of the relation's
+answer space (one item = instance x template). Each tool runs in its own process:
+``scripts/peers/bear_kgprobe_runner.py`` with kgprobe's Python and
+``scripts/peers/lmpq_runner.py`` with lm-pub-quiz's virtual environment
+(``scripts/setup_lmpq.sh``; ``KGPROBE_LMPQ_VENV``, default ``~/.cache/kgprobe/lmpq-venv``).
+
+Printed side by side (markdown; also ``--out``/summary.json):
+
+- the per-statement largest |score difference| (and where), and statements whose scored-token
+  counts differ;
+- per item, the agreement of the predictions (first maximum of the answer space's scores):
+  items where either tool has an exact tie at the top are counted apart; near-ties (the top two
+  answers closer than the largest score difference between the tools) are counted and listed;
+  any other disagreement is a parity failure;
+- per-relation accuracy (P@1 over instance x template items) of both tools;
+- speed: statements/s of kgprobe, of lm-pub-quiz at each ``--lmpq-batch-size`` (its default is
+  1), and the arithmetic floor: 2 FLOPs per parameter per token position that must run, an
+  item's shared token prefix (BOS and the template text up to the answer) counted once.
+
+Usage::
+
+    scripts/setup_lmpq.sh                                     # once
+    .venv/bin/python scripts/bench_bear.py --model smollm2-135m --instances 10   # full parity
+    .venv/bin/python scripts/bench_bear.py --relations P19,P30 --instances 2     # a quick look
+    .venv/bin/python scripts/bench_bear.py --kind masked --relations P19 --pll-metric original
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import bench_models
+import bench_peers
+
+SCRIPTS = Path(__file__).resolve().parent
+ROOT = SCRIPTS.parent
+RUNNERS = SCRIPTS / "peers"
+DATA = ROOT.parent / "shared" / "data" / "bear" / "BEAR"
+OUT = Path.home() / ".cache" / "kgprobe" / "bench-bear"
+
+
+class BenchError(Exception):
+    """The benchmark cannot run (missing data, model or venv)."""
+
+
+def default_lmpq_venv() -> Path:
+    """``$KGPROBE_LMPQ_VENV`` or ``~/.cache/kgprobe/lmpq-venv``."""
+    env = os.environ.get("KGPROBE_LMPQ_VENV")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "kgprobe" / "lmpq-venv"
+
+
+def build_workload(data: Path, relations: Sequence[str] | None, instances: int) -> dict:
+    """Items (instance x template) of the chosen relations, in lm-pub-quiz's order."""
+    meta_file = data / "metadata_relations.json"
+    if not meta_file.is_file():
+        raise BenchError(f"{meta_file} not found; pass --data <folder of BEAR in lm-pub-quiz's "
+                         "format> (../shared/data/bear/BEAR)")
+    meta = json.loads(meta_file.read_text(encoding="utf-8"))
+    wanted = list(relations) if relations else sorted(meta, key=lambda r: int(r[1:]))
+    unknown = [r for r in wanted if r not in meta]
+    if unknown:
+        raise BenchError(f"unknown relation(s) {', '.join(unknown)}; BEAR has "
+                         f"{', '.join(sorted(meta)[:5])} ...")
+    items = []
+    for rel in wanted:
+        answers = list(meta[rel]["answer_space_labels"])
+        lines = (data / f"{rel}.jsonl").read_text(encoding="utf-8").splitlines()
+        for k, line in enumerate(lines[:instances]):
+            inst = json.loads(line)
+            for t, template in enumerate(meta[rel]["templates"]):
+                items.append({"relation": rel, "instance": k, "template_index": t,
+                              "template": template, "subject": inst["sub_label"],
+                              "answers": answers, "gold": int(inst["answer_idx"])})
+    return {"items": items}
+
+
+def run_runner(script: str, python: Path, args: argparse.Namespace, model: Path,
+               workload: Path, out: Path, extra: Sequence[str]) -> dict:
+    cmd = [str(python), str(RUNNERS / script), "--model", str(model), "--workload",
+           str(workload), "--out", str(out), "--threads", str(args.threads), "--kind",
+           args.kind, "--scoring", args.scoring, *extra]
+    env = dict(os.environ)
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        env[var] = str(args.threads)
+    env.update(TOKENIZERS_PARALLELISM="false", HF_HUB_OFFLINE="1", TRANSFORMERS_VERBOSITY="error")
+    print(f"\n== {script}: {model.name} ({python})", flush=True)
+    out.unlink(missing_ok=True)
+    proc = subprocess.run(cmd, env=env, timeout=args.timeout, check=False)
+    if proc.returncode != 0 or not out.is_file():
+        raise BenchError(f"{script} failed (exit {proc.returncode}); see its output above")
+    return dict(json.loads(out.read_text(encoding="utf-8")))
+
+
+def top(scores: Sequence[float]) -> tuple[int, float, bool]:
+    """(first maximum, gap to the runner-up, exact tie at the top).
+
+    >>> top([-3.0, -1.0, -1.0]), top([-2.0, -1.5])
+    ((1, 0.0, True), (1, 0.5, False))
+    """
+    best = max(range(len(scores)), key=lambda i: (scores[i], -i))
+    rest = [s for i, s in enumerate(scores) if i != best]
+    gap = scores[best] - max(rest) if rest else float("inf")
+    return best, gap, gap == 0.0
+
+
+def compare(items: list[dict], ours: dict, theirs: dict) -> dict:
+    """Score differences, prediction agreement and per-relation accuracy (see the module)."""
+    worst, where, count_diff = 0.0, None, 0
+    for k, item in enumerate(items):
+        if ours["texts"][k] != theirs["texts"][k]:
+            raise BenchError(f"item {k} ({item['relation']}): the tools templated different "
+                             f"statements: {ours['texts'][k][0]!r} vs {theirs['texts'][k][0]!r}")
+        for j, (a, b) in enumerate(zip(ours["scores"][k], theirs["scores"][k], strict=True)):
+            if abs(a - b) > worst:
+                worst, where = abs(a - b), (k, j)
+        count_diff += sum(x != y for x, y in zip(ours["n_tokens"][k], theirs["n_tokens"][k],
+                                                  strict=True))
+    agree, ties, near, failures = 0, [], [], []
+    accuracy: dict[str, list[int]] = {}
+    for k, item in enumerate(items):
+        pa, gap_a, tie_a = top(ours["scores"][k])
+        pb, gap_b, tie_b = top(theirs["scores"][k])
+        acc = accuracy.setdefault(item["relation"], [0, 0, 0])
+        acc[0] += pa == item["gold"]
+        acc[1] += pb == item["gold"]
+        acc[2] += 1
+        label = f"{item['relation']} instance {item['instance']} template {item['template_index']}"
+        if tie_a or tie_b:
+            ties.append(label)
+        elif pa == pb:
+            agree += 1
+        elif min(gap_a, gap_b) <= worst:
+            near.append(f"{label}: {item['answers'][pa]!r} vs {item['answers'][pb]!r} "
+                        f"(gap {min(gap_a, gap_b):.2e})")
+        else:
+            failures.append(f"{label}: {item['answers'][pa]!r} vs {item['answers'][pb]!r}")
+    return {"largest_difference": worst, "where": where, "token_count_differences": count_diff,
+            "bos_text_items": sum(bool(b) for b in theirs.get("bos_text", [])),
+            "items": len(items), "agree": agree, "exact_ties": ties, "near_ties": near,
+            "failures": failures, "accuracy": accuracy}
+
+
+def floor_positions(items: list[dict], texts: list[list[str]], model: Path) -> float:
+    """Token positions that must run per statement: per item, the statements' common token
+    prefix once and each statement's tokens after it but its last (BOS included)."""
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(model)
+    total, n = 0, 0
+    for row in texts:
+        seqs = [[tok.bos_token_id, *ids] for ids in tok(row, add_special_tokens=False)["input_ids"]]
+        shared = min(len(s) for s in seqs) - 1
+        for s in seqs[1:]:
+            k = 0
+            while k < shared and s[k] == seqs[0][k]:
+                k += 1
+            shared = k
+        total += shared + sum(len(s) - 1 - shared for s in seqs)
+        n += len(seqs)
+    return total / max(1, n)
+
+
+def whole_bear_estimate(args: argparse.Namespace, model: Path, summary: dict) -> dict:
+    """The floor's token positions over the whole of BEAR (tokenised here, nothing scored), the
+    floor time at this run's matmul rate and the wall time at this run's fraction of the floor
+    (kgprobe's statements/s over the floor's, on this run's workload)."""
+    sys.path.insert(0, str(RUNNERS))
+    import bear_common
+
+    everything = build_workload(args.data, None, 10**9)["items"]
+    texts = [[bear_common.statement(i["template"], i["subject"], a)[0] for a in i["answers"]]
+             for i in everything]
+    statements = sum(len(t) for t in texts)
+    per_statement = floor_positions(everything, texts, model)
+    floor_seconds = statements * per_statement * 2 * summary["params"] / (summary["gflops"] * 1e9)
+    fraction = summary["speed"]["kgprobe"] / summary["floor"]
+    return {"statements": statements, "positions_per_statement": per_statement,
+            "floor_seconds": floor_seconds, "fraction_of_floor": fraction,
+            "estimated_seconds": floor_seconds / fraction}
+
+
+def report(summary: dict) -> str:
+    c = summary["comparison"]
+    lines = [f"## BEAR parity: {summary['model']} ({summary['kind']}, {summary['scoring']}"
+             f"{', ' + summary['variant'] if summary['variant'] else ''}"
+             f"{', lm-pub-quiz ensure_bos_token_added=False' if summary['no_ensure_bos'] else ''})",
+             "",
+             f"{c['items']} items (instance x template), {summary['statements']} statements.", "",
+             "| check | result |", "| --- | --- |",
+             f"| largest per-statement abs(difference) | {c['largest_difference']:.2e} nats "
+             f"(item, answer {c['where']}) |",
+             f"| statements with different scored-token counts | {c['token_count_differences']} |",
+             "| items whose first padded row lacks BOS (lm-pub-quiz's BOS-text branch when on) "
+             f"| {c['bos_text_items']} |",
+             f"| items with the same prediction | {c['agree']} of {c['items']} |",
+             f"| items with an exact tie at the top (apart) | {len(c['exact_ties'])} |",
+             f"| near-ties (top two closer than the largest difference) | {len(c['near_ties'])} |",
+             f"| other disagreements (failures) | {len(c['failures'])} |", "",
+             "| relation | items | kgprobe acc | lm-pub-quiz acc | equal |",
+             "| --- | ---: | ---: | ---: | --- |"]
+    for rel, (a, b, n) in c["accuracy"].items():
+        lines.append(f"| {rel} | {n} | {a / n:.3f} | {b / n:.3f} | {'yes' if a == b else 'NO'} |")
+    lines += ["", *(f"- near-tie: {x}" for x in c["near_ties"]),
+              *(f"- FAILURE: {x}" for x in c["failures"]), "",
+              "| tool | statements/s | x lm-pub-quiz fastest | of floor |",
+              "| --- | ---: | ---: | ---: |"]
+    speed = summary["speed"]
+    fastest = max(v for k, v in speed.items() if k.startswith("lm-pub-quiz"))
+    floor = summary.get("floor")
+    for tool, rate in speed.items():
+        of_floor = f"{rate / floor:.0%}" if floor else "-"
+        lines.append(f"| {tool} | {rate:.1f} | {rate / fastest:.2f} | {of_floor} |")
+    if floor:
+        lines.append(f"| *floor* ({summary['gflops']:.0f} GFLOP/s, {summary['params']:,} "
+                     f"parameters, {summary['positions']:.2f} positions/statement) | "
+                     f"{floor:.1f} | | 100% |")
+    whole = summary.get("whole_bear")
+    if whole:
+        lines += ["", f"Whole of BEAR: {whole['statements']:,} statements, "
+                  f"{whole['positions_per_statement']:.2f} floor positions per statement; floor "
+                  f"{whole['floor_seconds'] / 3600:.2f} h at this run's matmul rate, estimated "
+                  f"{whole['estimated_seconds'] / 3600:.2f} h at this run's "
+                  f"{whole['fraction_of_floor']:.0%} of the floor."]
+    return "\n".join(lines)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--model", default="smollm2-135m",
+                   help="alias, GGUF or model folder (masked: default a bert-base-shaped "
+                        "random-weight model, scripts/bench_models.py)")
+    p.add_argument("--kind", choices=("causal", "masked"), default="causal")
+    p.add_argument("--scoring", choices=("whole", "conditional"), default="whole")
+    p.add_argument("--quirk", action="store_true",
+                   help="kgprobe reproduces lm-pub-quiz's BOS-text quirk (boundary=lm-pub-quiz)")
+    p.add_argument("--pll-metric", default="within_word_l2r",
+                   help="masked: original, within_word_l2r, sentence_l2r, answer_l2r+word_l2r")
+    p.add_argument("--no-ensure-bos", action="store_true",
+                   help="lm-pub-quiz with ensure_bos_token_added=False (docs/bear_parity.md: "
+                        "with a left-padding tokenizer such as Gemma's its BOS-text branch puts "
+                        "a second, scored BOS before some instances' statements)")
+    p.add_argument("--relations", help="comma-separated, e.g. P19,P30 (default: all)")
+    p.add_argument("--instances", type=int, default=10, help="per relation (first N)")
+    p.add_argument("--lmpq-batch-size", default="1",
+                   help="comma-separated lm-pub-quiz batch sizes to time, e.g. 1,4,16,64")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--data", type=Path, default=DATA)
+    p.add_argument("--out", type=Path, default=OUT)
+    p.add_argument("--lmpq-venv", type=Path, default=default_lmpq_venv())
+    p.add_argument("--no-floor", action="store_true", help="skip the matmul-rate measurement")
+    p.add_argument("--whole-bear", action="store_true",
+                   help="also count the floor's token positions over the whole of BEAR (every "
+                        "relation, instance and template) and estimate its wall time")
+    p.add_argument("--timeout", type=int, default=6 * 3600)
+    return p.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        python = args.lmpq_venv / "bin" / "python"
+        if not python.is_file():
+            raise BenchError(f"no lm-pub-quiz venv at {args.lmpq_venv}; run scripts/setup_lmpq.sh")
+        if args.kind == "masked" and args.model == "smollm2-135m":
+            model = bench_models.build_bert(args.out / "bert-base-random")
+        else:
+            model = bench_peers.resolve_model(args.model)
+        workload = build_workload(args.data, args.relations.split(",") if args.relations
+                                  else None, args.instances)
+        args.out.mkdir(parents=True, exist_ok=True)
+        wfile = args.out / "workload.json"
+        wfile.write_text(json.dumps(workload), encoding="utf-8")
+        extra = ["--pll-metric", args.pll_metric] + (["--quirk"] if args.quirk else [])
+        t0 = time.perf_counter()
+        ours = run_runner("bear_kgprobe_runner.py", Path(sys.executable), args, model, wfile,
+                          args.out / "kgprobe.json", extra)
+        sizes = [s for x in args.lmpq_batch_size.split(",") for s in ("--batch-size", x)]
+        theirs = run_runner("lmpq_runner.py", python, args, model, wfile, args.out / "lmpq.json",
+                            [*extra, *sizes, *(["--no-ensure-bos"] if args.no_ensure_bos else [])])
+    except (BenchError, subprocess.TimeoutExpired) as exc:
+        print(f"bench_bear: {exc}", file=sys.stderr)
+        return 2
+    n = ours["statements"]
+    speed = {"kgprobe": n / ours["seconds"]["kgprobe"]}
+    speed.update({f"lm-pub-quiz (batch {b})": n / s for b, s in theirs["seconds"].items()})
+    summary: dict = {"model": str(model), "kind": args.kind, "scoring": args.scoring,
+                     "variant": (args.pll_metric if args.kind == "masked"
+                                 else "BOS-text quirk" if args.quirk else ""),
+                     "no_ensure_bos": args.no_ensure_bos, "statements": n, "speed": speed,
+                     "wall_seconds": time.perf_counter() - t0,
+                     "versions": {"kgprobe": ours["versions"], "lm-pub-quiz": theirs["versions"]},
+                     "comparison": compare(workload["items"], ours, theirs)}
+    if args.kind == "causal" and not args.no_floor:
+        summary["gflops"] = bench_peers.measure_matmul_gflops(args.threads)
+        summary["params"] = bench_peers.count_parameters(model)
+        summary["positions"] = floor_positions(workload["items"], ours["texts"], model)
+        summary["floor"] = bench_peers.floor_rate(summary["gflops"], summary["params"],
+                                                  summary["positions"])
+        if args.whole_bear:
+            summary["whole_bear"] = whole_bear_estimate(args, model, summary)
+    text = report(summary)
+    print("\n" + text)
+    (args.out / "summary.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
+    (args.out / "report.md").write_text(text + "\n", encoding="utf-8")
+    return 1 if summary["comparison"]["failures"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

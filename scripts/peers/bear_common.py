@@ -1,0 +1,98 @@
+"""Shared plumbing for the BEAR parity runners (standard library only).
+
+``scripts/bench_bear.py`` writes a workload JSON: one item per (instance, template), with the
+relation, the template index and text, the subject label, the relation's ordered answer space
+and the gold answer's index. Each runner scores every answer of every item and writes::
+
+    {"tool": "lm-pub-quiz", "versions": {...}, "threads": 1, "load_seconds": 2.1,
+     "runs": {"causal-sum": {"statements": 4200, "seconds": 150.2, "scores": [[...], ...],
+                             "n_tokens": [[...], ...]}}}
+
+Statements are templated as lm-pub-quiz 0.3.3 templates them (``Templater.replace_placeholders``):
+``[X]`` = the subject label, ``[Y]`` = the answer, anywhere in the template, then the first
+character upper-cased; the answer's character span is where ``[Y]`` was filled in.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+PLACEHOLDER = re.compile(r"(\[X\]|\[Y\])")
+SCORINGS = ("whole", "conditional")
+
+
+def statement(template: str, subject: str, answer: str) -> tuple[str, tuple[int, int]]:
+    """The filled template and the answer's character span, as lm-pub-quiz fills it.
+
+    >>> statement("[Y] is the capital of [X].", "france", "paris")
+    ('Paris is the capital of france.', (0, 5))
+    >>> statement("[X] speaks [Y].", "Ali", "Bengali")
+    ('Ali speaks Bengali.', (11, 18))
+    """
+    text, span, last = "", (0, 0), 0
+    for match in PLACEHOLDER.finditer(template):
+        value = subject if match.group() == "[X]" else answer
+        text += template[last:match.start()]
+        if match.group() == "[Y]":
+            span = (len(text), len(text) + len(value))
+        text += value
+        last = match.end()
+    text += template[last:]
+    return (text[:1].upper() + text[1:], span)
+
+
+def parse_args(description: str, argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line every BEAR runner shares."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--model", type=Path, required=True, help="HF-format model folder")
+    parser.add_argument("--workload", type=Path, required=True, help="workload JSON")
+    parser.add_argument("--out", type=Path, required=True, help="result JSON to write")
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    parser.add_argument("--kind", choices=("causal", "masked"), default="causal")
+    parser.add_argument("--scoring", choices=SCORINGS, default="whole",
+                        help="whole statement (lm-pub-quiz's default) or conditional_score")
+    parser.add_argument("--quirk", action="store_true",
+                        help="kgprobe: reproduce lm-pub-quiz's BOS-text quirk (conditional)")
+    parser.add_argument("--pll-metric", default="within_word_l2r", help="masked LMs")
+    parser.add_argument("--batch-size", type=int, action="append",
+                        help="lm-pub-quiz batch sizes to time (repeatable; default 1)")
+    parser.add_argument("--no-ensure-bos", action="store_true",
+                        help="lm-pub-quiz: ensure_bos_token_added=False (its BOS-text branch off)")
+    parser.add_argument("--device", default="cpu")
+    return parser.parse_args(argv)
+
+
+def set_threads(n: int) -> None:
+    """Pin torch (and the BLAS it uses) to ``n`` threads before any model work."""
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[var] = str(n)
+    import torch
+
+    torch.set_num_threads(n)
+
+
+def load_workload(path: Path) -> list[dict]:
+    return list(json.loads(path.read_text(encoding="utf-8"))["items"])
+
+
+def write(out: Path, result: dict) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result), encoding="utf-8")
+
+
+def version_of(*names: str) -> dict[str, str]:
+    """Installed versions of the named distributions (``"?"`` when not installed)."""
+    from importlib import metadata
+
+    out = {}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "?"
+    return out
