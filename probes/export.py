@@ -596,8 +596,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                              allow_service=args.allow_service)
         store = open_store(args.endpoint, args.store, timeout=args.timeout)
         if not args.probe:  # every probe: those of optional sources not built are skipped
-            probes, skipped = skip_unbuilt_optional(probes, store)
-            for name, sources in skipped:
+            probes, unbuilt = skip_unbuilt_optional(probes, store)
+            for name, sources in unbuilt:
                 print(f"skipped {name}: it reads the optional source(s) {', '.join(sources)}, "
                       f"not in the store; build with `python -m kg.build "
                       f"{' '.join('-s ' + s for s in sources)}` or name the probe with -p",
