@@ -243,8 +243,9 @@ def score_texts(texts: Sequence[str | tuple[str, str]], scorer: Any, results: Re
                              "a (context, continuation) pair of strings")
     ops = ["loglik", "tokens"] if per_token else ["loglik"]
     options = scorer.cache_key_options()
-    keyed: dict[str, list[Any]] = {op: [cache.request_key(scorer.name, scorer.revision, options, Request(op, p))
-                  for p in pairs] for op in ops}
+    keyed: dict[str, list[Any]] = {
+        op: [cache.request_key(scorer.name, scorer.revision, options, Request(op, p))
+             for p in pairs] for op in ops}
     con = connect(results)
     try:
         for op in ops:

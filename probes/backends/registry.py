@@ -153,11 +153,11 @@ def load_scorer(
         from probes.backends.server import load_server
 
         # duck-typed like a Scorer: the operations it offers, require(), describe()
-        return cast(Scorer, load_server(str(name), batch_size=batch_size, revision=revision, device=device,
-                           dtype=dtype, threads=threads, max_batch_tokens=max_batch_tokens,
-                           allow_pickle=allow_pickle, trust_remote_code=trust_remote_code,
-                           device_map=device_map, max_memory=max_memory,
-                           offload_folder=offload_folder, require_ops=require, **options))
+        return cast(Scorer, load_server(
+            str(name), batch_size=batch_size, revision=revision, device=device, dtype=dtype,
+            threads=threads, max_batch_tokens=max_batch_tokens, allow_pickle=allow_pickle,
+            trust_remote_code=trust_remote_code, device_map=device_map, max_memory=max_memory,
+            offload_folder=offload_folder, require_ops=require, **options))
     if threads is not None:
         import torch
 

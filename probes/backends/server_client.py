@@ -273,8 +273,9 @@ def _echo(choice: dict[str, Any], text: str, root: str) -> Echo:
         tokens, offsets = lp["tokens"], lp["text_offset"]
         values, tops = lp.get("token_logprobs") or [], lp.get("top_logprobs") or []
         keep = [i for i, o in enumerate(offsets) if o < len(text)]
-        if keep and any(values[i] is not None for i in keep[1:]) or len(keep) == 1:
-            return Echo(tuple(str(tokens[i]) for i in keep), tuple(int(offsets[i]) for i in keep),
+        if len(keep) == 1 or (keep and any(values[i] is not None for i in keep[1:])):
+            return Echo(tuple(str(tokens[i]) for i in keep),
+                        tuple(int(offsets[i]) for i in keep),
                         tuple(None if values[i] is None else float(values[i]) for i in keep),
                         tuple(tops[i] if i < len(tops) else None for i in keep))
     if isinstance(prompt_lp, list) and prompt_lp:

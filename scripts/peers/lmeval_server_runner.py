@@ -22,7 +22,8 @@ def main() -> int:
     backend, url, pairs_path, out_path = sys.argv[1:5]
     from lm_eval.api.instance import Instance
 
-    pairs = [tuple(p) for p in json.loads(open(pairs_path, encoding="utf-8").read())]
+    with open(pairs_path, encoding="utf-8") as f:
+        pairs = [tuple(p) for p in json.load(f)]
     if backend != "gguf":
         raise SystemExit(f"backend {backend!r}: only gguf is wired up")
     from lm_eval.models.gguf import GGUFLM
