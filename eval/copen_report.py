@@ -179,6 +179,8 @@ def _runs(con: duckdb.DuckDBPyConnection) -> dict[str, RunInfo]:
                             AND status = 'done'""").fetchall()
     for rid, model, probe, cfg, backend, revision, dtype in rows:
         c = (json.loads(cfg or "{}").get("runtime") or {}).get("copen") or {}
+        # the LM family the run record carries (probes.copen.zeroshot writes it from the
+        # scorer's declared capabilities); the backend column only for records without it
         kind = c.get("kind") or backend or ""
         out[rid] = RunInfo(rid, _short(model), probe.split("/")[1],
                            c.get("method", "zero-shot"), c.get("part"),

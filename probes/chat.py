@@ -38,6 +38,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
+from probes.backends.protocol import capabilities
 from probes.errors import ProbeError
 
 CHAT_VERSION = 1
@@ -89,7 +90,7 @@ class ChatTemplateScorer:
     (name, revision, device, vocabulary, ...) is the wrapped scorer's."""
 
     def __init__(self, inner: Any) -> None:
-        if getattr(inner, "kind", None) != "causal":
+        if not capabilities(inner).ends_at_slot:
             raise ProbeError(f"--apply-chat-template works with causal (decoder-only) models; "
                              f"{inner.name} is a {inner.kind} LM: leave the option out")
         self.inner = inner

@@ -34,13 +34,16 @@ from typing import Any
 
 import polars as pl
 
+from probes.backends.protocol import CAUSAL_LM, MASKED_LM, SEQ2SEQ_LM, Capabilities
 from probes.errors import ProbeError, ProbeFileError
 from probes.spec import Probe
 
-KINDS = ("causal", "masked")
-"""The model kinds a probe is checked for at export (seq2seq prompts look like masked ones)."""
-
-_SLOT_TOKEN = {"causal": None, "masked": "[MASK]", "seq2seq": "<extra_id_0>"}
+PROFILES: dict[str, Capabilities] = {"causal": CAUSAL_LM, "masked": MASKED_LM,
+                                     "seq2seq": SEQ2SEQ_LM}
+"""The capabilities of each built-in backend, by the name a user gives ``--kind``."""
+CHECKED = ("causal", "masked")
+"""The profiles a probe is checked for at export: prompts that end at the slot, prompts that
+mark it (seq2seq's prompts are masked ones, scored by continuation log-likelihood)."""
 
 
 def _instances(probe: Probe, df: pl.DataFrame, n: int) -> list[Any]:
@@ -55,7 +58,7 @@ def _items(probe: Probe, df: pl.DataFrame, n: int, kind: str) -> list[Any]:
     from probes.tasks import TaskContext, get_task
 
     task = get_task(probe.spec.task)
-    ctx = TaskContext(kind=kind, slot_token=_SLOT_TOKEN[kind])
+    ctx = TaskContext(PROFILES[kind])
     task.check(probe.spec, ctx)
     return [item for inst in _instances(probe, df, n) for item in task.items(inst, probe.spec, ctx)]
 
@@ -67,7 +70,7 @@ def _line(probe: Probe, message: str) -> int | None:
 
 
 def check_task(probe: Probe, df: pl.DataFrame, sample: int = 3) -> list[str]:
-    """Run the probe's task on its first ``sample`` instances for each of :data:`KINDS`.
+    """Run the probe's task on its first ``sample`` instances for each of :data:`CHECKED`.
 
     Raises ProbeFileError (file and line) when no kind can run the probe; returns warnings
     (one per kind that cannot) otherwise. ``records`` probes and probes without instances
@@ -75,12 +78,12 @@ def check_task(probe: Probe, df: pl.DataFrame, sample: int = 3) -> list[str]:
     if probe.spec.task == "records" or df.is_empty():
         return []
     failures: dict[str, str] = {}
-    for kind in KINDS:
+    for kind in CHECKED:
         try:
             _items(probe, df, sample, kind)
         except ProbeError as e:
             failures[kind] = str(e)
-    if len(failures) == len(KINDS):
+    if len(failures) == len(CHECKED):
         message = failures["masked"]
         raise ProbeFileError(probe.path, _line(probe, message),
                              f"{message}. Nothing was exported; fix the probe header there")

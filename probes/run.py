@@ -37,7 +37,7 @@ from probes.runner.plan import (
     plan,
     run_id,
     run_identity,
-    slot_token,
+    task_context,
 )
 from probes.runner.probe import RunReport, format_reports, run_probe
 from probes.runner.runrecord import record_vocab
@@ -50,7 +50,7 @@ __all__ = [
     "DEFAULT_CHUNK", "CachingScorer", "Plan", "RecordedScorer", "RunOptions", "RunReport",
     "ScorerFactory", "build_parser", "check_device", "chunks", "format_reports",
     "load_instances", "needs_model", "open_scorer", "plan", "record_vocab",
-    "recorded_scorer", "run_id", "run_identity", "run_probe", "select_probes", "slot_token",
+    "recorded_scorer", "run_id", "run_identity", "run_probe", "select_probes", "task_context",
 ]
 
 

@@ -29,9 +29,9 @@ from kg import config
 from probes.backends.registry import load_scorer
 from probes.errors import ProbeError
 from probes.results import connect
-from probes.run import _score, load_instances, slot_token
+from probes.run import _score, load_instances, task_context
 from probes.spec import discover
-from probes.tasks import TaskContext, get_task
+from probes.tasks import get_task
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         con.close()
     scorer = load_scorer(args.model, device=args.device, dtype=args.dtype, threads=args.threads)
     task = get_task("relatum")
-    ctx = TaskContext(kind=scorer.kind, slot_token=slot_token(scorer), top_k=100)
+    ctx = task_context(scorer, 100)
     scorer.topk(["warm up"], 5)
     print(f"model {args.model} ({scorer.kind}, {scorer.dtype}, {scorer.device}, "
           f"{torch.get_num_threads()} threads); {len(instances)} targets of {probe.spec.name} x "

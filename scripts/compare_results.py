@@ -1,7 +1,7 @@
 """Compare two results files: do they hold the same scores, responses, instances, human answers
 and metric rows? Prints the largest difference (0 when identical) and exits 1 when they differ.
 
-    python scripts/compare_results.py A.duckdb B.duckdb [--tolerance 0]
+    python scripts/compare_results.py A.duckdb B.duckdb [--tolerance 0] [--metrics DIR]
 
 Run ids, timestamps and wall times are ignored: a run is known by what it ran (model, revision,
 backend, probe, task and its config without the volatile ``runtime``, ``backend``,
@@ -117,11 +117,18 @@ def difference(a: dict, b: dict) -> tuple[float, int]:
     return (math.inf if unmatched else worst), unmatched
 
 
-def metric_rows(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[list[str], list[tuple]]]:
+def metric_files(dirs: Sequence[str] = METRIC_DIRS) -> list[Any]:
+    """The metric files of the eval package on PYTHONPATH, in the folders ``dirs``."""
+    root = default_metric_dir().parent
+    folders = [root / d for d in dirs if (root / d).is_dir()]
+    return discover_metrics(folders) if folders else []
+
+
+def metric_rows(con: duckdb.DuckDBPyConnection, dirs: Sequence[str] = METRIC_DIRS
+                ) -> dict[str, tuple[list[str], list[tuple]]]:
     """Every metric's (columns, rows); a failing metric gives its error as one row."""
-    root = default_metric_dir().parent  # the eval package on PYTHONPATH
     out = {}
-    for metric in discover_metrics([root / d for d in METRIC_DIRS if (root / d).is_dir()]):
+    for metric in metric_files(dirs):
         try:
             out[metric.name] = run_metric(con, metric)
         except MetricError as e:
@@ -138,13 +145,12 @@ def stored_metrics(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[list[str],
     return out
 
 
-def materialize(path: Path) -> None:
+def materialize(path: Path, dirs: Sequence[str] = METRIC_DIRS) -> None:
     """Store every metric's rows (with the code on PYTHONPATH) in tables ``metric__<name>``
     (a failing metric: a one-row table with its error). The metrics run on a copy in
     :func:`canonical_order`, as :func:`compare` runs them, so two files holding the same rows
     in another physical order store the same metric rows to the last digit; only the
     ``metric__`` tables are written into the file."""
-    root = default_metric_dir().parent  # the eval package on PYTHONPATH
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "sorted.duckdb"
         shutil.copyfile(path, copy)
@@ -152,8 +158,7 @@ def materialize(path: Path) -> None:
         names = []
         try:
             canonical_order(con)
-            for metric in discover_metrics([root / d for d in METRIC_DIRS
-                                            if (root / d).is_dir()]):
+            for metric in metric_files(dirs):
                 table = f'"metric__{metric.name}"'
                 names.append(table)
                 try:
@@ -187,7 +192,8 @@ def canonical_order(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(f"CREATE OR REPLACE TABLE {table} AS SELECT * FROM {table} ORDER BY ALL")
 
 
-def snapshot(path: Path, tmp: Path) -> tuple[dict[str, str], dict, dict]:
+def snapshot(path: Path, tmp: Path, dirs: Sequence[str] = METRIC_DIRS
+             ) -> tuple[dict[str, str], dict, dict]:
     """(run labels, table rows, metric rows) of a results file, read from a copy."""
     copy = tmp / f"{len(list(tmp.iterdir()))}.duckdb"
     shutil.copyfile(path, copy)
@@ -199,7 +205,7 @@ def snapshot(path: Path, tmp: Path) -> tuple[dict[str, str], dict, dict]:
         for t in TABLES:
             cur = con.execute(f"SELECT * FROM {t}")
             tables[t] = ([d[0] for d in cur.description], cur.fetchall())
-        metrics = stored_metrics(con) or metric_rows(con)
+        metrics = stored_metrics(con) or metric_rows(con, dirs)
     finally:
         con.close()
     return labels, tables, metrics
@@ -212,17 +218,19 @@ def without(columns: Sequence[str], rows: Sequence[tuple[Any, ...]], drop: set[s
     return [columns[i] for i in keep], [tuple(r[i] for i in keep) for r in rows]
 
 
-def compare(a: Path, b: Path, ignore: Sequence[str] = ()) -> list[tuple[str, float, int]]:
+def compare(a: Path, b: Path, ignore: Sequence[str] = (), dirs: Sequence[str] = METRIC_DIRS
+            ) -> list[tuple[str, float, int]]:
     """(table or metric:<name>, largest difference, unmatched rows) of everything compared;
     ``ignore``: ``table.column`` names left out of both sides (a column one file's code did not
-    write, e.g. ``responses.prompt`` against a file from before it existed).
+    write, e.g. ``responses.prompt`` against a file from before it existed); ``dirs``: the
+    metric folders of eval run on both (none: the tables only).
 
     >>> without(["a", "prompt"], [(1, "x")], {"prompt"})
     (['a'], [(1,)])
     """
     with tempfile.TemporaryDirectory() as d:
-        la, ta, ma = snapshot(a, Path(d))
-        lb, tb, mb = snapshot(b, Path(d))
+        la, ta, ma = snapshot(a, Path(d), dirs)
+        lb, tb, mb = snapshot(b, Path(d), dirs)
     for t in TABLES:
         drop = {i.split(".", 1)[1] for i in ignore if i.startswith(f"{t}.")}
         ta[t], tb[t] = without(*ta[t], drop), without(*tb[t], drop)
@@ -248,16 +256,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--tolerance", type=float, default=0.0,
                         help="largest difference that counts as equal (default 0)")
     parser.add_argument("--verbose", "-v", action="store_true", help="one line per table")
+    parser.add_argument("--metrics", action="append", choices=(*METRIC_DIRS, "none"),
+                        help="run only this metric folder of eval (repeatable; none: compare "
+                             "the tables only); default: all of them")
     parser.add_argument("--ignore", action="append", default=[], metavar="TABLE.COLUMN",
                         help="leave a column out of the comparison, e.g. responses.prompt for "
                              "a file written before that column existed (repeatable)")
     args = parser.parse_args(argv)
+    dirs = [d for d in args.metrics or METRIC_DIRS if d != "none"]
     for f in args.files:
         if not f.is_file():
             parser.error(f"no results file at {f}")
     if args.materialize:
         for f in args.files:
-            materialize(f)
+            materialize(f, dirs)
             print(f"{f}: metric rows stored")
         return 0
     if len(args.files) != 2:
@@ -266,7 +278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if name.split(".", 1)[0] not in TABLES or "." not in name:
             parser.error(f"--ignore {name}: give TABLE.COLUMN with TABLE one of "
                          f"{', '.join(TABLES)}")
-    results = compare(*args.files, ignore=args.ignore)
+    results = compare(*args.files, ignore=args.ignore, dirs=dirs)
     worst = max((d for _, d, _ in results), default=0.0)
     for name, diff, unmatched in results:
         if args.verbose or diff > args.tolerance:

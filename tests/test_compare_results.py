@@ -3,10 +3,13 @@ compare equal; a changed score is reported with its size."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
+import contextlib
+import importlib.util
+import io
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import duckdb
@@ -39,9 +42,42 @@ def results_file(path: Path, run_id: str, when: datetime, score: float,
     con.close()
 
 
-def compare(a: Path, b: Path, *options: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(ROOT / "scripts" / "compare_results.py"),
-                           str(a), str(b), *options], capture_output=True, text=True, cwd=ROOT)
+def _script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("compare_results",
+                                                  ROOT / "scripts" / "compare_results.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+SCRIPT = _script()
+
+
+@dataclass
+class Done:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def main(*argv: str) -> Done:
+    """The script's main in this process (a fresh interpreter per call cost more than the
+    comparison), with its exit status and output."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = SCRIPT.main(list(argv))
+        except SystemExit as e:
+            code = int(e.code or 0)
+    return Done(code, out.getvalue(), err.getvalue())
+
+
+def compare(a: Path, b: Path, *options: str) -> Done:
+    """Compare the tables and eval/metrics' files only, unless ``options`` name the metrics
+    (the other folders' metrics read the same rows: they would only cost time here)."""
+    metrics = () if "--metrics" in options else ("--metrics", "metrics")
+    return main(str(a), str(b), *metrics, *options)
 
 
 def test_same_rows_under_other_run_ids_and_times_compare_equal(tmp_path: Path) -> None:
@@ -61,8 +97,8 @@ def test_the_export_record_is_not_what_a_run_ran(tmp_path: Path) -> None:
                      {"k": k, "export": {"query_hash": query_hash,
                                          "exported_at": f"2026-01-0{k} 00:00:00"}})
     a, b, c = (tmp_path / f"{n}.duckdb" for n in "abc")
-    assert compare(a, b).returncode == 0
-    got = compare(a, c)  # another setting is another run: its rows match nothing
+    assert compare(a, b, "--metrics", "none").returncode == 0
+    got = compare(a, c, "--metrics", "none")  # another setting is another run: no row matches
     assert got.returncode == 1 and "scores: inf" in got.stdout
 
 
@@ -99,8 +135,7 @@ def test_materialize_stores_metric_rows_and_leaves_the_tables_as_they_were(
         tmp_path: Path) -> None:
     a = tmp_path / "a.duckdb"
     results_file(a, "r1", datetime(2025, 1, 1), -1.0)
-    got = subprocess.run([sys.executable, str(ROOT / "scripts" / "compare_results.py"),
-                          "--materialize", str(a)], capture_output=True, text=True, cwd=ROOT)
+    got = main("--materialize", "--metrics", "metrics", str(a))
     assert got.returncode == 0, got.stderr
     con = connect(a)
     # one instance, gold "a" scored -1.0 against "b" at -2.0: right, accuracy 1

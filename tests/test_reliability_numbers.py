@@ -26,6 +26,7 @@ from kg.reason import clean_dead_reason_dirs
 from kg.store import LocalStore, QueryLimitError, RemoteStore
 from probes import cache
 from probes.app.run import main
+from probes.backends.protocol import CAUSAL_LM
 from probes.export import export, instances_for
 from probes.export import main as export_main
 from probes.ontolama.splits import balance
@@ -227,7 +228,7 @@ def test_one_prompt_under_other_request_options_never_shares_a_cache_entry() -> 
     requests = {}
     for name, params in variants.items():
         spec = parse_probe(RELATUM.replace("{params}", params), "rel.rq").spec
-        (item,) = get_task("relatum").items(inst, spec, TaskContext("causal", None, 10))
+        (item,) = get_task("relatum").items(inst, spec, TaskContext(CAUSAL_LM, 10))
         (requests[name],) = item.requests
     assert {r.args for r in requests.values()} == {("An owl is a kind of a",
                                                     "An owl is a kind of an")}

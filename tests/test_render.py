@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
+from probes.backends.protocol import CAUSAL_LM, MASKED_LM
 from probes.errors import ProbeError
 from probes.render import causal_prompt, indefinite_article, placeholders, render, text_span
 from probes.spec import ProbeSpec
@@ -103,20 +106,20 @@ def inst(target: str = "owl", gold: list[str] | None = None,
 def test_choice_requests_by_score_part_and_kind() -> None:
     task = get_task("choice")
     s = spec("choice", ["[W] is [DET] [V] indeed."], score="slot")
-    items = task.items(inst(gold=["bird"], candidates=["eagle"]), s, TaskContext("causal"))
+    items = task.items(inst(gold=["bird"], candidates=["eagle"]), s, TaskContext(CAUSAL_LM))
     assert [it.requests for it in items] == [
         (Request("loglik", ("owl is a", " bird")),), (Request("loglik", ("owl is an", " eagle")),)]
     whole = task.items(inst(gold=["bird"]), spec("choice", ["[W] is [DET] [V]."], score="whole"),
-                       TaskContext("masked"))
+                       TaskContext(MASKED_LM))
     assert whole[0].requests == (Request("pll", ("owl is a bird.", (0, 14))),)
     target = task.items(inst(gold=["bird"]), spec("choice", ["a [W] is a [V]"], score="[W]"),
-                        TaskContext("causal"))
+                        TaskContext(CAUSAL_LM))
     assert target[0].requests == (Request("loglik", ("a", " owl")),)
 
 
 def test_choice_checks() -> None:
     task = get_task("choice")
-    ctx = TaskContext("causal")
+    ctx = TaskContext(CAUSAL_LM)
     with pytest.raises(ProbeError, match="needs 'prompts:'"):
         task.check(spec("choice"), ctx)
     with pytest.raises(ProbeError, match="has no slot"):
@@ -129,7 +132,7 @@ def test_choice_checks() -> None:
 
 def test_binary_checks() -> None:
     task = get_task("binary")
-    ctx = TaskContext("causal")
+    ctx = TaskContext(CAUSAL_LM)
     with pytest.raises(ProbeError, match="listed for both"):
         task.check(spec("binary", ["[W] [V]"], labels={"t": ["yes"], "f": ["yes"]}), ctx)
     with pytest.raises(ProbeError, match="YAML reads them as booleans"):
@@ -142,12 +145,13 @@ def test_binary_checks() -> None:
 
 def test_relatum_needs_a_mask_token_for_masked_models() -> None:
     with pytest.raises(ProbeError, match="no mask token"):
-        get_task("relatum").check(spec("relatum", ["[W] [V]"]), TaskContext("masked", None))
+        get_task("relatum").check(spec("relatum", ["[W] [V]"]),
+                                  TaskContext(replace(MASKED_LM, slot_token=None)))
 
 
 def test_relatum_fixed_article_sends_one_prompt() -> None:
     s = spec("relatum", ["[W] is [DET] [V]."], slot_det="a(n)")
-    (item,) = get_task("relatum").items(inst(), s, TaskContext("masked", "[MASK]", 3))
+    (item,) = get_task("relatum").items(inst(), s, TaskContext(MASKED_LM, 3))
     assert item.requests == (Request("topk", ("owl is a(n) [MASK].",),
                                      (("k", 3), ("vocab", "lowercase"))),)
 

@@ -24,6 +24,7 @@ import pytest
 
 from kg.store import LocalStore
 from probes.app.run import main
+from probes.backends.protocol import CAUSAL_LM, MASKED_LM
 from probes.errors import ProbeError, ProbeFileError
 from probes.export import export
 from probes.results import connect
@@ -65,7 +66,7 @@ class FakeScorer:
         self.delay = delay
         self.log = log
         self.calls: list[tuple[str, int]] = []
-        self.mask_token = None if kind == "causal" else "[MASK]"
+        self.capabilities = CAUSAL_LM if kind == "causal" else MASKED_LM
 
     def cache_key_options(self) -> dict[str, Any]:
         return {"dtype": self.dtype}

@@ -15,6 +15,7 @@ from tqdm import tqdm
 
 from probes import cache
 from probes.app.run import main
+from probes.backends.protocol import CAUSAL_LM
 from probes.results import connect
 from probes.runner.caching import CachingScorer, RecordedScorer, needs_model
 from probes.runner.plan import Plan
@@ -102,7 +103,7 @@ def test_one_uncached_request_is_the_only_one_the_scorer_sees(argv: list[str],
 
 def test_the_wrapper_loads_the_model_only_to_answer_what_the_cache_lacks() -> None:
     con = connect(":memory:")
-    identity = RecordedScorer("fake/model", "rev1", "causal", "float32", "cpu", None,
+    identity = RecordedScorer("fake/model", "rev1", "causal", "float32", "cpu", CAUSAL_LM,
                               {"dtype": "float32"})
     held, missing = Request("loglik", ("A dog is", " an animal")), Request(
         "loglik", ("A cat is", " an animal"))

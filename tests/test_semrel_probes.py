@@ -17,6 +17,7 @@ import pytest
 from kg import config
 from kg.derived import materialise
 from kg.store import LocalStore
+from probes.backends.protocol import CAUSAL_LM
 from probes.export import instances_for
 from probes.spec import Probe, discover
 from tests.data import require
@@ -270,7 +271,7 @@ def test_lists_rank_the_whole_vocabulary_and_reach_the_set_size(probes) -> None:
         assert probes[f"semrel/{stem}-trick" if stem in ("hyp", "hpo", "hol", "mer")
                       else f"semrel/{stem}"].spec.params["vocab"] == "all"
     spec = probes["semrel/hpo"].spec
-    ctx = TaskContext("causal", None, 10)
+    ctx = TaskContext(CAUSAL_LM, 10)
     for n, k in ((3, 100), (100, 100), (101, 128), (600, 1024)):
         inst = Instance("semrel/hpo", "test", "i", "animal", [f"w{i}" for i in range(n)], [], {})
         assert {dict(r.options)["k"] for item in TASK.items(inst, spec, ctx)

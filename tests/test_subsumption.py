@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -17,6 +18,7 @@ import duckdb
 import pytest
 
 from eval.sqlfile import discover_metrics, run_metric, run_support
+from probes.backends.protocol import CAUSAL_LM, MASKED_LM
 from probes.errors import ProbeError
 from probes.results import connect
 from probes.results.writers import PromptRow, Run, insert_run, write_prompts
@@ -41,8 +43,8 @@ def instance(gold: str = "1", **fields: str) -> Instance:
 
 
 def test_items_cover_every_template_label_set_and_word() -> None:
-    TASK.check(PIZZA.spec, TaskContext("causal"))
-    items = TASK.items(instance(), PIZZA.spec, TaskContext("causal"))
+    TASK.check(PIZZA.spec, TaskContext(CAUSAL_LM))
+    items = TASK.items(instance(), PIZZA.spec, TaskContext(CAUSAL_LM))
     # 2 templates x (L1: 2 words, L2: 2, L3: 4) = 16 items, prompt ids 0..5.
     assert len(items) == 16
     got = {(decode_prompt_id(it.prompt_id, ["L1", "L2", "L3"]), it.candidate, it.label)
@@ -57,7 +59,7 @@ def test_items_cover_every_template_label_set_and_word() -> None:
 
 
 def test_causal_requests_score_the_filled_template_from_the_slot() -> None:
-    items = TASK.items(instance(), PIZZA.spec, TaskContext("causal"))
+    items = TASK.items(instance(), PIZZA.spec, TaskContext(CAUSAL_LM))
     t1_yes = next(it for it in items if it.prompt_id == 0 and it.candidate == "Yes")
     assert t1_yes.prompt == "It is a margherita? Yes, it is a pizza."
     assert t1_yes.requests[0].op == "loglik"
@@ -68,7 +70,7 @@ def test_causal_requests_score_the_filled_template_from_the_slot() -> None:
 
 def test_masked_requests_score_the_label_word_at_the_slot() -> None:
     items = TASK.items(instance(a_super="", super="something that has topping some cheese"),
-                       PIZZA.spec, TaskContext("masked", slot_token="<mask>"))
+                       PIZZA.spec, TaskContext(replace(MASKED_LM, slot_token="<mask>")))
     right = next(it for it in items if it.prompt_id == 1 and it.candidate == "Right")
     text, (start, end) = right.requests[0].args
     assert right.requests[0].op == "pll"
@@ -78,8 +80,8 @@ def test_masked_requests_score_the_label_word_at_the_slot() -> None:
 
 def test_bad_gold_label_words_and_templates_are_clear_errors() -> None:
     with pytest.raises(ProbeError, match=r"gold 'yes'.*1 or 0"):
-        TASK.items(instance(gold="yes"), PIZZA.spec, TaskContext("causal"))
-    ctx = TaskContext("causal")
+        TASK.items(instance(gold="yes"), PIZZA.spec, TaskContext(CAUSAL_LM))
+    ctx = TaskContext(CAUSAL_LM)
 
     def spec(**kw: Any) -> ProbeSpec:
         base = {"name": "o/x", "task": "subsumption", "split": "test",
@@ -240,7 +242,7 @@ class OracleScorer:
     dtype = "float32"
     max_length = 512
     batch_size = None
-    mask_token = None
+    capabilities = CAUSAL_LM
 
     def cache_key_options(self) -> dict[str, Any]:
         return {}

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from eval.sqlfile import parse_metric
+from probes.backends.protocol import CAUSAL_LM
 from probes.errors import ProbeError, ProbeFileError
 from probes.results import TASKS
 from probes.spec import ProbeSpec, load_probe, parse_probe
@@ -76,7 +77,7 @@ def test_bad_params_name_the_probe_and_the_key(task: str, params: dict, words: s
 
 def test_check_still_rejects_a_bad_default_top_k() -> None:
     with pytest.raises(ProbeError, match="top_k must be a positive integer"):
-        get_task("relatum").check(spec("relatum"), TaskContext("causal", None, 0))
+        get_task("relatum").check(spec("relatum"), TaskContext(CAUSAL_LM, 0))
 
 
 def test_builder_settings_live_apart_from_task_params() -> None:

@@ -30,6 +30,7 @@ from probes.backends.device import free_memory as free_memory
 from probes.backends.device import is_oom as is_oom
 from probes.backends.device import resolve_device as resolve_device
 from probes.backends.device import resolve_dtype as resolve_dtype
+from probes.backends.protocol import SLOT, Capabilities
 from probes.models import (
     ModelError,
     ModelSource,
@@ -43,8 +44,9 @@ from probes.wordvocab import WholeWordVocab
 if TYPE_CHECKING:
     from probes.placement import Placement
 
-MASK = "[MASK]"
-"""The slot marker in prompts for ``topk`` (masked LMs and seq2seq; causal LMs cut there)."""
+MASK = SLOT
+"""The slot marker in prompts for ``topk`` (masked LMs and seq2seq; a causal LM's prompt ends at
+the slot)."""
 
 Kind = Literal["masked", "causal", "seq2seq"]
 Pooling = Literal["cls", "first", "last", "mean"]
@@ -76,6 +78,11 @@ class Scorer:
     """
 
     kind: ClassVar[str] = ""
+    """The name the backend is registered under (:func:`probes.backends.registry.register`): a
+    label for the run record and messages; what tasks need is ``capabilities``."""
+    capabilities: Capabilities
+    """What tasks need to know (:class:`probes.backends.protocol.Capabilities`): each backend
+    declares it."""
     operations: frozenset[str] = frozenset()
 
     def __init__(

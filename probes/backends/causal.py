@@ -54,6 +54,7 @@ from probes.backends.causal_model import (
     split_causal,
     stack_rows,
 )
+from probes.backends.protocol import CAUSAL_LM
 from probes.backends.registry import register
 from probes.models import ModelError, ModelSource
 from probes.wordvocab import WholeWordVocab
@@ -67,6 +68,7 @@ class CausalScorer(Scorer):
     """Scorer for decoder-only language models."""
 
     kind = "causal"
+    capabilities = CAUSAL_LM
     operations = frozenset({"loglik", "topk", "features"})
     auto_model = "AutoModelForCausalLM"
 
@@ -380,8 +382,10 @@ class CausalScorer(Scorer):
         self, prompts: Sequence[str], k: int, vocab: WholeWordVocab | None = None,
         mix: Sequence[float] | None = None,
     ) -> list[list[tuple[str, float]]]:
-        """Next-token distribution after each prompt (cut at ``[MASK]`` if it has one, trailing
-        whitespace dropped), as top-k whole words (``mix``: see Scorer.topk)."""
+        """Next-token distribution after each prompt (trailing whitespace dropped; a prompt may
+        end in ``[MASK]`` and a final ``.``, ``!`` or ``?``, but other text after it is an
+        error, never dropped: this scorer declares that prompts end at the slot), as top-k
+        whole words (``mix``: see Scorer.topk)."""
         words = self._resolve_vocab(vocab)
         sequences = [self._prompt_ids(p) for p in prompts]
         for index, seq in enumerate(sequences):
@@ -401,7 +405,11 @@ class CausalScorer(Scorer):
     def _prompt_ids(self, prompt: str) -> list[int]:
         if prompt.count(MASK) > 1:
             raise PromptError(f"prompt {prompt!r} has more than one {MASK} slot")
-        text = prompt.split(MASK, 1)[0].rstrip()
+        text, _, after = prompt.partition(MASK)
+        if after.strip() not in ("", ".", "!", "?"):  # as probes.render.causal_prompt
+            raise PromptError(f"prompt {prompt!r} has text after its {MASK} slot; a causal LM "
+                              "reads the slot as the next token, so the prompt must end there")
+        text = text.rstrip()
         if not text:
             if not self._start:
                 raise PromptError(

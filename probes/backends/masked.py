@@ -15,6 +15,7 @@ only; the other operations raise a ModelError naming the head that is missing.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any, Self
 
 import torch
@@ -27,6 +28,7 @@ from probes.backends.base import (
     Scorer,
     pool,
 )
+from probes.backends.protocol import MASKED_LM
 from probes.backends.registry import register
 from probes.models import ModelError
 from probes.wordvocab import WholeWordVocab
@@ -37,6 +39,7 @@ class MaskedScorer(Scorer):
     """Scorer for bidirectional encoders with (or, for features only, without) an MLM head."""
 
     kind = "masked"
+    capabilities = MASKED_LM
     auto_model = "AutoModelForMaskedLM"
     headless_auto_model = "AutoModel"  # an encoder without MLM head: features only
 
@@ -48,6 +51,7 @@ class MaskedScorer(Scorer):
             self._body, self._head = split_masked(model)
         else:
             self.operations = frozenset({"features"})
+            self.capabilities = replace(MASKED_LM, topk=False)
             self._body, self._head = model, None
         if has_head and tokenizer.mask_token_id is None:
             raise ModelError(f"the tokenizer of {self.name!r} has no mask token")

@@ -2,7 +2,12 @@
 
 :class:`ScoringModel` is the core every scorer has (the backends' :class:`Scorer`, a stand-in
 that replays cached scores, a test double): its name, revision and kind, what enters the cache
-key, and the operations. Three capabilities are optional, each a protocol of its own, and used
+key, the operations and its :class:`Capabilities`: what a task needs to know to build
+requests for it (how a filled slot is scored, whether prompts must end at the slot, the slot's
+marker, whether it returns top-k). Tasks and the engine ask these, never the backend's
+registered name (``kind``), so a backend registered under a new name is treated as what it
+declares (lm-evaluation-harness's tasks likewise never see the model class); read them with
+:func:`capabilities`. Three more behaviours are optional, each a protocol of its own, and used
 only through the functions here (never by probing attributes):
 
 - :class:`Describes`: ``describe()`` -> a dict for the run record (:func:`description`);
@@ -12,7 +17,7 @@ only through the functions here (never by probing attributes):
   batch finished (:func:`progress_to`).
 
 >>> class Fake:
-...     name, revision, kind = "fake", "r1", "causal"
+...     name, revision, kind, capabilities = "fake", "r1", "my-lm", CAUSAL_LM
 ...     def cache_key_options(self): return {}
 ...     def loglik(self, requests): return []
 ...     def describe(self): return {"model": self.name}
@@ -20,23 +25,106 @@ only through the functions here (never by probing attributes):
 >>> isinstance(fake, ScoringModel), description(fake), isinstance(fake, ReportsProgress)
 (True, {'model': 'fake'}, False)
 >>> require(fake, ["loglik"])  # no require(): nothing to check
+>>> capabilities(fake).ends_at_slot, capabilities(fake).slot_token
+(True, None)
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from probes.errors import ProbeError
+
+SLOT = "[MASK]"
+"""The slot marker of ``topk`` prompts for a scorer that reads a slot inside the prompt."""
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a scorer declares about itself for the tasks that build its requests.
+
+    - ``slot_scoring``: how a filled slot (a candidate in a template) is scored: ``"pll"``, the
+      pseudo-log-likelihood of its span in the whole text (masked LMs, Salazar et al. 2020), or
+      ``"loglik"``, the log-likelihood of the text from the slot on, given the text before it
+      (causal and encoder-decoder LMs);
+    - ``ends_at_slot``: ``topk`` reads the distribution of the token after the prompt, so a
+      prompt must end at the slot (a template's ``[V]`` ends it; nothing follows);
+    - ``slot_token``: the marker ``topk`` prompts hold at the slot, or None (none: ends at the
+      slot, or a model without a mask token);
+    - ``topk``: whether the scorer can return the top-k fillers of a slot at all.
+
+    >>> from dataclasses import replace
+    >>> replace(MASKED_LM, slot_token=None).reads_slot
+    False
+    >>> CAUSAL_LM.reads_slot, MASKED_LM.reads_slot
+    (True, True)
+    """
+
+    slot_scoring: Literal["pll", "loglik"]
+    ends_at_slot: bool
+    slot_token: str | None
+    topk: bool = True
+
+    def __post_init__(self) -> None:
+        if self.slot_scoring not in ("pll", "loglik"):
+            raise ProbeError(f"slot_scoring must be 'pll' or 'loglik', not {self.slot_scoring!r}")
+        if self.ends_at_slot and self.slot_token is not None:
+            raise ProbeError("a scorer whose prompts end at the slot has no slot token")
+
+    @property
+    def reads_slot(self) -> bool:
+        """Whether ``topk`` can find the slot: the prompt ends there, or it holds a marker."""
+        return self.ends_at_slot or self.slot_token is not None
+
+    def as_record(self) -> dict[str, Any]:
+        """The fields as a dict, for the run record (``runs.config.capabilities``)."""
+        return {"slot_scoring": self.slot_scoring, "ends_at_slot": self.ends_at_slot,
+                "slot_token": self.slot_token, "topk": self.topk}
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> Capabilities:
+        """The inverse of :meth:`as_record`."""
+        return cls(record["slot_scoring"], bool(record["ends_at_slot"]), record.get("slot_token"),
+                   bool(record.get("topk", True)))
+
+
+MASKED_LM = Capabilities(slot_scoring="pll", ends_at_slot=False, slot_token=SLOT)
+"""A bidirectional encoder with an MLM head: PLL, the slot marked inside the prompt."""
+CAUSAL_LM = Capabilities(slot_scoring="loglik", ends_at_slot=True, slot_token=None)
+"""A decoder-only LM: continuation log-likelihood, prompts end at the slot."""
+SEQ2SEQ_LM = Capabilities(slot_scoring="loglik", ends_at_slot=False, slot_token=SLOT)
+"""An encoder-decoder LM: continuation log-likelihood, the slot marked (a T5 sentinel or BART's
+mask token replaces the marker) inside the prompt."""
+
+
+def family(caps: Capabilities) -> str:
+    """The language-model family the capabilities describe, as the papers name them (COPEN's
+    Table 8 and frames, the linear probes' pooling): ``masked`` (PLL), ``causal`` (prompts end
+    at the slot) or ``seq2seq`` (log-likelihood, slot marked). Derived from what a scorer
+    declares, never from the name its backend is registered under.
+
+    >>> family(MASKED_LM), family(CAUSAL_LM), family(SEQ2SEQ_LM)
+    ('masked', 'causal', 'seq2seq')
+    """
+    if caps.slot_scoring == "pll":
+        return "masked"
+    return "causal" if caps.ends_at_slot else "seq2seq"
 
 
 @runtime_checkable
 class ScoringModel(Protocol):
     """The core of a scorer. ``loglik``, ``pll`` and ``topk`` are the operations of
-    :class:`probes.backends.base.Scorer`; a scorer offers those its model can do."""
+    :class:`probes.backends.base.Scorer`; a scorer offers those its model can do.
+    ``kind`` is the name its backend is registered under: a label for the run record, never
+    a switch; what tasks need is in ``capabilities``."""
 
     name: str
     revision: str
     kind: str
+    capabilities: Capabilities
 
     def cache_key_options(self) -> dict[str, Any]:
         """What, besides model, revision and prompt, changes the numbers it returns."""
@@ -64,6 +152,18 @@ class ReportsProgress(Protocol):
     """A scorer that reports finished requests per batch to ``progress``."""
 
     progress: Callable[[int], None] | None
+
+
+def capabilities(scorer: Any) -> Capabilities:
+    """The scorer's declared :class:`Capabilities`; a scorer that declares none is an error
+    naming it (its kind is not guessed from its name)."""
+    caps = getattr(scorer, "capabilities", None)
+    if not isinstance(caps, Capabilities):
+        raise ProbeError(f"the scorer of model {getattr(scorer, 'name', '?')!r} (backend "
+                         f"{getattr(scorer, 'kind', '?')!r}) declares no capabilities; set its "
+                         "class attribute capabilities (probes.backends.protocol.Capabilities, "
+                         "e.g. MASKED_LM, CAUSAL_LM or SEQ2SEQ_LM)")
+    return caps
 
 
 def description(scorer: ScoringModel) -> dict[str, Any]:

@@ -35,6 +35,7 @@ from probes.backends.base import (
     segment_sum,
 )
 from probes.backends.causal_model import cache_argument, returned_cache
+from probes.backends.protocol import SEQ2SEQ_LM
 from probes.backends.registry import register
 from probes.models import ModelError, ModelSource
 from probes.wordvocab import WholeWordVocab
@@ -47,6 +48,7 @@ class Seq2SeqScorer(Scorer):
     """Scorer for encoder-decoder models with an LM head."""
 
     kind = "seq2seq"
+    capabilities = SEQ2SEQ_LM
     operations = frozenset({"loglik", "topk", "features"})
     auto_model = "AutoModelForSeq2SeqLM"
 

@@ -39,7 +39,7 @@ import torch
 from kg import options as kg_options
 from kg.errors import KgError
 from probes import options
-from probes.backends.protocol import Describes
+from probes.backends.protocol import Describes, capabilities, family
 from probes.copen import PROBES, task_name
 from probes.copen.classify import (
     POOLINGS,
@@ -184,7 +184,7 @@ def run_linear(con: Any, scorer: Any, task: str, seeds: Sequence[int] = SEEDS,
         return run_linear_text_to_text(con, scorer, task, seeds, lr, patience, max_epochs, batch)
     examples = load_examples(con, task)
     require_splits(examples, task)
-    pooling = pooling or default_pooling(model_type, scorer.kind)
+    pooling = pooling or default_pooling(model_type, family(capabilities(scorer)))
     everything = [e for split in examples.values() for e in split]
     feats, rows = featurize(scorer, everything, pooling)
     settings = {"pooling": pooling, "lr": lr, "patience": patience, "batch_size": batch,

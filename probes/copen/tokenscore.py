@@ -56,6 +56,7 @@ from typing import Any
 
 import torch
 
+from probes.backends.protocol import capabilities, family
 from probes.copen.marked import Marked
 from probes.errors import ProbeError
 
@@ -194,7 +195,7 @@ def score_marked(scorer: Any, prompts: Sequence[Marked], parts: Sequence[str],
     token scoring 0 with a count of 0 (``computeSpanLoss``); ``progressive``: a part missing
     from a prompt is left out."""
     span = span_mode(span)
-    kind, tok, model = scorer.kind, scorer.tokenizer, scorer.model
+    kind, tok, model = family(capabilities(scorer)), scorer.tokenizer, scorer.model
     pad = tok.pad_token_id if tok.pad_token_id is not None else (tok.eos_token_id or 0)
     jobs: list[_Job] = []
     for k, m in enumerate(prompts):

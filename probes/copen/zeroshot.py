@@ -5,7 +5,8 @@ the prompt is built as a marked token sequence (:mod:`probes.copen.marked`) and 
 scored in one go (:mod:`probes.copen.tokenscore`). Each (task, part, context) becomes a run in
 the results file (``runs`` + ``scores`` rows, replaced when the same setting runs again), with
 ``config.runtime.copen = {method: zero-shot, task, part, context, tokenisation, span,
-max_tokens, model_type, kind}``; the report picks per model the part of Table 8
+max_tokens, model_type, kind}`` (``kind``: the LM family its capabilities declare,
+:func:`probes.backends.protocol.family`); the report picks per model the part of Table 8
 (:func:`eval.copen_table8.table8_part`). ``span`` is ``token`` by default, the method the
 authors' scripts execute (:mod:`probes.copen.tokenscore`); it is stored for masked and seq2seq
 models (None for causal LMs, which score left to right in either mode).
@@ -23,7 +24,7 @@ from typing import Any
 
 import duckdb
 
-from probes.backends.protocol import description
+from probes.backends.protocol import capabilities, description, family
 from probes.copen import PROBES, TASK_OF, task_name
 from probes.copen.forms import PARTS
 from probes.copen.marked import MAX_TOKENS, mark, pieces_for
@@ -100,11 +101,12 @@ def run_zero_shot(con: duckdb.DuckDBPyConnection, scorer: Any, task: str, contex
     t0 = time.perf_counter()
     instances = load_instances(con, PROBES[task], splits, limit, results)
     parts = [p for p in PARTS[task] if p != "all"]
+    lm = family(capabilities(scorer))  # the paper's LM family, by what the scorer declares
     keys, prompts = [], []
     for inst in instances:
         for option, label in options(task, inst):
             pieces = pieces_for(task, inst.fields, option, context)
-            m = mark(scorer.tokenizer, scorer.kind, task, pieces, tokenisation, max_tokens)
+            m = mark(scorer.tokenizer, lm, task, pieces, tokenisation, max_tokens)
             keys.append((inst.split, inst.instance_id, option, label, m.text))
             prompts.append(m)
     scored = score_marked(scorer, prompts, parts, span=span, batch_rows=batch_rows)
@@ -117,8 +119,8 @@ def run_zero_shot(con: duckdb.DuckDBPyConnection, scorer: Any, task: str, contex
                 if part in s]
         copen = {"method": "zero-shot", "task": task, "part": part, "context": context,
                  "tokenisation": tokenisation,
-                 "span": None if scorer.kind == "causal" else span, "max_tokens": max_tokens,
-                 "model_type": model_type(scorer), "kind": scorer.kind}
+                 "span": None if lm == "causal" else span, "max_tokens": max_tokens,
+                 "model_type": model_type(scorer), "kind": lm}
         runs[part] = write_part_run(con, model=scorer.name, revision=scorer.revision,
                                     kind=scorer.kind, task=task, copen=copen, rows=rows,
                                     describe=describe, wall_s=wall)

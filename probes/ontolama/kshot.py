@@ -60,6 +60,7 @@ import torch
 from kg import options as kg_options
 from kg.errors import KgError
 from probes import options
+from probes.backends.protocol import Capabilities, capabilities
 from probes.errors import ProbeError
 from probes.render import render
 from probes.results import connect, transaction
@@ -158,16 +159,20 @@ def sample_k(instances: Sequence[Instance], k: int, seed: int) -> list[Instance]
 class PromptClassifier:
     """A language model with one template and one label-word set as a two-class classifier."""
 
-    def __init__(self, model: Any, tokenizer: Any, kind: str, template: str,
+    def __init__(self, model: Any, tokenizer: Any, caps: Capabilities, template: str,
                  words: dict[str, list[str]], max_length: int = 256,
                  scoring: str = "sum_prob") -> None:
         self.scoring = scoring
-        if kind not in ("masked", "causal"):
-            raise ProbeError(f"K-shot fine-tuning supports masked and causal LMs, not {kind}")
-        self.model, self.tokenizer, self.kind = model, tokenizer, kind
+        # the verbaliser reads the slot: at a mask token (PLL-scored, masked LMs) or as the
+        # next token (prompts end at the slot, causal LMs); an encoder-decoder does neither
+        self.at_mask = caps.slot_scoring == "pll" and caps.slot_token is not None
+        if not (self.at_mask or caps.ends_at_slot):
+            raise ProbeError("K-shot fine-tuning supports masked and causal LMs (a slot at a "
+                             "mask token, or prompts that end at the slot), not this model")
+        self.model, self.tokenizer = model, tokenizer
         self.template, self.words, self.max_length = template, words, max_length
         self.device = next(model.parameters()).device
-        if kind == "masked":
+        if self.at_mask:
             if tokenizer.mask_token is None:
                 raise ProbeError("the masked LM's tokenizer has no mask token")
             self.first_ids = {cls: [self._first_token(w) for w in ws] for cls, ws in words.items()}
@@ -203,7 +208,7 @@ class PromptClassifier:
 
     def word_scores(self, batch: Sequence[Instance]) -> dict[str, torch.Tensor]:
         """Per class, a [batch, n_words] tensor of the class's label-word scores."""
-        if self.kind == "masked":
+        if self.at_mask:
             return self._masked(batch)
         return self._causal(batch)
 
@@ -451,7 +456,7 @@ def run_kshot(con: duckdb.DuckDBPyConnection, model_name: str, probe: Probe, k: 
     if not test:
         raise ProbeError(f"no test instances of {spec.name}: export the probe first")
     scorer = load_scorer(model_name, device=device, dtype="float32", threads=threads)
-    clf = PromptClassifier(scorer.model, scorer.tokenizer, scorer.kind,
+    clf = PromptClassifier(scorer.model, scorer.tokenizer, capabilities(scorer),
                            spec.prompts[template - 1], sets[label_set], cfg.max_length,
                            scoring)
     identity = {"k": k, "seed": seed, "template": f"T{template}", "label_set": label_set,

@@ -23,12 +23,12 @@ import duckdb
 from tqdm import tqdm
 
 from probes import cache
-from probes.backends.protocol import description, require
+from probes.backends.protocol import Capabilities, capabilities, description, require
 from probes.errors import ProbeError
-from probes.runner.plan import Plan, RunOptions, load_instances, plan, slot_token
+from probes.runner.plan import Plan, RunOptions, load_instances, plan, task_context
 from probes.runner.scoring import scored_with_progress
 from probes.spec import Probe
-from probes.tasks import TaskContext, get_task
+from probes.tasks import get_task
 
 Loader = Callable[[], Any]
 
@@ -36,7 +36,7 @@ Loader = Callable[[], Any]
 @dataclass
 class RecordedScorer:
     """A model's identity as a finished run recorded it: name, revision, kind, dtype, device,
-    slot token and cache options. It answers nothing itself; :class:`CachingScorer` uses it
+    capabilities and cache options. It answers nothing itself; :class:`CachingScorer` uses it
     to key requests before (and instead of) loading the model."""
 
     name: str
@@ -44,7 +44,7 @@ class RecordedScorer:
     kind: str
     dtype: str
     device: str
-    mask_token: str | None
+    capabilities: Capabilities
     options: dict[str, Any]
     described: dict[str, Any] = field(default_factory=dict)
     batch_size: int | None = None
@@ -73,20 +73,21 @@ def recorded_scorer(con: duckdb.DuckDBPyConnection, model: str, device: str | No
         return None
     row = con.execute("""SELECT backend, config FROM runs WHERE model = ? AND revision = ?
                          AND device = ? AND dtype = ? AND status = 'done'
-                         AND json_exists(config, '$.slot_token')
+                         AND json_exists(config, '$.capabilities')
                          ORDER BY finished_at DESC LIMIT 1""",
                       [model, revision, str(want_device), want_dtype]).fetchall()
     if not row:
         return None
     config = json.loads(row[0][1])
     return RecordedScorer(model, revision, row[0][0], want_dtype, str(want_device),
-                          config.get("slot_token"), config.get("scorer") or {},
+                          Capabilities.from_record(config["capabilities"]),
+                          config.get("scorer") or {},
                           config.get("backend") or {})
 
 
 def _key_identity(scorer: Any) -> tuple[Any, ...]:
     """What a request's cache key and a run's id depend on besides the request."""
-    return (scorer.name, scorer.revision, scorer.kind, slot_token(scorer),
+    return (scorer.name, scorer.revision, scorer.kind, capabilities(scorer),
             json.dumps(dict(scorer.cache_key_options()), sort_keys=True, default=str))
 
 
@@ -119,8 +120,8 @@ class CachingScorer:
         return str(self.identity.kind)
 
     @property
-    def mask_token(self) -> str | None:
-        return getattr(self.identity, "mask_token", None)
+    def capabilities(self) -> Capabilities:
+        return capabilities(self.identity)
 
     @property
     def dtype(self) -> Any:
@@ -204,7 +205,7 @@ def plans_for(con: duckdb.DuckDBPyConnection, scorer: Any, probes: Sequence[Prob
               opts: RunOptions, results: str) -> dict[str, Plan] | None:
     """Each probe's plan keyed under ``scorer``'s identity, or None when a probe cannot be
     planned with it (the run then loads the model and reports the error with it)."""
-    ctx = TaskContext(kind=scorer.kind, slot_token=slot_token(scorer), top_k=opts.top_k)
+    ctx = task_context(scorer, opts.top_k)
     plans: dict[str, Plan] = {}
     for probe in probes:
         task = get_task(probe.spec.task)

@@ -21,6 +21,7 @@ from typing import Any
 import duckdb
 
 from probes import cache
+from probes.backends.protocol import capabilities
 from probes.errors import ProbeError
 from probes.spec import Probe
 from probes.tasks import Instance, Item, Request, Task, TaskContext
@@ -48,18 +49,10 @@ def run_id(model: str, revision: str | None, probe: str, config: dict[str, Any])
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:16]
 
 
-def slot_token(scorer: Any) -> str | None:
-    """The slot marker of ``topk`` prompts for masked and seq2seq backends: ``scorer.mask_token``
-    if the scorer names one, else ``probes.backends.base.MASK`` (``[MASK]``); None for causal
-    LMs, whose prompts end at the slot."""
-    if scorer.kind == "causal":
-        return None
-    tok = getattr(scorer, "mask_token", None)
-    if tok is None:
-        from probes.backends.base import MASK
-
-        tok = MASK
-    return tok
+def task_context(scorer: Any, top_k: int) -> TaskContext:
+    """What the tasks may know of ``scorer``: its declared capabilities (never its name) and
+    the default top-k."""
+    return TaskContext(capabilities(scorer), top_k)
 
 
 def load_instances(con: duckdb.DuckDBPyConnection, probe: str, splits: list[str] | None,

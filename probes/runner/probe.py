@@ -24,7 +24,7 @@ from probes.runner.plan import (
     load_instances,
     plan,
     run_identity,
-    slot_token,
+    task_context,
 )
 from probes.runner.runrecord import (
     begin_run,
@@ -35,7 +35,7 @@ from probes.runner.runrecord import (
 )
 from probes.runner.scoring import Resolver, culprit
 from probes.spec import Probe
-from probes.tasks import TaskContext, get_task
+from probes.tasks import get_task
 
 
 @dataclass
@@ -68,7 +68,7 @@ def run_probe(con: duckdb.DuckDBPyConnection, scorer: Any, probe: Probe,
     spec = probe.spec
     task = get_task(spec.task)
     model = caching(con, scorer, opts.use_cache)
-    ctx = TaskContext(kind=model.kind, slot_token=slot_token(model), top_k=opts.top_k)
+    ctx = task_context(model, opts.top_k)
     try:
         task.check(spec, ctx)
     except ProbeError as e:

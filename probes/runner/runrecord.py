@@ -12,12 +12,12 @@ from typing import Any
 import duckdb
 
 from probes import parquet_sync
-from probes.backends.protocol import description
+from probes.backends.protocol import capabilities, description
 from probes.results import transaction, writers
 from probes.results.shared import write_model_vocab
 from probes.results.upgrade import subsumption_prompts
 from probes.results.writers import ItemKey, PromptRow, Run, start_run, write_prompts
-from probes.runner.plan import Plan, RunOptions, run_identity, slot_token
+from probes.runner.plan import Plan, RunOptions, run_identity
 from probes.runner.scoring import vocab_for
 from probes.spec import Probe
 from probes.tasks import Item, Request
@@ -62,7 +62,8 @@ def begin_run(con: duckdb.DuckDBPyConnection, scorer: Any, probe: Probe, work: P
     rid, identity = run_identity(scorer, probe, work, opts)
     describe = description(scorer)
     config = {**identity, "probe_file": str(probe.path), "runtime": opts.runtime,
-              "backend": describe, "slot_token": slot_token(scorer),
+              "backend": describe, "slot_token": capabilities(scorer).slot_token,
+              "capabilities": capabilities(scorer).as_record(),
               "export": export_stamp(con, spec.name)}
     prior = con.execute("SELECT count(*) FROM runs WHERE run_id = ?", [rid]).fetchone()
     run = Run(run_id=rid, model=scorer.name, revision=scorer.revision, backend=scorer.kind,

@@ -33,8 +33,11 @@ Data types:
 
 - ``Instance``: probe, split, instance_id, target, gold (list), candidates (list), fields (dict
   of every selected variable) -- one row of the ``instances`` table.
-- ``TaskContext``: kind (masked | causal | seq2seq), slot_token (the ``[MASK]`` marker for
-  masked and seq2seq backends, None for causal), top_k (``--top-k``).
+- ``TaskContext``: caps (the scorer's declared
+  :class:`~probes.backends.protocol.Capabilities`: how a slot is scored, whether prompts end
+  at the slot, the slot token, whether it returns top-k) and top_k (``--top-k``). A task asks
+  these, never the backend's name, so a backend registered under a new name gets what it
+  declares.
 - ``Item``: split, instance_id, prompt_id (index into the probe's templates), candidate,
   label (the class a candidate stands for), prompt (the text shown in ``scores.prompt``) and
   requests -- what becomes one ``scores`` row or one ranked list of ``responses`` rows.
@@ -76,6 +79,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from kg.header import did_you_mean
+from probes.backends.protocol import Capabilities
 from probes.errors import ProbeError
 from probes.render import Rendered, text_span
 
@@ -106,11 +110,30 @@ class Instance:
 
 @dataclass(frozen=True)
 class TaskContext:
-    """What a task may know about the model: its kind, its slot token, the default top-k."""
+    """What a task may know about the model: its capabilities and the default top-k.
 
-    kind: str                      # masked | causal | seq2seq
-    slot_token: str | None = None  # the mask token (masked) or sentinel (seq2seq)
+    >>> from probes.backends.protocol import CAUSAL_LM, MASKED_LM
+    >>> TaskContext(CAUSAL_LM).ends_at_slot, TaskContext(MASKED_LM, 5).slot_token
+    (True, '[MASK]')
+    """
+
+    caps: Capabilities
     top_k: int = 10
+
+    @property
+    def slot_scoring(self) -> str:
+        """``pll`` or ``loglik``: how a filled slot is scored."""
+        return self.caps.slot_scoring
+
+    @property
+    def ends_at_slot(self) -> bool:
+        """Whether a topk prompt must end at the slot (no marker, nothing after it)."""
+        return self.caps.ends_at_slot
+
+    @property
+    def slot_token(self) -> str | None:
+        """The marker a topk prompt holds at the slot, or None."""
+        return self.caps.slot_token
 
 
 @dataclass(frozen=True)
@@ -281,25 +304,26 @@ def params_problem(model: type[TaskParams], params: Mapping[str, Any]) -> tuple[
 SCORE_PARTS = ("whole", "continuation", "slot")
 
 
-def span_request(rendered: Rendered, part: str, template: str, kind: str) -> Request:
-    """The request that scores one part of a filled template (see probes.render.text_span).
+def span_request(rendered: Rendered, part: str, template: str, scoring: str) -> Request:
+    """The request that scores one part of a filled template (see probes.render.text_span) for
+    a scorer whose ``slot_scoring`` (its Capabilities) is ``scoring``.
 
-    Causal and seq2seq LMs get ``loglik(text before the span, the span)``: whitespace before
-    the span moves into the continuation, text after the span is not scored. Masked LMs get the
-    pseudo-log-likelihood of the span in the whole text.
+    ``loglik`` (causal and seq2seq LMs) gets ``loglik(text before the span, the span)``:
+    whitespace before the span moves into the continuation, text after the span is not scored.
+    ``pll`` (masked LMs) gets the pseudo-log-likelihood of the span in the whole text.
 
     >>> from probes.render import render
     >>> r = render("[W] is [DET] [V].", target="owl", slot="bird")
-    >>> span_request(r, "continuation", "t", "causal").args
+    >>> span_request(r, "continuation", "t", "loglik").args
     ('owl is a', ' bird.')
-    >>> span_request(r, "slot", "t", "masked").args
+    >>> span_request(r, "slot", "t", "pll").args
     ('owl is a bird.', (9, 13))
-    >>> span_request(r, "whole", "t", "causal").args
+    >>> span_request(r, "whole", "t", "loglik").args
     ('', 'owl is a bird.')
     """
     start, end = text_span(rendered, part, template)
     text = rendered.text
-    if kind == "masked":
+    if scoring == "pll":
         return Request("pll", (text, (start, end)))
     context = text[:start]
     stripped = context.rstrip()

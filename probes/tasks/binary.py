@@ -21,10 +21,11 @@ gold (hidden test labels) is scored all the same. Other params: ``score`` (as in
 the best candidate.
 
 >>> from probes.spec import ProbeSpec
+>>> from probes.backends.protocol import MASKED_LM
 >>> spec = ProbeSpec(name="d/b", task="binary", split="test", prompts=["[W] The answer is [V]."],
 ...                  params={"labels": {"true": ["yes", "true"], "false": "no"}})
 >>> inst = Instance("d/b", "test", "i1", "Owls fly.", ["true"], [], {})
->>> [(it.candidate, it.label) for it in TASK.items(inst, spec, TaskContext("masked"))]
+>>> [(it.candidate, it.label) for it in TASK.items(inst, spec, TaskContext(MASKED_LM))]
 [('yes', 'true'), ('true', 'true'), ('no', 'false')]
 """
 
@@ -167,7 +168,7 @@ class BinaryTask(Task):
                     for w in words:
                         r = render(template, inst.fields, target=inst.target, slot=w,
                                    slot_det=p.slot_det, capitalize=p.capitalize)
-                        req = span_request(r, part, template, ctx.kind)
+                        req = span_request(r, part, template, ctx.slot_scoring)
                         out.append(Item(inst.split, inst.instance_id, pid, w, cls, r.text,
                                         with_pmi(req, p.pmi_context)))
         else:
@@ -177,7 +178,7 @@ class BinaryTask(Task):
                     template = templates[pid]
                     r = render(template, inst.fields, target=inst.target,
                                slot_det=p.slot_det, capitalize=p.capitalize)
-                    req = span_request(r, part, template, ctx.kind)
+                    req = span_request(r, part, template, ctx.slot_scoring)
                     out.append(Item(inst.split, inst.instance_id, pid, cls, cls, r.text,
                                     with_pmi(req, p.pmi_context)))
         return out

@@ -20,9 +20,10 @@ after the neutral context (``baseline``); ``label`` is the candidate.
 Which candidate wins is decided by the metrics (eval/metrics/choice_*.sql).
 
 >>> from probes.spec import ProbeSpec
+>>> from probes.backends.protocol import CAUSAL_LM
 >>> spec = ProbeSpec(name="d/c", task="choice", split="test", prompts=["[W] is [DET] [V]."])
 >>> inst = Instance("d/c", "test", "i1", "owl", ["bird"], ["fish", "bird"], {})
->>> [(it.candidate, it.requests[0].args) for it in TASK.items(inst, spec, TaskContext("causal"))]
+>>> [(it.candidate, it.requests[0].args) for it in TASK.items(inst, spec, TaskContext(CAUSAL_LM))]
 [('bird', ('owl is a', ' bird.')), ('fish', ('owl is a', ' fish.'))]
 """
 
@@ -112,7 +113,7 @@ class ChoiceTask(Task):
             for cand in cands:
                 r = render(template, inst.fields, target=inst.target, slot=cand,
                            slot_det=p.slot_det, capitalize=p.capitalize)
-                req = span_request(r, part, template, ctx.kind)
+                req = span_request(r, part, template, ctx.slot_scoring)
                 out.append(Item(inst.split, inst.instance_id, pid, cand, cand, r.text,
                                 with_pmi(req, p.pmi_context)))
         return out

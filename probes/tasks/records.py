@@ -3,7 +3,8 @@
 They are inputs for other probes and for metrics, so there is nothing to score.
 
 >>> from probes.spec import ProbeSpec
->>> TASK.check(ProbeSpec(name="d/r", task="records", split="test"), TaskContext("causal"))
+>>> from probes.backends.protocol import CAUSAL_LM
+>>> TASK.check(ProbeSpec(name="d/r", task="records", split="test"), TaskContext(CAUSAL_LM))
 Traceback (most recent call last):
 ...
 probes.results.ProbeError: probe d/r has task 'records': its instances are data for other ...

@@ -37,16 +37,17 @@ Params:
   kg.morphology) and the relatum metrics match them. Scoring does not change.
 
 >>> from probes.spec import ProbeSpec
+>>> from probes.backends.protocol import CAUSAL_LM, MASKED_LM
 >>> spec = ProbeSpec(name="d/r", task="relatum", split="test", prompts=["[DET] [W] is [DET] [V]."])
 >>> inst = Instance("d/r", "test", "i1", "owl", ["bird"], [], {})
->>> [r.args for r in TASK.items(inst, spec, TaskContext("masked", "[MASK]", 5))[0].requests]
+>>> [r.args for r in TASK.items(inst, spec, TaskContext(MASKED_LM, 5))[0].requests]
 [('An owl is a [MASK].', 'An owl is an [MASK].')]
->>> item = TASK.items(inst, spec, TaskContext("causal", None, 2))[0]
+>>> item = TASK.items(inst, spec, TaskContext(CAUSAL_LM, 2))[0]
 >>> [(r.args, dict(r.options)["mix"]) for r in item.requests]
 [(('An owl is a', 'An owl is an'), (0.8631, 0.1369))]
 >>> low = ProbeSpec(name="d/r", task="relatum", split="test", prompts=["[DET] [W] is [DET] [V]"],
 ...                 params={"lower_case": True})
->>> TASK.items(inst, low, TaskContext("causal", None, 2))[0].requests[0].args
+>>> TASK.items(inst, low, TaskContext(CAUSAL_LM, 2))[0].requests[0].args
 ('an owl is a', 'an owl is an')
 >>> rows = TASK.rows(item, [[("bird", .3), ("eagle", .2)]])
 >>> [(r.rank, r.token, r.probability) for r in rows.responses]
@@ -165,16 +166,20 @@ class RelatumTask(Task):
             if placeholders(t).count("V") != 1:
                 raise ProbeError(f"probe {spec.name}: template {t!r} must hold exactly one "
                                  "slot [V]")
-        if ctx.kind != "causal" and not ctx.slot_token:
-            raise ProbeError(f"probe {spec.name}: the {ctx.kind} backend exposes no mask token "
-                             "for the slot [V]; relatum prediction needs one")
+        if not ctx.caps.topk:
+            raise ProbeError(f"probe {spec.name}: the model cannot return the top-k fillers of "
+                             "a slot (e.g. an encoder without its LM head); relatum prediction "
+                             "needs them")
+        if not ctx.caps.reads_slot:
+            raise ProbeError(f"probe {spec.name}: the backend exposes no mask token for the "
+                             "slot [V]; relatum prediction needs one")
 
     def _prompt(self, template: str, inst: Instance, ctx: TaskContext, det: str,
                 capitalize: bool, lower_case: bool = False) -> str:
-        slot = ctx.slot_token if ctx.kind != "causal" else ""
+        slot = "" if ctx.ends_at_slot else ctx.slot_token
         r = render(template, inst.fields, target=inst.target, slot=slot or "", slot_known=False,
                    slot_det=det, capitalize=capitalize and not lower_case)
-        text = causal_prompt(r, template) if ctx.kind == "causal" else r.text
+        text = causal_prompt(r, template) if ctx.ends_at_slot else r.text
         return text[:1].lower() + text[1:] if lower_case else text
 
     def items(self, inst: Instance, spec: ProbeSpec, ctx: TaskContext) -> list[Item]:

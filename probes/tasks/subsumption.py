@@ -36,18 +36,19 @@ the higher score is the prediction, and gold is ``instance.gold[0]``. That is do
 (eval/ontolama/_class_scores.sql, ontolama_accuracy.sql), not here.
 
 >>> from probes.spec import ProbeSpec
+>>> from probes.backends.protocol import CAUSAL_LM, MASKED_LM
 >>> spec = ProbeSpec(name="o/a", task="subsumption", split="test",
 ...                  prompts=["It is [A_SUB][SUB]? [V], it is [A_SUPER][SUPER]."],
 ...                  params={"label_words": {"L2": {"1": ["Right"], "0": ["Wrong"]},
 ...                                          "L1": {"1": ["Yes"], "0": ["No"]}}})
 >>> inst = Instance("o/a", "test", "i1", "owl", ["1"], [],
 ...                 {"sub": "owl", "a_sub": "an ", "super": "bird", "a_super": "a "})
->>> items = TASK.items(inst, spec, TaskContext("causal"))
+>>> items = TASK.items(inst, spec, TaskContext(CAUSAL_LM))
 >>> [(it.prompt_id, it.candidate, it.label) for it in items]
 [(0, 'Yes', '1'), (0, 'No', '0'), (1, 'Right', '1'), (1, 'Wrong', '0')]
 >>> items[0].requests[0].args
 ('It is an owl?', ' Yes, it is a bird.')
->>> TASK.items(inst, spec, TaskContext("masked"))[0].requests[0].args
+>>> TASK.items(inst, spec, TaskContext(MASKED_LM))[0].requests[0].args
 ('It is an owl? Yes, it is a bird.', (14, 17))
 """
 
@@ -187,7 +188,7 @@ class SubsumptionTask(Task):
                              f"{gold!r}; a subsumption probe's gold must be 1 or 0")
         sets = label_sets(spec)
         p: SubsumptionParams = self.typed_params(spec)
-        part = p.score or ("slot" if ctx.kind == "masked" else "continuation")
+        part = p.score or ("slot" if ctx.slot_scoring == "pll" else "continuation")
         out: list[Item] = []
         for t_index, template in enumerate(spec.prompts):
             for s_index, (_name, classes) in enumerate(sets):
@@ -202,7 +203,7 @@ class SubsumptionTask(Task):
               ctx: TaskContext) -> Item:
         fields: dict[str, Any] = inst.fields
         r = render(template, fields, target=inst.target, slot=word)
-        request = span_request(r, part, template, ctx.kind)
+        request = span_request(r, part, template, ctx.slot_scoring)
         return Item(inst.split, inst.instance_id, pid, word, cls, r.text, (request,))
 
 
