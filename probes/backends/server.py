@@ -37,8 +37,10 @@ import json
 import math
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
+from probes.backends.protocol import CAUSAL_LM
 from probes.backends.server_client import CompletionsClient, Echo, ServerError
 from probes.models import ModelError
 from probes.wordvocab import WholeWordVocab
@@ -66,7 +68,10 @@ def is_server_name(name: object) -> bool:
 class ServerScorer:
     """A causal LM behind an OpenAI-compatible Completions endpoint (see the module)."""
 
-    kind = "causal"
+    kind = "server"
+    capabilities = CAUSAL_LM
+    """Scored like a causal LM: a filled slot by loglik, top-k from the next token after the
+    prompt (``topk`` needs ``tokenizer=``; :meth:`require` says so)."""
     device = "server"
     dtype = "server"
 
@@ -83,6 +88,8 @@ class ServerScorer:
         self.batch_size: int | None = client.per_request
         self.progress: Any = None
         self.operations = frozenset({"loglik", "topk"} if tokenizer is not None else {"loglik"})
+        if tokenizer is None:
+            self.capabilities = replace(CAUSAL_LM, topk=False)
         self.max_length = int(reported.get("max_model_len") or 1 << 20)
         self._vocabs: dict[tuple[bool, bool], WholeWordVocab] = {}
         self.fingerprint = self._fingerprint()
