@@ -27,6 +27,9 @@ MISSING = ("llama-cpp-python (with its server extra) is not installed: `bash scr
            "builds it once (a wheel kept in ~/.cache/kgprobe/wheels)")
 
 
+BOS_OVERRIDE = "tokenizer.ggml.add_bos_token=bool:true"
+
+
 def need_llama_cpp() -> None:
     """Skip (fail under CI=true) when llama-cpp-python or its server extra is missing."""
     missing = [m for m in ("llama_cpp", "uvicorn", "fastapi", "sse_starlette")
@@ -48,8 +51,9 @@ def gguf(alias: str) -> Path:
 
 @contextlib.contextmanager
 def serve(model: Path, workdir: Path, *, alias: str | None = None, logits_all: bool = True,
-          n_ctx: int = 512) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """Serve ``model`` on a free local port with one thread; yield (base URL ending in /v1, the
+          n_ctx: int = 512, bos: bool = False) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """Serve ``model`` on a free local port with one thread (``bos``: make the model add its BOS
+    token, a GGUF metadata override); yield (base URL ending in /v1, the
     server process) and always stop it."""
     port = free_port()
     args = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host",
@@ -58,6 +62,8 @@ def serve(model: Path, workdir: Path, *, alias: str | None = None, logits_all: b
             "--cache", "false", "--verbose", "false"]
     if alias:
         args += ["--model_alias", alias]
+    if bos:  # SmolLM2's GGUF adds no BOS; llama-cpp-python's echo then misaligns (see docs)
+        args += ["--kv_overrides", BOS_OVERRIDE]
     url = f"http://127.0.0.1:{port}/v1"
     log_path = workdir / f"llama-server-{port}.log"
     with log_path.open("wb") as log:

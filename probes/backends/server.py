@@ -97,15 +97,35 @@ class ServerScorer:
                     "user_revision": user_revision}
         digest = hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode())
         self.revision = "server-" + digest.hexdigest()[:24]
+        self._check_alignment()
         if tokenizer is not None:
             self._check_tokenizer()
 
     # --- identity -------------------------------------------------------------------------
 
     def _fingerprint(self) -> list[Any]:
-        echo = self.client.echo([FINGERPRINT_TEXT])[0]
+        echo = self._fingerprint_echo = self.client.echo([FINGERPRINT_TEXT])[0]
         return [[t, None if v is None else round(v, 1)]
                 for t, v in zip(echo.tokens, echo.logprobs, strict=True)]
+
+    def _check_alignment(self) -> None:
+        """The echoed log-probability of the fixed text's last token must equal the server's
+        own next-token log-probability after the text before it (the generation path); a
+        server whose echo pairs each token with the next position's distribution fails here."""
+        last, before = self.fingerprint[-1], len(FINGERPRINT_TEXT) - len(self.fingerprint[-1][0])
+        if last[1] is None or before <= 0:
+            return
+        echoed = self._fingerprint_echo.logprobs[-1]
+        top = self.client.next_token([FINGERPRINT_TEXT[:before]], self.top_logprobs)[0]
+        if echoed is None or last[0] not in top:
+            return  # the token is not among the next-token answers: nothing to compare
+        if abs(top[last[0]] - echoed) > 0.05 * max(1.0, abs(echoed)):
+            raise ServerError(
+                f"the server at {self.client.root} echoes log-probabilities that disagree with "
+                f"its own next-token answer ({last[0]!r} after {FINGERPRINT_TEXT[:before]!r}: "
+                f"echo {echoed:.3f}, next token {top[last[0]]:.3f}): its echo is misaligned. "
+                "llama-cpp-python's server does this for a model that adds no BOS token: start "
+                "it with --kv_overrides tokenizer.ggml.add_bos_token=bool:true")
 
     def _check_tokenizer(self) -> None:
         ids = self.tokenizer(FINGERPRINT_TEXT, add_special_tokens=False)["input_ids"]
