@@ -344,3 +344,28 @@ def test_score_texts_through_the_server_and_the_cache(smollm2: tuple[str, Any, P
     sent = scorer.client.requests_sent
     assert api.score_texts(items, scorer, results, per_token=True).equals(df)
     assert scorer.client.requests_sent == sent
+
+
+def test_topk_through_the_server_matches_the_raw_logits(smollm2: tuple[str, Any, Path]) -> None:
+    """Relatum top-k: the whole words among the server's 20 most probable next tokens, each
+    with the probability the in-process logits give its token."""
+    import numpy as np
+    from llama_cpp import Llama
+
+    from probes.backends.registry import load_scorer
+
+    url, _, path = smollm2
+    scorer = load_scorer(f"server:{url}", tokenizer="smollm2-135m")
+    prompt = "The capital of France is"
+    answers = scorer.topk([prompt + " [MASK]."], 5)[0]
+    assert 1 <= len(answers) <= 5 and [p for _, p in answers] == sorted(
+        (p for _, p in answers), reverse=True)
+    llm = Llama(model_path=str(path), n_ctx=512, n_threads=1, logits_all=True, verbose=False,
+                kv_overrides={"tokenizer.ggml.add_bos_token": True})
+    tokens = [llm.token_bos(), *llm.tokenize(prompt.encode(), add_bos=False)]
+    llm.eval(tokens)
+    row = np.asarray(llm.scores[len(tokens) - 1], dtype=np.float64)
+    probs = np.exp(row - row.max()) / np.exp(row - row.max()).sum()
+    for word, p in answers:
+        ids = llm.tokenize((" " + word).encode(), add_bos=False)
+        assert len(ids) == 1 and abs(p - probs[ids[0]]) <= 1e-3 * max(1e-3, probs[ids[0]]) + 1e-6

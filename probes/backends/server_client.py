@@ -82,8 +82,10 @@ class CompletionsClient:
 
     # --- plain HTTP ---------------------------------------------------------------------------
 
-    def _http(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
-        """One call with retries; the parsed JSON answer, or a ServerError."""
+    def _http(self, method: str, path: str, body: dict[str, Any] | None = None,
+              retry_5xx: bool = True) -> Any:
+        """One call with retries; the parsed JSON answer, or a ServerError. ``retry_5xx``:
+        False for a request whose form the server may refuse with a 500 (a list of prompts)."""
         url = self.root + path
         data = json.dumps(body).encode("utf-8") if body is not None else None
         headers = {"Content-Type": "application/json"}
@@ -100,7 +102,8 @@ class CompletionsClient:
                     return json.loads(answer.read().decode("utf-8"))
             except urllib.error.HTTPError as e:
                 detail = _detail(e)
-                if e.code in (429, 502, 503, 504) or (e.code >= 500 and not _is_assertion(detail)):
+                if retry_5xx and (e.code in (429, 502, 503, 504) or (
+                        e.code >= 500 and not _refusal(detail))):
                     last = f"HTTP {e.code}: {detail}"
                     continue
                 raise _HttpStatus(e.code, detail) from None
@@ -208,7 +211,8 @@ class CompletionsClient:
         if self.model:
             body["model"] = self.model
         try:
-            answer = self._http("POST", "/completions", body)
+            answer = self._http("POST", "/completions", body,
+                                retry_5xx=not (isinstance(prompt, list) and len(prompt) > 1))
         except _HttpStatus as e:
             if isinstance(prompt, list):
                 raise
@@ -259,10 +263,17 @@ def _detail(e: urllib.error.HTTPError) -> str:
         return " ".join(raw.split())[:300]
 
 
-def _is_assertion(detail: str) -> bool:
-    """A 500 that is the server refusing the request's form (llama-cpp-python asserts one
-    prompt per request): retrying the same body cannot help."""
-    return "assert" in detail.lower() or "len(body.prompt)" in detail
+def _refusal(detail: str) -> bool:
+    """A 500 that is the server refusing the request (llama-cpp-python asserts one prompt per
+    request, raises for logprobs without logits_all): retrying the same body cannot help.
+
+    >>> _refusal("logprobs is not supported for models created with logits_all=False")
+    True
+    >>> _refusal("Internal Server Error")
+    False
+    """
+    low = detail.lower()
+    return any(w in low for w in ("assert", "logprob", "logits_all", "context window"))
 
 
 def _echo(choice: dict[str, Any], text: str, root: str) -> Echo:
