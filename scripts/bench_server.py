@@ -36,7 +36,10 @@ def start_server(gguf: Path, port: int, threads: int, log: Path) -> subprocess.P
     args = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host",
             "127.0.0.1", "--port", str(port), "--n_threads", str(threads), "--n_threads_batch",
             str(threads), "--n_ctx", "512", "--logits_all", "true", "--cache", "false",
-            "--verbose", "false"]
+            "--verbose", "false",
+            # SmolLM2's GGUF adds no BOS, and llama-cpp-python's echo is then shifted by one
+            # token (docs/scale.md section 7); both tools get the aligned server
+            "--kv_overrides", "tokenizer.ggml.add_bos_token=bool:true"]
     proc = subprocess.Popen(args, stdout=log.open("wb"), stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 180
     while True:

@@ -108,7 +108,11 @@ def test_gemma_server_equals_the_same_gguf_in_process(gemma: tuple[str, Any, Pat
     want = _reference(path, PAIRS)
     for score, (value, n) in zip(got, want, strict=True):
         assert score.n_tokens == n
-        assert abs(score.logprob - value) <= 2e-3 * max(1.0, abs(value))
+        # the server reuses the previous prompt's cached prefix (at least BOS) and evaluates the
+        # rest as another batch; Gemma 3's Q4_K_M logits depend on that split by up to 0.02
+        # (measured: BOS alone then the rest reproduces the server's -0.16168 for "Water is
+        # made of hydrogen and| oxygen", one batch gives -0.14206)
+        assert abs(score.logprob - value) <= 0.05 * max(1.0, abs(value))
 
 
 # --- against kgprobe's local path -------------------------------------------------------------
