@@ -39,6 +39,10 @@ from probes.results.writers import (
 )
 from probes.tasks import Request, ResponseRow, ScoreRow
 
+LIST_OPS = ("topk", "tokens")
+"""Operations whose result is a list of (text, number) pairs: top-k answers (probability) and
+per-token scores (log-probability, :mod:`probes.backends.tokens`)."""
+
 
 class CachedScore(NamedTuple):
     """A loglik/pll result read back from the cache (same fields as the backends' Score)."""
@@ -72,7 +76,7 @@ def request_key(model: str, revision: str | None, scorer_options: dict[str, Any]
 
 def _decode(op: str, score: float | None, n_tokens: int | None, payload: str | None) -> Any:
     data = json.loads(payload) if payload else None
-    if op == "topk":
+    if op in LIST_OPS:
         return [(str(t), float(p)) for t, p in (data or [])]
     return CachedScore(float(score) if score is not None else float("nan"), int(n_tokens or 0))
 
@@ -92,7 +96,7 @@ def lookup(con: duckdb.DuckDBPyConnection, keys: Sequence[str]) -> dict[str, Any
 
 
 def _encode(op: str, result: Any) -> tuple[float | None, int | None, str | None]:
-    if op == "topk":
+    if op in LIST_OPS:
         return None, None, json.dumps([[str(t), float(p)] for t, p in result],
                                       ensure_ascii=False)
     return float(result.logprob), int(result.n_tokens), None

@@ -16,8 +16,12 @@ revision=main,dtype=bfloat16``. The keys are the keyword arguments of
 - ``boundary`` (causal LMs): lm-eval (default: context and continuation tokenised apart),
   whole (one statement with BOS, lm-pub-quiz's scoring) or lm-pub-quiz (whole, with its
   BOS-text quirk; :mod:`probes.backends.causal_statements`).
+- for a model behind an inference server (:mod:`probes.backends.server`, the keys of
+  lm-evaluation-harness's ``local-completions``): ``base_url``, ``model``, ``tokenizer``,
+  ``num_concurrent``, ``batch_size``, ``max_retries``, ``timeout``, ``top_logprobs``.
 
-Both enter the score-cache key (through the scorer's ``cache_key_options``).
+``pll_metric`` and ``boundary`` enter the score-cache key (through the scorer's
+``cache_key_options``).
 
 An unknown key or a bad value is an error that names it (with a "did you mean"); an option
 given both as a flag and in ``--model-args`` with different values is an error too.
@@ -75,6 +79,18 @@ def _flag(key: str, value: str) -> bool:
     raise ProbeError(f"--model-args: {key}={value!r} is not a truth value; use true or false")
 
 
+def _number(kind: type) -> Callable[[str, str], Any]:
+    def check(key: str, value: str) -> Any:
+        try:
+            number = kind(value)
+        except ValueError:
+            number = 0
+        if not number > 0:
+            raise ProbeError(f"--model-args: {key}={value!r} is not a positive number")
+        return number
+    return check
+
+
 KEYS: dict[str, tuple[Callable[[str, str], Any], str]] = {
     "revision": (_text, "hub branch, tag or commit of the model"),
     "dtype": (_choice(DTYPES), "weights/compute dtype: " + ", ".join(DTYPES)),
@@ -86,10 +102,20 @@ KEYS: dict[str, tuple[Callable[[str, str], Any], str]] = {
                    + ", ".join(PLL_METRICS)),
     "boundary": (_choice(BOUNDARIES), "causal LMs: how a request is tokenised and scored: "
                  + ", ".join(BOUNDARIES)),
+    # an inference server's model (probes.backends.server; lm-eval local-completions spelling)
+    "base_url": (_text, "server: URL of an OpenAI-compatible API (http://host:8000/v1)"),
+    "model": (_text, "server: the served model's name (default: the only one it serves)"),
+    "tokenizer": (_text, "server: a kgprobe model name with the served model's tokenizer"),
+    "num_concurrent": (_number(int), "server: requests at once (default 4)"),
+    "batch_size": (_number(int), "server: prompts per request (default 8; also --batch-size)"),
+    "max_retries": (_number(int), "server: tries after a failed request (default 3)"),
+    "timeout": (_number(float), "server: seconds per request (default 120)"),
+    "top_logprobs": (_number(int), "server: next tokens asked for topk (default 20)"),
 }
 """key -> (parser of its value, one-line description)."""
 
-FLAGS = {"dtype": "--dtype", "allow_pickle": "--allow-pickle", "device_map": "--device-map"}
+FLAGS = {"dtype": "--dtype", "allow_pickle": "--allow-pickle", "device_map": "--device-map",
+         "batch_size": "--batch-size"}
 """Keys that also have a flag of their own in ``python -m probes.run`` (args attribute = key)."""
 
 
@@ -163,6 +189,8 @@ def apply_to_args(args: argparse.Namespace) -> dict[str, Any]:
         if key in merged:
             setattr(args, key, merged[key])
     args.model_args_parsed = merged
+    if merged.get("base_url") and not getattr(args, "model", None):
+        args.model = "server"  # --model-args base_url=... alone names a server's model
     return {k: v for k, v in merged.items() if k not in FLAGS}
 
 

@@ -19,3 +19,13 @@ export CUSTOM_COMPILE_COMMAND="bash scripts/lock.sh"  # the header's "made by" l
   --no-emit-index-url --no-emit-find-links --constraint scripts/lock-constraints.txt \
   --output-file requirements.lock pyproject.toml
 echo "wrote requirements.lock"
+# The test server (llama-cpp-python[server], pyproject's server-test extra) and what it needs
+# beyond requirements.lock, whose pins it keeps: scripts/setup.sh installs this lock with hashes
+# and llama-cpp-python itself from a wheel built once from the hash-checked sdist.
+python3 -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))
+  ["project"]["optional-dependencies"]["server-test"]))' > "$TOOLS/server.in"
+"$TOOLS/venv/bin/pip-compile" -q --generate-hashes --strip-extras --allow-unsafe \
+  --no-emit-index-url --no-emit-find-links --constraint requirements.lock \
+  --output-file requirements-server.lock "$TOOLS/server.in"
+sed -i "s|$TOOLS/server.in|pyproject.toml (server-test)|" requirements-server.lock
+echo "wrote requirements-server.lock"

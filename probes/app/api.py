@@ -215,6 +215,69 @@ def score(probe: ProbeLike, scorer: Any, results: Results = None, *,
     return rows
 
 
+def score_texts(texts: Sequence[str | tuple[str, str]], scorer: Any, results: Results = None,
+                *, per_token: bool = False, use_cache: bool = True) -> pl.DataFrame:
+    """Score a plain list without a probe file: sentences (``"A dog is an animal."``) and/or
+    (context, continuation) pairs (``("A dog is", " an animal")``), with any scorer that does
+    ``loglik`` (a local model or a server's, :mod:`probes.backends.server`), through the score
+    cache of ``results`` (a re-run costs nothing). minicons' ``sequence_score`` and
+    ``conditional_score`` in one call; ``per_token``: also each continuation token with its
+    log-probability (minicons' ``token_score``, lm-pub-quiz's ``reduction=None``).
+
+    One row per text, in order: item, context, continuation (a sentence is an empty context and
+    the sentence), logprob (summed over the scored tokens), n_tokens, and with ``per_token``
+    the columns tokens and token_logprobs. A sentence's first token has no context and is not
+    scored when the model has no start token (a server's model)."""
+    from probes import cache
+    from probes.backends.tokens import token_logprobs
+    from probes.tasks import Request
+
+    pairs: list[tuple[str, str]] = []
+    for i, text in enumerate(texts):
+        if isinstance(text, str):
+            pairs.append(("", text))
+        elif isinstance(text, tuple | list) and len(text) == 2 and all(
+                isinstance(t, str) for t in text):
+            pairs.append((text[0], text[1]))
+        else:
+            raise ProbeError(f"score_texts: item {i} ({text!r}) is neither a sentence (str) nor "
+                             "a (context, continuation) pair of strings")
+    ops = ["loglik", "tokens"] if per_token else ["loglik"]
+    options = scorer.cache_key_options()
+    keyed: dict[str, list[Any]] = {
+        op: [cache.request_key(scorer.name, scorer.revision, options, Request(op, p))
+             for p in pairs] for op in ops}
+    con = connect(results)
+    try:
+        for op in ops:
+            keys = keyed[op]
+            found = cache.lookup(con, keys) if use_cache else {}
+            todo = [i for i, k in enumerate(keys) if k not in found]
+            if todo:
+                asked = [pairs[i] for i in todo]
+                got = scorer.loglik(asked) if op == "loglik" else token_logprobs(scorer, asked)
+                cache.commit(con, cache_rows=[(keys[i], scorer.name, op, r)
+                                              for i, r in zip(todo, got, strict=True)],
+                             replace=not use_cache)
+                found.update({keys[i]: r for i, r in zip(todo, got, strict=True)})
+            keyed[op] = [found[k] for k in keys]
+    finally:
+        con.close()
+    data: dict[str, Any] = {
+        "item": list(range(len(pairs))), "context": [c for c, _ in pairs],
+        "continuation": [t for _, t in pairs],
+        "logprob": [float(r.logprob) for r in keyed["loglik"]],
+        "n_tokens": [int(r.n_tokens) for r in keyed["loglik"]]}
+    schema: dict[str, Any] = {"item": pl.Int64, "context": pl.String,
+                              "continuation": pl.String, "logprob": pl.Float64,
+                              "n_tokens": pl.Int64}
+    if per_token:
+        data["tokens"] = [[str(t) for t, _ in r] for r in keyed["tokens"]]
+        data["token_logprobs"] = [[float(v) for _, v in r] for r in keyed["tokens"]]
+        schema |= {"tokens": pl.List(pl.String), "token_logprobs": pl.List(pl.Float64)}
+    return pl.DataFrame(data, schema=schema)
+
+
 # --- read results ------------------------------------------------------------------------------
 
 

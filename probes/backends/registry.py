@@ -28,9 +28,10 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 from probes.backends.base import Scorer, resolve_device, resolve_dtype
+from probes.backends.server import is_server_name
 from probes.errors import ModelError
 from probes.models import load_config, resolve
 from probes.placement import Placement, parse_max_memory
@@ -144,12 +145,19 @@ def load_scorer(
     string ``"0=70GiB,cpu=200GiB"``) and ``offload_folder``: spread a model larger than one
     device over several and offload the rest to CPU or disk (accelerate). Backend options:
     ``verify`` (causal, masked: check the fast paths against a plain forward at load, default
-    True), ``prefix_mode`` (causal: ``"packed"`` default, ``"cache"`` or None, see
-    :mod:`probes.backends.causal`), ``boundary`` (causal: ``"lm-eval"`` default, ``"whole"`` or
-    ``"lm-pub-quiz"``, see :mod:`probes.backends.causal_statements`) and ``pll_metric`` (masked:
-    ``"original"`` default, ``"within_word_l2r"`` ..., see
-    :data:`probes.backends.scoring_options.PLL_METRICS`).
+from probes.backends.server import is_server_name
+from probes.errors import ModelError
+from probes.models import load_config, resolve
     """
+    if is_server_name(name) or options.get("base_url"):  # an inference server's model
+        from probes.backends.server import load_server
+
+        # duck-typed like a Scorer: the operations it offers, require(), describe()
+        return cast(Scorer, load_server(
+            str(name), batch_size=batch_size, revision=revision, device=device, dtype=dtype,
+            threads=threads, max_batch_tokens=max_batch_tokens, allow_pickle=allow_pickle,
+            trust_remote_code=trust_remote_code, device_map=device_map, max_memory=max_memory,
+            offload_folder=offload_folder, require_ops=require, **options))
     if threads is not None:
         import torch
 

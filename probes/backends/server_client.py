@@ -1,0 +1,297 @@
+"""The HTTP side of the server backend: an OpenAI-compatible Completions client.
+
+It asks ``POST {base_url}/completions`` for the log-probabilities of given text, the way
+lm-evaluation-harness's ``local-completions`` and ``gguf`` backends do (``echo: true``,
+``logprobs: N``, ``max_tokens: 1``, ``temperature: 0``) and, where the server offers it,
+vLLM's ``prompt_logprobs``. Prompts go several to a request (``prompts_per_request``; a
+server that takes one prompt per request, as llama-cpp-python's, is found on the first
+request and then sent one at a time), at most ``concurrency`` requests at once, each with a
+``timeout``; a failed request (no connection, 5xx, 429) is retried ``retries`` times with
+exponential backoff. Every failure ends as ONE :class:`ServerError` line that names the server
+and the fix. Only the standard library is used (urllib, a thread pool).
+
+>>> Echo(("A", " dog"), (0, 1), (None, -2.5), (None, {" dog": -2.5})).text
+'A dog'
+>>> api_root("http://127.0.0.1:8000"), api_root("http://h:1/v1/")
+('http://127.0.0.1:8000/v1', 'http://h:1/v1')
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from probes.models import ModelError
+
+
+class ServerError(ModelError):
+    """The inference server cannot be used: unreachable, a model it does not serve, no prompt
+    log-probabilities, a tokenizer that does not match, stopped in the middle of a run."""
+
+
+@dataclass(frozen=True)
+class Echo:
+    """One echoed prompt: its tokens (as text), their character offsets in the prompt, each
+    token's log-probability (None where the server gives none, the first token) and the top
+    log-probabilities at each position (None where not returned)."""
+
+    tokens: tuple[str, ...]
+    offsets: tuple[int, ...]
+    logprobs: tuple[float | None, ...]
+    top: tuple[dict[str, float] | None, ...]
+
+    @property
+    def text(self) -> str:
+        return "".join(self.tokens)
+
+
+def api_root(base_url: str) -> str:
+    """The URL under which ``/completions`` and ``/models`` live: ``base_url`` with ``/v1``
+    added when it has no path (``http://host:8000`` -> ``http://host:8000/v1``)."""
+    url = base_url.rstrip("/")
+    for suffix in ("/completions", "/chat/completions"):
+        if url.endswith(suffix):
+            url = url[: -len(suffix)]
+    path = url.split("://", 1)[-1].partition("/")[2]
+    return url if path else url + "/v1"
+
+
+class CompletionsClient:
+    """Talks to one OpenAI-compatible server. ``model``: the served name to ask for (None: the
+    only model the server lists). ``api_key``: sent as a bearer token when given."""
+
+    def __init__(self, base_url: str, *, model: str | None = None, timeout: float = 120.0,
+                 retries: int = 3, concurrency: int = 4, prompts_per_request: int = 8,
+                 api_key: str | None = None, backoff: float = 0.5) -> None:
+        if concurrency < 1 or prompts_per_request < 1 or retries < 0 or timeout <= 0:
+            raise ServerError("server options: num_concurrent and batch_size must be >= 1, "
+                              "max_retries >= 0 and timeout > 0")
+        self.root = api_root(base_url)
+        self.model = model
+        self.timeout, self.retries, self.backoff = float(timeout), int(retries), float(backoff)
+        self.concurrency, self.per_request = int(concurrency), int(prompts_per_request)
+        self.api_key = api_key
+        self.requests_sent = 0
+        self._lists_ok: bool | None = None  # does the server take a list of prompts?
+
+    # --- plain HTTP ---------------------------------------------------------------------------
+
+    def _http(self, method: str, path: str, body: dict[str, Any] | None = None,
+              retry_5xx: bool = True) -> Any:
+        """One call with retries; the parsed JSON answer, or a ServerError. ``retry_5xx``:
+        False for a request whose form the server may refuse with a 500 (a list of prompts)."""
+        url = self.root + path
+        data = json.dumps(body).encode("utf-8") if body is not None else None
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        last = ""
+        for attempt in range(self.retries + 1):
+            if attempt:
+                time.sleep(self.backoff * 2 ** (attempt - 1))
+            req = urllib.request.Request(url, data=data, headers=headers, method=method)
+            try:
+                self.requests_sent += 1
+                with urllib.request.urlopen(req, timeout=self.timeout) as answer:
+                    return json.loads(answer.read().decode("utf-8"))
+            except urllib.error.HTTPError as e:
+                detail = _detail(e)
+                if retry_5xx and (e.code in (429, 502, 503, 504) or (
+                        e.code >= 500 and not _refusal(detail))):
+                    last = f"HTTP {e.code}: {detail}"
+                    continue
+                raise _HttpStatus(e.code, detail) from None
+            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError) as e:
+                reason = getattr(e, "reason", e)
+                last = f"{type(reason).__name__}: {reason}" if str(reason) else type(e).__name__
+                continue
+            except json.JSONDecodeError:
+                raise ServerError(f"the server at {self.root} answered {path} with something "
+                                  "that is not JSON; is base_url an OpenAI-compatible API "
+                                  "(e.g. http://host:8000/v1)?") from None
+        raise ServerError(f"cannot reach the inference server at {self.root} ({last}, "
+                          f"{self.retries + 1} tries); start it or fix base_url, then run the "
+                          "same command again (chunks already scored are kept)")
+
+    def models(self) -> list[dict[str, Any]]:
+        """The ``/models`` list the server reports (id and whatever else it says)."""
+        try:
+            answer = self._http("GET", "/models")
+        except _HttpStatus as e:
+            raise ServerError(f"the server at {self.root} has no /models ({e}); is base_url "
+                              "an OpenAI-compatible API (e.g. http://host:8000/v1)?") from None
+        data = answer.get("data") if isinstance(answer, dict) else None
+        if not isinstance(data, list):
+            raise ServerError(f"the server at {self.root} answered /models without a data "
+                              "list; is base_url an OpenAI-compatible API?")
+        return [m for m in data if isinstance(m, dict)]
+
+    def get_optional(self, path: str, root: bool = False) -> Any:
+        """GET a path that some servers have (``/props``, ``/get_model_info``); None when it
+        fails. ``root``: relative to the server, not to the API root."""
+        url = self.root.rsplit("/v1", 1)[0] if root else self.root
+        try:
+            req = urllib.request.Request(url + path, method="GET")
+            with urllib.request.urlopen(req, timeout=min(self.timeout, 10.0)) as answer:
+                return json.loads(answer.read().decode("utf-8"))
+        except Exception:  # an optional extra: its absence is normal
+            return None
+
+    # --- completions -------------------------------------------------------------------------
+
+    def echo(self, texts: Sequence[str], top: int = 1,
+             progress: Callable[[int], None] | None = None) -> list[Echo]:
+        """Each text echoed with its tokens' log-probabilities (``echo``, ``max_tokens`` 1;
+        the generated token is dropped)."""
+        body = {"echo": True, "logprobs": max(1, top), "max_tokens": 1, "temperature": 0.0}
+        choices = self._complete(list(texts), body, progress)
+        return [_echo(c, text, self.root) for c, text in zip(choices, texts, strict=True)]
+
+    def next_token(self, prompts: Sequence[str], n: int,
+                   progress: Callable[[int], None] | None = None) -> list[dict[str, float]]:
+        """The ``n`` most probable next tokens after each prompt (token text -> logprob)."""
+        body = {"logprobs": n, "max_tokens": 1, "temperature": 0.0}
+        out = []
+        for c in self._complete(list(prompts), body, progress):
+            lp = c.get("logprobs") or {}
+            tops = lp.get("top_logprobs") or [None]
+            if not tops or not isinstance(tops[0], dict):
+                raise ServerError(f"the server at {self.root} returns no top log-probabilities "
+                                  "for the next token; top-k needs a Completions endpoint with "
+                                  "logprobs (vLLM, SGLang, llama.cpp)")
+            out.append({str(t): float(v) for t, v in tops[0].items()})
+        return out
+
+    def _complete(self, prompts: list[str], extra: dict[str, Any],
+                  progress: Callable[[int], None] | None) -> list[dict[str, Any]]:
+        if not prompts:
+            return []
+        if self._lists_ok is None and len(prompts) > 1 and self.per_request > 1:
+            first = min(len(prompts), self.per_request)
+            head = self._request_list(prompts[:first], extra)
+            if progress:
+                progress(first)
+            return head + self._complete(prompts[first:], extra, progress)
+        size = self.per_request if self._lists_ok else 1
+        chunks = [prompts[i : i + size] for i in range(0, len(prompts), size)]
+        results: list[list[dict[str, Any]]] = [[] for _ in chunks]
+
+        def one(i: int) -> None:
+            results[i] = self._request_list(chunks[i], extra)
+
+        with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
+            futures = [pool.submit(one, i) for i in range(len(chunks))]
+            for i, f in enumerate(futures):
+                f.result()
+                if progress:
+                    progress(len(chunks[i]))
+        return [c for r in results for c in r]
+
+    def _request_list(self, prompts: list[str], extra: dict[str, Any]) -> list[dict[str, Any]]:
+        """Choices for ``prompts``, in order; one request when the server takes a list."""
+        if len(prompts) > 1 and self._lists_ok is not False:
+            try:
+                choices = self._post(prompts, extra)
+                if len(choices) == len(prompts):
+                    self._lists_ok = True
+                    return choices
+            except _HttpStatus:
+                pass
+            self._lists_ok = False  # one prompt per request from now on
+        return [c for p in prompts for c in self._post(p, extra)]
+
+    def _post(self, prompt: str | list[str], extra: dict[str, Any]) -> list[dict[str, Any]]:
+        body: dict[str, Any] = {"prompt": prompt, **extra}
+        if self.model:
+            body["model"] = self.model
+        try:
+            answer = self._http("POST", "/completions", body,
+                                retry_5xx=not (isinstance(prompt, list) and len(prompt) > 1))
+        except _HttpStatus as e:
+            if isinstance(prompt, list):
+                raise
+            raise self._explain(e) from None
+        choices = answer.get("choices") if isinstance(answer, dict) else None
+        if not isinstance(choices, list):
+            raise ServerError(f"the server at {self.root} answered /completions without "
+                              "choices; kgprobe needs an OpenAI-compatible Completions API")
+        return sorted(choices, key=lambda c: int(c.get("index", 0)))
+
+    def _explain(self, e: _HttpStatus) -> ServerError:
+        low = e.detail.lower()
+        if e.code == 404 and "model" in low:
+            return ServerError(f"the server at {self.root} does not serve model "
+                               f"{self.model!r} ({e.detail}); pass model= one it lists")
+        if e.code in (404, 405):
+            return ServerError(f"the server at {self.root} has no Completions endpoint "
+                               f"(/completions: HTTP {e.code}); a chat-only server returns no "
+                               "prompt log-probabilities: serve the model with vLLM, SGLang or "
+                               "llama.cpp's server, which offer /v1/completions")
+        if "logprob" in low or "logits_all" in low:
+            return ServerError(f"the server at {self.root} returns no prompt log-probabilities "
+                               f"({e.detail}); start it with log-probabilities on (llama-cpp-"
+                               "python: --logits_all true; vLLM: --max-logprobs >= 1)")
+        return ServerError(f"the server at {self.root} refused a completion request "
+                           f"(HTTP {e.code}: {e.detail})")
+
+
+class _HttpStatus(Exception):
+    """A 4xx answer (or a 5xx that retrying cannot fix); turned into a ServerError."""
+
+    def __init__(self, code: int, detail: str) -> None:
+        super().__init__(f"HTTP {code}: {detail}")
+        self.code, self.detail = code, detail
+
+
+def _detail(e: urllib.error.HTTPError) -> str:
+    try:
+        raw = e.read().decode("utf-8", "replace")
+    except Exception:
+        return str(e.reason)
+    try:
+        data = json.loads(raw)
+        err = data.get("error", data.get("detail", data))
+        msg = err.get("message", err) if isinstance(err, dict) else err
+        return " ".join(str(msg).split())[:300]
+    except (json.JSONDecodeError, AttributeError):
+        return " ".join(raw.split())[:300]
+
+
+def _refusal(detail: str) -> bool:
+    """A 500 that is the server refusing the request (llama-cpp-python asserts one prompt per
+    request, raises for logprobs without logits_all): retrying the same body cannot help.
+
+    >>> _refusal("logprobs is not supported for models created with logits_all=False")
+    True
+    >>> _refusal("Internal Server Error")
+    False
+    """
+    low = detail.lower()
+    return any(w in low for w in ("assert", "logprob", "logits_all", "context window"))
+
+
+def _echo(choice: dict[str, Any], text: str, root: str) -> Echo:
+    """The echoed prompt part of one choice (tokens that start inside ``text``)."""
+    lp = choice.get("logprobs")
+    prompt_lp = choice.get("prompt_logprobs")
+    if isinstance(lp, dict) and lp.get("tokens") and lp.get("text_offset") is not None:
+        tokens, offsets = lp["tokens"], lp["text_offset"]
+        values, tops = lp.get("token_logprobs") or [], lp.get("top_logprobs") or []
+        keep = [i for i, o in enumerate(offsets) if o < len(text)]
+        if len(keep) == 1 or (keep and any(values[i] is not None for i in keep[1:])):
+            return Echo(tuple(str(tokens[i]) for i in keep),
+                        tuple(int(offsets[i]) for i in keep),
+                        tuple(None if values[i] is None else float(values[i]) for i in keep),
+                        tuple(tops[i] if i < len(tops) else None for i in keep))
+    if isinstance(prompt_lp, list) and prompt_lp:
+        raise ServerError(f"the server at {root} returns prompt_logprobs without echoed token "
+                          "offsets; ask it with echo (vLLM: echo=true is supported)")
+    raise ServerError(f"the server at {root} returns no prompt log-probabilities (echo with "
+                      "logprobs); a chat-only endpoint cannot score text: serve the model with "
+                      "vLLM, SGLang or llama.cpp's server (llama-cpp-python: --logits_all true)")

@@ -1,0 +1,91 @@
+"""Start and stop llama.cpp's server (``python -m llama_cpp.server`` from llama-cpp-python, built
+by scripts/setup.sh) on 127.0.0.1 over the GGUF files that ship in PyPI packages.
+
+Without llama-cpp-python the tests that need it are skipped with the reason, except under
+``CI=true``, where its absence fails them (CI must run them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.sparql_server import free_port
+
+MISSING = ("llama-cpp-python (with its server extra) is not installed: `bash scripts/setup.sh` "
+           "builds it once (a wheel kept in ~/.cache/kgprobe/wheels)")
+
+
+BOS_OVERRIDE = "tokenizer.ggml.add_bos_token=bool:true"
+
+
+def need_llama_cpp() -> None:
+    """Skip (fail under CI=true) when llama-cpp-python or its server extra is missing."""
+    missing = [m for m in ("llama_cpp", "uvicorn", "fastapi", "sse_starlette")
+               if importlib.util.find_spec(m) is None]
+    if missing:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{MISSING} (missing: {', '.join(missing)}); CI must run these tests")
+        pytest.skip(MISSING)
+
+
+def gguf(alias: str) -> Path:
+    """The GGUF file of a packaged model alias (probes.models), as a path that stays."""
+    from probes.models import ALIASES
+
+    scratch = Path(tempfile.mkdtemp(prefix="kgp-gguf-"))
+    path, _, _ = ALIASES[alias].locate(scratch)
+    return Path(path)
+
+
+@contextlib.contextmanager
+def serve(model: Path, workdir: Path, *, alias: str | None = None, logits_all: bool = True,
+          n_ctx: int = 512, bos: bool = False) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """Serve ``model`` on a free local port with one thread (``bos``: make the model add its BOS
+    token, a GGUF metadata override); yield (base URL ending in /v1, the
+    server process) and always stop it."""
+    port = free_port()
+    args = [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host",
+            "127.0.0.1", "--port", str(port), "--n_threads", "1", "--n_threads_batch", "1",
+            "--n_ctx", str(n_ctx), "--logits_all", str(logits_all).lower(),
+            "--cache", "false", "--verbose", "false"]
+    if alias:
+        args += ["--model_alias", alias]
+    if bos:  # SmolLM2's GGUF adds no BOS; llama-cpp-python's echo then misaligns (see docs)
+        args += ["--kv_overrides", BOS_OVERRIDE]
+    url = f"http://127.0.0.1:{port}/v1"
+    log_path = workdir / f"llama-server-{port}.log"
+    with log_path.open("wb") as log:
+        server = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 120
+            while True:
+                if server.poll() is not None:
+                    pytest.fail("llama_cpp.server exited: " + log_path.read_text()[-2000:])
+                try:
+                    with urllib.request.urlopen(url + "/models", timeout=2):
+                        break
+                except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
+                    if time.monotonic() > deadline:
+                        pytest.fail(f"llama_cpp.server did not answer on {url} within 120 s")
+                    time.sleep(0.2)
+            yield url, server
+        finally:
+            if server.poll() is None:
+                server.terminate()
+                try:
+                    server.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    server.kill()
+                    server.wait()
