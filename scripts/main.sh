@@ -5,7 +5,8 @@
 # four benchmarks (semantic relations beside humans, OntoLAMA, COPEN, BEAR), with one PNG.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+# the main job needs no inference server: llama.cpp is built only by the test set-up
+KGPROBE_NO_SERVER="${KGPROBE_NO_SERVER:-1}" bash scripts/setup.sh
 PY="${KGPROBE_VENV:-.venv}/bin/python"
 MODEL="${KGPROBE_MODEL:-smollm2-135m}"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
