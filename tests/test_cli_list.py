@@ -49,7 +49,10 @@ def test_metrics_are_the_sql_files_of_eval_metrics(capsys: pytest.CaptureFixture
 def test_model_args_are_the_lm_eval_keys(capsys: pytest.CaptureFixture[str]) -> None:
     out = listed(capsys, "--what", "model_args")
     assert names(out) == ["revision", "dtype", "trust_remote_code", "allow_pickle",
-                          "device_map", "pll_metric", "boundary"]
+                          "device_map", "pll_metric", "boundary",
+                          # an inference server's model (lm-eval's local-completions keys)
+                          "base_url", "model", "tokenizer", "num_concurrent", "batch_size",
+                          "max_retries", "timeout", "top_logprobs"]
 
 
 def test_all_lists_every_part_in_order(capsys: pytest.CaptureFixture[str]) -> None:
