@@ -434,7 +434,7 @@ class Check:
         before = 1 << 22
         scorer.set_batch_size(None, max_batch_tokens=before)
         scorer._rows = len(reqs)  # one batch of everything: the cap must force the back-off
-        for label in ("loglik", "packed"):  # not cut where the length drops (see Batcher)
+        for label in ("loglik", "packed", "statements"):  # uncut where the length drops (Batcher)
             scorer.batcher(label, cut=False)
         undo: Callable[[], None]
         if self.device.type == "cuda":
