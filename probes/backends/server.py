@@ -46,7 +46,12 @@ from probes.models import ModelError
 from probes.wordvocab import WholeWordVocab
 
 PREFIX = "server:"
-FINGERPRINT_TEXT = "The capital of France is Paris, and the capital of Italy is Rome."
+FINGERPRINT_TEXT = ("The capital of France is Paris, and the capital of Italy is Rome; "
+                    "Ouagadougou's hyperparameters.")
+"""Echoed once at load: the model's fingerprint (part of its revision), the echo's alignment
+check, and the tokenizer check. Its last words are rare, so that two vocabularies split them
+differently (SmolLM2's tokenizer: 25 tokens, Gemma 3's: 23); common words alone are single
+tokens in most vocabularies and would let another model's tokenizer pass."""
 SERVER_VERSION = 1
 """Bumped when a change alters the numbers this backend returns (part of the cache key)."""
 _VOLATILE = {"created", "permission", "permissions", "object"}
