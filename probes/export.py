@@ -39,7 +39,6 @@ from tqdm import tqdm
 
 from kg import config, options
 from kg.errors import KgError
-from kg.manifest import load_manifest
 from kg.sparql import keyword_line
 from kg.store import (
     DEFAULT_MAX_ROWS,
@@ -49,10 +48,10 @@ from kg.store import (
     TaggedStr,
     open_store,
 )
-from kg.vocab import graph
 from probes import parquet_sync
 from probes.distractors import add_candidates, split_pool
 from probes.errors import ProbeError, ProbeFileError
+from probes.graph_checks import check_graphs, skip_unbuilt_optional
 from probes.inflections import GoldForm, gold_form_rows, mark_plurals
 from probes.instance_templates import check_templates, indexed_prompt_vars, indexed_prompts
 from probes.preview import check_task, preview_prompts
@@ -115,54 +114,6 @@ def _as_list(v: Any) -> list[str]:
     if isinstance(v, list):
         return [str(x) for x in v if x is not None]
     return [str(v)]
-
-
-def skip_unbuilt_optional(probes: list[Probe], store: KnowledgeStore
-                          ) -> tuple[list[Probe], list[tuple[str, list[str]]]]:
-    """The probes to export when none were named: all but those that read an optional source
-    (kg/sources.toml ``optional = true``, e.g. bear-big) which the store does not hold; those
-    are returned apart as (probe name, missing optional sources).
-
-    >>> from kg.store import LocalStore
-    >>> from probes.spec import parse_probe
-    >>> head = ["# name: t/x", "# task: records", "# split: test", "# graphs: [bear-big]"]
-    >>> probe = parse_probe("\\n".join([*head, "SELECT ?a WHERE { }"]), "x.rq")
-    >>> skip_unbuilt_optional([probe], LocalStore.in_memory())
-    ([], [('t/x', ['bear-big'])])
-    """
-    optional = {s.name for s in load_manifest().values() if s.optional}
-    have = set(store.graphs())
-    keep, skipped = [], []
-    for probe in probes:
-        missing = [g for g in probe.spec.graphs if g in optional and graph(g).value not in have]
-        if missing:
-            skipped.append((probe.spec.name, missing))
-        else:
-            keep.append(probe)
-    return keep, skipped
-
-
-def check_graphs(probes: list[Probe], store: KnowledgeStore) -> None:
-    """Raise ProbeFileError for the first probe whose ``graphs:`` names a source not in store.
-
-    >>> from kg.store import LocalStore
-    >>> from probes.spec import parse_probe
-    >>> head = ["# name: t/x", "# task: records", "# split: test", "# graphs: [wordnet]"]
-    >>> probe = parse_probe("\\n".join([*head, "SELECT ?a WHERE { }"]), "x.rq")
-    >>> check_graphs([probe], LocalStore.in_memory())
-    Traceback (most recent call last):
-    ...
-    probes.errors.ProbeFileError: x.rq:4: probe 't/x' reads source(s) wordnet which are not ...
-    """
-    have = set(store.graphs())
-    for probe in probes:
-        missing = [g for g in probe.spec.graphs if graph(g).value not in have]
-        if missing:
-            raise ProbeFileError(
-                probe.path, probe.header_lines.get("graphs"),
-                f"probe {probe.spec.name!r} reads source(s) {', '.join(missing)} which are not "
-                f"in the store; build them with `python -m kg.build "
-                f"{' '.join('-s ' + m for m in missing)}`. Nothing was exported.")
 
 
 def run_query(probe: Probe, store: KnowledgeStore, limits: QueryLimits | None = None,
