@@ -9,8 +9,8 @@ in the peers' environment (scripts/setup_peers.sh). The workload is ``scripts/be
 ``mc`` set (``--workload FILE``, cut to ``--mc`` instances)::
 
     .venv/bin/python scripts/bench_workload.py --model ~/.cache/kgprobe/models/<smollm2 folder> \\
-        --out /tmp/workload.json --mc 20 --candidates 5 --sentences 0
-    .venv/bin/python scripts/bench_server.py --workload /tmp/workload.json --mc 20
+        --out workload.json --mc 20 --candidates 5 --sentences 0
+    .venv/bin/python scripts/bench_server.py --workload workload.json --mc 20
 
 Each tool scores the workload once, cold (kgprobe's score cache is not used: the scorer is
 called directly). Timings depend on the machine's load; say how loaded it was.
