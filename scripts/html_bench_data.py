@@ -2,7 +2,7 @@
 (4 candidates each), scored under P prompts by M models, every instance with provenance (3
 bindings, 2 linking triples). The numbers are random (seeded); the shape is a real export's.
 
-    .venv/bin/python scripts/html_bench_data.py /tmp/bench.duckdb --instances 10000 \\
+    .venv/bin/python scripts/html_bench_data.py bench.duckdb --instances 10000 \\
         --prompts 3 --models 2
 
 scripts/bench_html.py builds the report from it and measures it in Chromium.
