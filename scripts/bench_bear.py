@@ -25,6 +25,7 @@ Usage::
 
     scripts/setup_lmpq.sh                                     # once
     .venv/bin/python scripts/bench_bear.py --model smollm2-135m --instances 10   # full parity
+    .venv/bin/python scripts/bench_bear.py --instances 10 --groups 5 --out runs/p  # resumable
     .venv/bin/python scripts/bench_bear.py --relations P19,P30 --instances 2     # a quick look
     .venv/bin/python scripts/bench_bear.py --kind masked --relations P19 --pll-metric original
 """
@@ -263,11 +264,108 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="also count the floor's token positions over the whole of BEAR (every "
                         "relation, instance and template) and estimate its wall time")
     p.add_argument("--timeout", type=int, default=6 * 3600)
+    p.add_argument("--groups", type=int, default=1, metavar="N",
+                   help="run the relations in N groups (sorted by number, in order), each in "
+                        "--out/group<k>, skipping groups already finished, then report them as "
+                        "one run (--merge): a run cut off keeps its finished groups")
+    p.add_argument("--merge", type=Path, nargs="+", metavar="DIR",
+                   help="run nothing: join the --out folders of earlier runs (e.g. one per "
+                        "group of relations, same model and options) and report them as one run")
     return p.parse_args(argv)
+
+
+def run_groups(args: argparse.Namespace, argv: list[str]) -> int:
+    """``--groups N``: one run per group of relations in ``--out/group<k>``, then ``--merge``."""
+    meta_file = args.data / "metadata_relations.json"
+    if not meta_file.is_file():
+        print(f"bench_bear: {meta_file} not found; pass --data", file=sys.stderr)
+        return 2
+    meta = json.loads(meta_file.read_text(encoding="utf-8"))
+    wanted = (args.relations.split(",") if args.relations
+              else sorted(meta, key=lambda r: int(r[1:])))
+    size = -(-len(wanted) // args.groups)
+    base = drop_options(argv, ("--groups", "--relations", "--out"))
+    dirs = []
+    for k in range(0, len(wanted), size):
+        out = args.out / f"group{k // size}"
+        dirs.append(out)
+        if (out / "summary.json").is_file():
+            print(f"== group {k // size}: done ({out})", flush=True)
+            continue
+        print(f"== group {k // size}: {','.join(wanted[k:k + size])}", flush=True)
+        code = main([*base, "--relations", ",".join(wanted[k:k + size]), "--out", str(out)])
+        if code == 2:
+            return code
+    return main(["--merge", *map(str, dirs), "--out", str(args.out)])
+
+
+def drop_options(argv: Sequence[str], names: Sequence[str]) -> list[str]:
+    """``argv`` without the named options and their values (``--x v`` or ``--x=v``).
+
+    >>> drop_options(["--groups", "5", "--model", "m", "--out=o"], ["--groups", "--out"])
+    ['--model', 'm']
+    """
+    kept: list[str] = []
+    skip = False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a in names:
+            skip = True
+        elif not a.startswith(tuple(f"{n}=" for n in names)):
+            kept.append(a)
+    return kept
+
+
+def merge_runs(dirs: Sequence[Path]) -> tuple[dict, dict, dict, dict]:
+    """The workloads, both tools' outputs and the first summary of earlier ``--out`` folders,
+    joined item by item (seconds added); options must agree."""
+    items: list[dict] = []
+    ours: dict = {"texts": [], "scores": [], "n_tokens": [], "statements": 0,
+                  "seconds": {"kgprobe": 0.0}}
+    theirs: dict = {"texts": [], "scores": [], "n_tokens": [], "bos_text": [], "seconds": {}}
+    first: dict = {}
+    for d in dirs:
+        files = {name: d / f"{name}.json" for name in ("workload", "kgprobe", "lmpq", "summary")}
+        missing = [str(f) for f in files.values() if not f.is_file()]
+        if missing:
+            raise BenchError(f"{', '.join(missing)} not found: --merge takes the --out folders "
+                             "of finished runs")
+        got = {name: json.loads(f.read_text(encoding="utf-8")) for name, f in files.items()}
+        keys = ("model", "kind", "scoring", "variant", "no_ensure_bos")
+        if first and any(first[k] != got["summary"][k] for k in keys):
+            raise BenchError(f"{d}: another model or options than {dirs[0]}; merge runs of one "
+                             "model and one set of options")
+        first = first or got["summary"]
+        items += got["workload"]["items"]
+        for key in ("texts", "scores", "n_tokens"):
+            ours[key] += got["kgprobe"][key]
+            theirs[key] += got["lmpq"][key]
+        theirs["bos_text"] += got["lmpq"].get("bos_text", [])
+        ours["statements"] += got["kgprobe"]["statements"]
+        ours["seconds"]["kgprobe"] += got["kgprobe"]["seconds"]["kgprobe"]
+        for size, sec in got["lmpq"]["seconds"].items():
+            theirs["seconds"][size] = theirs["seconds"].get(size, 0.0) + sec
+        ours["versions"], theirs["versions"] = got["kgprobe"]["versions"], got["lmpq"]["versions"]
+    return {"items": items}, ours, theirs, first
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.groups > 1:
+        return run_groups(args, list(argv if argv is not None else sys.argv[1:]))
+    if args.merge:
+        try:
+            workload, ours, theirs, first = merge_runs(args.merge)
+        except BenchError as exc:
+            print(f"bench_bear: {exc}", file=sys.stderr)
+            return 2
+        args.kind, args.scoring = first["kind"], first["scoring"]
+        args.no_ensure_bos = first["no_ensure_bos"]
+        args.no_floor, model, t0 = True, Path(first["model"]), time.perf_counter()
+        args.pll_metric = first["variant"] if args.kind == "masked" else args.pll_metric
+        args.quirk = first["variant"] == "BOS-text quirk"
+        return finish(args, model, workload, ours, theirs, t0)
     try:
         python = args.lmpq_venv / "bin" / "python"
         if not python.is_file():
@@ -291,6 +389,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (BenchError, subprocess.TimeoutExpired) as exc:
         print(f"bench_bear: {exc}", file=sys.stderr)
         return 2
+    return finish(args, model, workload, ours, theirs, t0)
+
+
+def finish(args: argparse.Namespace, model: Path, workload: dict, ours: dict, theirs: dict,
+           t0: float) -> int:
+    """Compare, report, write summary.json and report.md; exit 1 on a parity failure."""
     n = ours["statements"]
     speed = {"kgprobe": n / ours["seconds"]["kgprobe"]}
     speed.update({f"lm-pub-quiz (batch {b})": n / s for b, s in theirs["seconds"].items()})
@@ -311,6 +415,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             summary["whole_bear"] = whole_bear_estimate(args, model, summary)
     text = report(summary)
     print("\n" + text)
+    args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "summary.json").write_text(json.dumps(summary, indent=1), encoding="utf-8")
     (args.out / "report.md").write_text(text + "\n", encoding="utf-8")
     return 1 if summary["comparison"]["failures"] else 0
