@@ -11,6 +11,7 @@ floor / executed x matmul share x the matmul efficiency at the model's shapes.
 
     OMP_NUM_THREADS=1 .venv/bin/python scripts/bench_flops.py \
         --workload ~/.cache/kgprobe/bench/workload.json
+    OMP_NUM_THREADS=1 .venv/bin/python scripts/bench_flops.py --bear P30,P103,P1412,P19
 """
 
 from __future__ import annotations
@@ -52,9 +53,37 @@ def report(label: str, floor: float, fn: Callable[[], Any]) -> None:
           "then " + ", ".join(f"{k} {v:.1%}" for k, v in others), flush=True)
 
 
+def bear(model: str, relations: list[str], instances: int) -> None:
+    """BEAR statements, ``loglik("", statement)`` each (the shared-prefix path), against the floor
+    of ``scripts/bench_bear.py`` (an item's common token prefix once)."""
+    import sys
+
+    import bench_bear
+
+    sys.path.insert(0, str(bench_bear.RUNNERS))
+    import bear_common
+
+    scorer = load_scorer(model, device="cpu", dtype="float32", boundary="whole")
+    items = bench_bear.build_workload(bench_bear.DATA, relations, instances)["items"]
+    texts = [[bear_common.statement(i["template"], i["subject"], a)[0] for a in i["answers"]]
+             for i in items]
+    requests = [("", t) for row in texts for t in row]
+    params = sum(p.numel() for p in scorer.model.parameters())
+    positions = bench_bear.floor_positions(items, texts, Path(scorer.model.name_or_path))
+    floor = 2 * params * positions * len(requests)
+    report(f"BEAR statements ({len(requests)}, {positions:.2f} floor positions each)", floor,
+           lambda: scorer.loglik(requests))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--workload", type=Path, required=True)
+    parser.add_argument("--workload", type=Path,
+                        help="a bench_peers.py workload (sentences, PLL, seq2seq)")
+    parser.add_argument("--bear", metavar="RELATIONS",
+                        help="instead: BEAR's statements (scripts/bench_bear.py's workload: "
+                        "these relations, --bear-instances each, every template) through "
+                        "loglik, against bench_bear's floor")
+    parser.add_argument("--bear-instances", type=int, default=1)
     parser.add_argument("--model", default="smollm2-135m", help="the causal model")
     parser.add_argument("--models", type=Path,
                         default=Path.home() / ".cache" / "kgprobe" / "bench" / "models",
@@ -65,6 +94,11 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    if args.bear:
+        bear(args.model, args.bear.split(","), args.bear_instances)
+        return
+    if args.workload is None:
+        parser.error("--workload or --bear is required")
     work = json.loads(args.workload.read_text(encoding="utf-8"))
 
     if args.sentences:
