@@ -6,9 +6,10 @@
 # (pip's find-links); any other version would pull the multi-gigabyte CUDA build.
 
 TORCH_VERSION="2.13.0"
+PYTHON="${PYTHON:-python3.11}"  # the Python a new venv is made with
 
-# cpu_venv VENV WHAT [CONSTRAINT...]: create VENV with $PYTHON unless it exists (WHAT names the
-# venv in messages), upgrade its pip, write the constraints file $CONSTRAINTS (torch ==
+# cpu_venv VENV WHAT [CONSTRAINT...]: create VENV with $PYTHON unless it exists (WHAT names
+# the venv in messages), upgrade its pip, write the constraints file $CONSTRAINTS (torch ==
 # $TORCH_VERSION, then each CONSTRAINT; removed on exit) and install that torch. Sets PIP.
 cpu_venv() {
     local venv="$1" what="$2"

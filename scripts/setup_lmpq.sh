@@ -11,7 +11,6 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/cpu_venv.sh"
 
 VENV="${KGPROBE_LMPQ_VENV:-$HOME/.cache/kgprobe/lmpq-venv}"
-PYTHON="${PYTHON:-python3.11}"
 LMPQ_VERSION="0.3.3"
 # the transformers of kgprobe's requirements.lock: both tools tokenise with the same code
 TRANSFORMERS_VERSION="5.24.0"

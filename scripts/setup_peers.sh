@@ -11,7 +11,6 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/cpu_venv.sh"
 
 VENV="${KGPROBE_PEERS_VENV:-$HOME/.cache/kgprobe/peers-venv}"
-PYTHON="${PYTHON:-python3.11}"
 LM_EVAL_VERSION="0.4.13"
 MINICONS_VERSION="0.3.39"
 
