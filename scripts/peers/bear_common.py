@@ -23,6 +23,7 @@ from pathlib import Path
 
 # the runners' plumbing that is not BEAR's own: the same functions for every runner (this
 # folder is on the path of each runner and of scripts/bench_bear.py, which import this module)
+from common import runner_parser
 from common import set_threads as set_threads
 from common import version_of as version_of
 
@@ -52,11 +53,7 @@ def statement(template: str, subject: str, answer: str) -> tuple[str, tuple[int,
 
 def parse_args(description: str, argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The command line every BEAR runner shares."""
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--model", type=Path, required=True, help="HF-format model folder")
-    parser.add_argument("--workload", type=Path, required=True, help="workload JSON")
-    parser.add_argument("--out", type=Path, required=True, help="result JSON to write")
-    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    parser = runner_parser(description, threads=1)
     parser.add_argument("--kind", choices=("causal", "masked"), default="causal")
     parser.add_argument("--scoring", choices=SCORINGS, default="whole",
                         help="whole statement (lm-pub-quiz's default) or conditional_score")
