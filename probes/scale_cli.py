@@ -9,7 +9,6 @@ into keyword arguments of ``probes.backends.registry.load_scorer``.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -56,28 +55,25 @@ def load_options(args: argparse.Namespace) -> dict[str, Any]:
 def route(args: argparse.Namespace, argv: Sequence[str], main: Callable[..., int],
           factory: Any) -> int | None:
     """Run a list, a shard or a distributed rank and return its exit code; None when the
-    command is a plain run that ``probes.app.run.main`` does itself."""
+    command is a plain run that ``probes.app.run.main`` does itself. A ProbeError for options
+    that do not go together."""
     from probes import shard
 
-    try:
-        if args.models:
-            if args.model:
-                raise ProbeError("give --model or --models, not both")
-            from probes.model_lists import run_list
+    if args.models:
+        if args.model:
+            raise ProbeError("give --model or --models, not both")
+        from probes.model_lists import run_list
 
-            return run_list(args, argv, main, factory)
-        if not args.model:
-            raise ProbeError("name a model with --model (or a paper's list with --models)")
-        if args.model_dir:
-            raise ProbeError("--model-dir goes with --models (a list); use --model FOLDER")
-        if args.shard_part:
-            return None
-        if args.shard:
-            return shard.run_shard(args, argv, main, factory, shard.parse_shard(args.shard))
-        ranked = shard.distributed_shard()
-        if ranked is not None:
-            return shard.run_distributed(args, argv, main, factory, ranked)
-    except ProbeError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return run_list(args, argv, main, factory)
+    if not args.model:
+        raise ProbeError("name a model with --model (or a paper's list with --models)")
+    if args.model_dir:
+        raise ProbeError("--model-dir goes with --models (a list); use --model FOLDER")
+    if args.shard_part:
+        return None
+    if args.shard:
+        return shard.run_shard(args, argv, main, factory, shard.parse_shard(args.shard))
+    ranked = shard.distributed_shard()
+    if ranked is not None:
+        return shard.run_distributed(args, argv, main, factory, ranked)
     return None

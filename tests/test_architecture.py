@@ -250,6 +250,35 @@ def test_tasks_check_finds_a_second_definition(tmp_path: Path) -> None:
     assert module_level_tasks(tmp_path) == ["kg/planted.py:1", "eval/planted.py:2"]
 
 
+# --- the error line of a command is written in one place (kg.options.error_line) ------------
+
+def error_line_texts(root: Path) -> list[str]:
+    """Each string (or f-string part) of kg/, probes/, eval/ that starts ``error: `` (file:line)."""
+    found = []
+    for layer in ("kg", "probes", "eval"):
+        for path in sorted((root / layer).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                        and node.value.startswith("error: ")):
+                    found.append(f"{path.relative_to(root).as_posix()}:{node.lineno}")
+    return found
+
+
+def test_the_error_line_is_written_in_one_place() -> None:
+    found = [f.partition(":")[0] for f in error_line_texts(ROOT)]
+    assert found == ["kg/options.py"], (
+        "a command's error line is kg.options.error_line's: raise a UserError (KgError, "
+        "ProbeError, MetricError) or call error_line, never print 'error: ...' yourself")
+
+
+def test_error_line_check_finds_a_copy(tmp_path: Path) -> None:
+    write(tmp_path, "probes/planted.py",
+          'import sys\ntry:\n    pass\nexcept ValueError as e:\n'
+          '    print(f"error: {e}", file=sys.stderr)\n')
+    write(tmp_path, "eval/planted.py", 'NOTE = "a parse error: line 3"\nX = "error: " + "x"\n')
+    assert error_line_texts(tmp_path) == ["probes/planted.py:5", "eval/planted.py:2"]
+
+
 # --- every write to the results file goes through the contract (probes/results) ---------------
 # An ``INSERT INTO`` / ``UPDATE ... SET`` / ``DELETE FROM`` naming a table of
 # probes/results/schema.sql (or a table named at run time: ``{table}``, or a name left to a
