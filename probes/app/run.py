@@ -2,7 +2,7 @@
 instances with a model and, with ``--output-path``, write the run's files with its metrics.
 
 The engine is :mod:`probes.runner` (re-exported by :mod:`probes.run`); this module is the
-command: parse the options, route model lists and shards (:mod:`probes.scale_cli`), load the
+command: parse the options, route model lists and shards (:mod:`probes.scale`), load the
 scorer only when a request is not cached, and hand the finished runs to
 :mod:`probes.app.outputs`, which computes metrics with ``eval``. It is in the application layer
 because of that last step.
@@ -20,7 +20,7 @@ from typing import Any
 import duckdb
 
 from kg import config, options
-from probes import chat, model_args, parquet_sync, scale_cli
+from probes import chat, model_args, parquet_sync, scale
 from probes.app import outputs
 from probes.errors import ProbeError, ProbeFileError
 from probes.results import connect, diagnose, disk_error
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace, argv: list[str],
     if args.log_samples and args.output_path is None:
         raise ProbeError("--log-samples needs --output-path DIR (where the samples go)")
     factory = scorer_factory or default_factory
-    routed = scale_cli.route(args, argv, main, factory)  # a model list, a shard or a rank
+    routed = scale.route(args, argv, main, factory)  # a model list, a shard or a rank
     if routed is not None:
         return routed
     return score(args, factory, model_kwargs)
@@ -110,7 +110,7 @@ def _scorer(con: duckdb.DuckDBPyConnection, args: argparse.Namespace, factory: S
         extra = {"allow_pickle": True} if args.allow_pickle else {}
         return chat.with_chat_template(factory(
             args.model, device=args.device, dtype=args.dtype, batch_size=args.batch_size,
-            threads=args.threads, **extra, **model_kwargs, **scale_cli.load_options(args)),
+            threads=args.threads, **extra, **model_kwargs, **scale.load_options(args)),
             args.apply_chat_template)
 
     recorded = chat.matching_stand_in(recorded_scorer(
