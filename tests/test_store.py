@@ -24,7 +24,8 @@ from kg.store import LocalStore, RemoteStore, open_store
 from kg.vocab import graph, inferred_graph
 from probes.export import export, instances_for
 from probes.spec import discover
-from tests.sparql_server import free_port, serve
+from tests.local_server import free_port
+from tests.sparql_server import serve
 
 GOOD = Path(__file__).parent / "fixtures" / "probes" / "good"
 EX = "http://example.org/"
