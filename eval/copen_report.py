@@ -59,7 +59,8 @@ from probes.results import ProbeError
 from probes.results.copen import PARTS, seed_summary
 
 METRIC_DIR = Path(__file__).with_name("copen")
-TASKS = ("csj", "cpj", "cic")
+COPEN_TASKS: tuple[str, ...] = tuple(PARTS)
+"""COPEN's three tasks in the paper's order (CSJ, CPJ, CiC): the keys of the contract's PARTS."""
 LABEL = {"csj": "CSJ", "cpj": "CPJ", "cic": "CiC"}
 METHODS = (("zero-shot", "ZP"), ("linear", "LP"), ("finetune", "FT"))
 HUMAN = {"CSJ": 79.5, "CPJ": 91.4, "CPJ chain": 91.2, "CiC": 85.6}
@@ -238,7 +239,7 @@ def build(con: duckdb.DuckDBPyConnection, split: str = "auto",
     res.metrics = metric_rows(con, [metric_dir]) if rows is None else rows
     labelled = {(r["probe"].split("/")[1], r["split"]): r["n"] - r["value"]
                 for r in res.metrics.get("copen_hidden_labels", [])}
-    for task in TASKS:
+    for task in COPEN_TASKS:
         if split != "auto":
             res.splits[task] = split
             res.split_reason[task] = "chosen"
@@ -390,7 +391,7 @@ def paired_zero_shot(res: Results) -> str:
         if row["split"] == res.splits.get(row["probe"].split("/")[-1]):
             right.setdefault(row["run_id"], {})[row["instance_id"]] = float(row["value"])
     lines = []
-    for task in TASKS:
+    for task in COPEN_TASKS:
         chosen: dict[str, dict[str, float]] = {}
         for info, _ in _rows(res, "copen_accuracy", task):
             if (info.method == "zero-shot" and info.context
@@ -414,7 +415,7 @@ def paired_zero_shot(res: Results) -> str:
 
 def zero_shot_parts(res: Results) -> str:
     """Zero-shot accuracy (%) of every text part (Table 11), and CiC without context."""
-    cols = [(t, p, True) for t in TASKS for p in PARTS[t]] + [
+    cols = [(t, p, True) for t in COPEN_TASKS for p in PARTS[t]] + [
         ("cic", p, False) for p in PARTS["cic"]]
     head = ["model"] + [f"{LABEL[t]} {p}" + ("" if c else " (no context)")
                         + f" ({res.splits.get(t, '?')})" for t, p, c in cols]
@@ -456,7 +457,7 @@ def _analysis_table(res: Results, title: str, columns: list[tuple[str, str, str,
 
 def analyses(res: Results) -> list[str]:
     """The paper's analyses as tables (zero-shot rows use each model's Table 2 part)."""
-    where = {t: res.splits.get(t, "?") for t in TASKS}
+    where = {t: res.splits.get(t, "?") for t in COPEN_TASKS}
     out = [_analysis_table(res, f"CSJ ({where['csj']}): MRR x100, and Table 3, the MRR of the "
                            "hard / easy distractors among the 20 distractors", [
         ("MRR of the answer", "copen_csj_mrr", "csj", {}),
@@ -490,8 +491,8 @@ def render(res: Results) -> str:
         parts.append("No COPEN instances in the results file: load the released files with "
                      "`python -m probes.copen load DIR` first.")
         return "\n".join(parts)
-    where = ", ".join(f"{LABEL[t]} on {res.splits[t]} ({res.split_reason[t]})" for t in TASKS)
-    heading = ("Table 2" if all(res.splits[t] == "test" for t in TASKS)
+    where = ", ".join(f"{LABEL[t]} on {res.splits[t]} ({res.split_reason[t]})" for t in COPEN_TASKS)
+    heading = ("Table 2" if all(res.splits[t] == "test" for t in COPEN_TASKS)
                else "Table 2 layout, on the splits named in each column (not the test set)")
     parts += [f"Accuracy (%) per task: {where}. ZP = zero-shot probing, LP = linear probing, "
               "FT = fine-tuning; LP/FT are mean ± population std over seeds.", "",

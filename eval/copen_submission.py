@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,6 @@ import duckdb
 
 from eval.copen_table8 import table8_part
 from kg import options
-from kg.errors import KgError
 from probes.results import ProbeError, connect
 
 FILES = {"csj": "csj_submissions.json", "cpj": "cpj_submissions.json",
@@ -146,16 +144,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     """Write the files; print what was written."""
+    con = connect(args.results, read_only=True)
     try:
-        con = connect(args.results, read_only=True)
-        try:
-            written = write_submission(con, args.model, args.out, split=args.split,
-                                       parts=dict(p.split("=", 1) for p in args.part or []))
-        finally:
-            con.close()
-    except (ProbeError, KgError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        written = write_submission(con, args.model, args.out, split=args.split,
+                                   parts=dict(p.split("=", 1) for p in args.part or []))
+    finally:
+        con.close()
     for path, n in written:
         print(f"wrote {n:,} predictions to {path}")
     return 0

@@ -339,8 +339,12 @@ def render_profile(model: str, results: str, html: Path | None = None) -> Render
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m eval.profile", description=__doc__.split(
-        "\n\n")[0].replace("\n", " "))
+    return options.run_command("python -m eval.profile", add_arguments, argv)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``python -m eval.profile``."""
+    parser.description = __doc__.split("\n\n")[0].replace("\n", " ")
     parser.add_argument("--model", "-m", default=DEFAULT_MODEL,
                         help=f"the model profiled (default {DEFAULT_MODEL})")
     options.add_results(parser)
@@ -350,7 +354,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--html", type=Path, default=None, metavar="FILE",
                         help="also write one self-contained HTML file: the profile's rows and "
                         "chart, and an instance browser over the model's predictions")
-    args = parser.parse_args(argv)
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    """The profile printed and written (an error: one line, status 2, from the runner)."""
     results = str(args.results or config.results_path())
     return report_command(Path(results), "profile", argv, args.out, [PROFILE_DIR],
                           render_profile(args.model, results, args.html), "profile.md")

@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -54,7 +53,6 @@ from eval.report_format import (
     paired_points,
 )
 from eval.report_runner import (
-    REPORT_ERRORS,
     Render,
     Rendered,
     Rows,
@@ -75,7 +73,7 @@ from eval.stats import proportion_ci
 from kg import config, options
 from probes.results import ProbeError, connect
 
-__all__ = ["PAIRED_NOTE", "PAIRED_POINTS_HEAD", "REPORT_ERRORS", "Render", "Rendered", "Report",
+__all__ = ["PAIRED_NOTE", "PAIRED_POINTS_HEAD", "Render", "Rendered", "Report",
            "Rows", "build_report", "comparison_table", "metric_rows", "paired_points",
            "report_command", "report_folder", "run_report", "write_report"]
 
@@ -541,29 +539,23 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
-    """``kgprobe report``: the tables printed, report.md and the plots written."""
+    """``kgprobe report``: the tables printed, report.md and the plots written (a MetricError
+    or ProbeError: one error line, status 2, from the command's runner)."""
     results_path = str(args.results or config.results_path())
     out = report_folder(args.out, "report", argv)
     if args.metric_timeout < 0:
-        print(f"error: --metric-timeout must be a positive number (got {args.metric_timeout:g})",
-              file=sys.stderr)
-        return 2
+        raise MetricError(f"--metric-timeout must be a positive number (got "
+                          f"{args.metric_timeout:g})")
     sqlfile.METRIC_TIMEOUT_S = args.metric_timeout or None
+    folders = dict.fromkeys(d.resolve() for d in [default_metric_dir(), *(args.metrics or [])])
+    metrics = discover_metrics(list(folders))  # the built-in folder given again: once
+    con = connect(results_path, read_only=True)
     try:
-        folders = dict.fromkeys(d.resolve() for d in [default_metric_dir(), *(args.metrics or [])])
-        metrics = discover_metrics(list(folders))  # the built-in folder given again: once
-        con = connect(results_path, read_only=True)
-        try:
-            report = build_report(con, metrics, args.probe, args.model)
-        finally:
-            con.close()
-    except (MetricError, ProbeError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        report = build_report(con, metrics, args.probe, args.model)
+    finally:
+        con.close()
     if not any(r.rows for r in report.results):
-        print(f"error: {empty_reason(report, args.probe, args.model, results_path)}",
-              file=sys.stderr)
-        return 2
+        return options.error_line(empty_reason(report, args.probe, args.model, results_path))
     out.mkdir(parents=True, exist_ok=True)
     images = [] if args.no_plots else plots(report, out)
     path = write_report(out, "report.md", Rendered(
@@ -573,9 +565,7 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         try:
             print(f"wrote {write_report_html(args.html, report, images, results_path, args)}")
         except (MetricError, ProbeError, OSError) as e:
-            print(f"error: the HTML report {args.html} could not be written: {e}",
-                  file=sys.stderr)
-            return 2
+            return options.error_line(f"the HTML report {args.html} could not be written: {e}")
     for _, table in tables(report):
         print(table + "\n")
     for table in prompt_tables(report):

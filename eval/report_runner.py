@@ -23,13 +23,11 @@ from typing import Any
 
 import duckdb
 
-from eval.sqlfile import MetricError, discover_metrics, run_metric
+from eval.sqlfile import discover_metrics, run_metric
 from kg import config
-from probes.results import ProbeError, connect
+from probes.results import connect
 
 Rows = dict[str, list[dict[str, Any]]]
-#: What a report command reports as ``error: ...`` (exit status 2) instead of a traceback.
-REPORT_ERRORS = (MetricError, ProbeError)
 
 
 @dataclass
@@ -114,14 +112,12 @@ def report_command(results: Path | None, name: str, argv: Sequence[str] | None,
                    out: Path | None, folders: Sequence[Path], render: Render,
                    filename: str) -> int:
     """The body of a benchmark report's command line: a folder per call (or ``out``),
-    :func:`run_report`, the markdown and the written paths printed; 2 with a one-line error."""
+    :func:`run_report`, the markdown and the written paths printed (a MetricError or
+    ProbeError: one error line, status 2, from the command's runner,
+    ``kg.options.call_handler``)."""
     where = report_folder(out, name, sys.argv[1:] if argv is None else argv)
-    try:
-        path, rendered = run_report(str(results or config.results_path()), folders, render,
-                                    where, filename)
-    except REPORT_ERRORS as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    path, rendered = run_report(str(results or config.results_path()), folders, render, where,
+                                filename)
     print(rendered.markdown)
     print(f"\nwrote {path}" + "".join(f" and {f}" for f in rendered.figures))
     return 0

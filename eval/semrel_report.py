@@ -27,13 +27,12 @@ The figures and the data it reads: :mod:`eval.semrel_results`; the tables and pl
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import duckdb
 import polars as pl
 
-from eval.report import REPORT_ERRORS, Render, Rendered, Rows, report_folder, run_report
+from eval.report import Render, Rendered, Rows, report_folder, run_report
 from eval.semrel_results import (
     ABSENT,
     CONFLICTS,
@@ -181,19 +180,14 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     """``kgprobe semrel report``: the report printed and written."""
     results = Path(args.results or config.results_path())
     if not results.exists():
-        print("error: " + NO_RUNS.format(path=f"{results} (no such file)"), file=sys.stderr)
-        return 2
+        return options.error_line(NO_RUNS.format(path=f"{results} (no such file)"))
     out = report_folder(args.out, "semrel", argv)
-    try:
-        label, models = declared_models()
-        settings = Settings(models, label, args.absent, args.rank, args.model_lists,
-                            args.targets, args.conflicts, args.entropy_population)
-        report, rendered = run_report(results, [METRIC_DIR],
-                                      render_report(results, not args.no_stats, settings),
-                                      out, "semrel_report.md", prepare=settings.apply)
-    except REPORT_ERRORS as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    label, models = declared_models()
+    settings = Settings(models, label, args.absent, args.rank, args.model_lists, args.targets,
+                        args.conflicts, args.entropy_population)
+    report, rendered = run_report(results, [METRIC_DIR],
+                                  render_report(results, not args.no_stats, settings), out,
+                                  "semrel_report.md", prepare=settings.apply)
     print(rendered.markdown)
     for path in [report, *rendered.figures]:
         print(f"wrote {path}")

@@ -100,6 +100,7 @@ import duckdb
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
 
 from eval import udf
+from kg.errors import UserError
 from kg.header import HeaderError, did_you_mean, parse_header
 from kg.textfile import TextFileError, read_text
 from probes.results import TASKS
@@ -107,8 +108,8 @@ from probes.results import TASKS
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-class MetricError(Exception):
-    """A metric cannot be loaded or computed."""
+class MetricError(UserError):
+    """A metric cannot be loaded or computed (a command reports it as one ``error:`` line)."""
 
 
 class MetricFileError(MetricError):

@@ -26,7 +26,7 @@ import pyoxigraph as ox
 from tqdm import tqdm
 
 from kg import config, derived, options
-from kg.errors import KgError, SourceError, StoreError, disk_error
+from kg.errors import SourceError, StoreError, disk_error
 from kg.manifest import Source, load_manifest, pick
 from kg.pids import pid_alive
 from kg.vocab import DCTERMS, GRAPH_BASE, KGP, PROV, graph, inferred_graph
@@ -326,17 +326,13 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     try:
         reports = build(args.source, args.store, args.data_dir, verify=not args.no_verify,
                         progress=not args.quiet, force_new=args.force_new)
-    except KgError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print("interrupted: the store was not changed (the partial copy was removed)",
               file=sys.stderr)
         return 130
     except OSError as e:  # a full disk (or another write error) while the copy was written
-        print(f"error: {write_failed(Path(args.store or config.store_path()).resolve(), e)}",
-              file=sys.stderr)
-        return 2
+        return options.error_line(write_failed(Path(args.store or config.store_path()).resolve(),
+                                               e))
     print(format_reports(reports))
     me, kids = peak_memory_mb()
     print(f"\nbuilt {len(reports)} source(s) in {time.perf_counter() - t0:.1f} s; "

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -249,9 +248,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         reports = materialise(store, files, timeout=args.query_timeout or None,
                               max_triples=args.max_rows or None)
         store.flush()
-    except (KgError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    except OSError as e:  # a KgError is one error line too (options.call_handler)
+        return options.error_line(e)
     for r in reports:
         print(f"derived/{r.name}: {r.triples:,} triples in {r.seconds:.1f} s")
     return 0

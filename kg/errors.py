@@ -1,4 +1,5 @@
-"""Errors raised by the knowledge-graph layer. Each names the thing and the fix; and
+"""Errors raised by the knowledge-graph layer, and :class:`UserError`, the base of every layer's
+errors that a command reports as one line. Each names the thing and the fix; and
 :func:`disk_error`, the one reader of what a failed write says about the disk (every layer
 uses it: kg.build, probes.export, probes.run, results files)."""
 
@@ -8,7 +9,15 @@ import errno
 import os
 
 
-class KgError(Exception):
+class UserError(Exception):
+    """Base class of the errors a user can mend: the message names the thing and the fix. A
+    command reports one as the single line ``error: <message>`` and exits with status 2
+    (:func:`kg.options.call_handler`, the one place that writes that line). Its kinds:
+    :class:`KgError` (sources, store), ``probes.results.ProbeError`` (probes, models, results
+    files) and ``eval.sqlfile.MetricError`` (metric files)."""
+
+
+class KgError(UserError):
     """Base class for errors in sources, loaders and the store."""
 
 

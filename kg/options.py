@@ -3,7 +3,9 @@
 (``$KGPROBE_RESULTS``, ``$KGPROBE_STORE``, ``$KGPROBE_QUERIES``), so they live beside it in the
 base layer, where ``probes`` and ``eval`` may both import them (``eval`` may import no
 ``probes`` module but the results contract). Model options, used only by ``probes``, are in
-:mod:`probes.options`.
+:mod:`probes.options`. Here too is how every layer's command runs and reports a user's error
+(:func:`run_command`, :func:`call_handler`, :func:`error_line`: one line ``error: ...``, exit
+status 2).
 
 Each command adds the ones it takes to its parser with these functions (argparse applies a
 parent parser only when a parser is made; a command's ``add_arguments(parser)`` receives a
@@ -22,6 +24,8 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+
+from kg.errors import UserError
 
 RESULTS_HELP = "results DuckDB file (default: $KGPROBE_RESULTS or .kgprobe/results.duckdb)"
 STORE_HELP = "store folder (default: $KGPROBE_STORE or .kgprobe/store)"
@@ -80,10 +84,52 @@ Handler = Callable[[argparse.Namespace, list[str]], int]
 def run_command(prog: str, add_arguments: Callable[[argparse.ArgumentParser], object],
                 argv: Sequence[str] | None) -> int:
     """The ``python -m`` form of a command: the parser its ``add_arguments`` builds (the same
-    one ``kgprobe`` builds for the command), then the handler it set (``handler``)."""
+    one ``kgprobe`` builds for the command), then the handler it set (``handler``), through
+    :func:`call_handler`."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     parser = argparse.ArgumentParser(prog=prog)
     add_arguments(parser)
     args = parser.parse_args(args_list)
-    handler: Handler = args.handler
-    return int(handler(args, args_list) or 0)
+    return call_handler(args.handler, args, args_list)
+
+
+#: The exit status of a command stopped by an error the user can mend (:func:`error_line`).
+ERROR_STATUS = 2
+
+
+def error_line(message: object) -> int:
+    """Print a command's error the one way every command does, ``error: <message>`` on
+    stderr, and return :data:`ERROR_STATUS` (2) for the command to exit with.
+
+    >>> import contextlib, io
+    >>> with contextlib.redirect_stderr(io.StringIO()) as err:
+    ...     status = error_line("--shards must be a positive number")
+    >>> err.getvalue(), status
+    ('error: --shards must be a positive number\\n', 2)
+    """
+    print(f"error: {message}", file=sys.stderr)
+    return ERROR_STATUS
+
+
+def call_handler(handler: Handler, args: argparse.Namespace, argv: list[str]) -> int:
+    """Run a command's handler and return its exit status (0 for None); a
+    :class:`kg.errors.UserError` it raises (``KgError``, ``ProbeError``, ``MetricError``, ...)
+    becomes one :func:`error_line` and status 2, never a traceback. Both runners of a command
+    call it: :func:`run_command` (the ``python -m`` form) and ``kgprobe``'s
+    ``probes.app.cli.main``.
+
+    >>> import contextlib, io
+    >>> from kg.errors import StoreError
+    >>> def handler(args: argparse.Namespace, argv: list[str]) -> int:
+    ...     raise StoreError("no store at s/; build it with `kgprobe build`")
+    >>> with contextlib.redirect_stderr(io.StringIO()) as err:
+    ...     status = call_handler(handler, argparse.Namespace(), [])
+    >>> err.getvalue(), status
+    ('error: no store at s/; build it with `kgprobe build`\\n', 2)
+    >>> call_handler(lambda args, argv: None, argparse.Namespace(), [])
+    0
+    """
+    try:
+        return int(handler(args, argv) or 0)
+    except UserError as e:
+        return error_line(e)

@@ -38,7 +38,6 @@ import polars as pl
 from tqdm import tqdm
 
 from kg import config, options
-from kg.errors import KgError
 from kg.sparql import keyword_line
 from kg.store import (
     DEFAULT_MAX_ROWS,
@@ -446,8 +445,8 @@ def print_probe_list(extra_dirs: list[Path] | None = None, patterns: list[str] |
     problems: list[ProbeFileError] = []
     print(format_probe_list(list_probes(extra_dirs, patterns, include_default, problems)))
     for e in problems:
-        print(f"error: {e}", file=sys.stderr)
-    return 2 if problems else 0
+        options.error_line(e)
+    return options.ERROR_STATUS if problems else 0
 
 
 def format_probe_list(probes: list[Probe]) -> str:
@@ -531,7 +530,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
-    """Export (or list, or preview) the chosen probes."""
+    """Export (or list, or preview) the chosen probes (a ProbeError or KgError: one error line
+    from the command's runner, ``kg.options.call_handler``)."""
     try:
         if args.list:
             return print_probe_list(args.queries, args.probe, not args.only_extra)
@@ -563,15 +563,11 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         t0 = time.perf_counter()
         reports = export(probes, store, args.results, out, progress=not args.quiet,
                          limits=limits, builder_dirs=builder_dirs)
-    except (ProbeError, KgError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
     except duckdb.Error as e:  # the results file went bad under us, or the disk is full
         kept = (". Nothing of the probe being exported was written; the probes exported "
                 "before it are kept" if disk_error(e) else "")
-        print(f"error: {diagnose(Path(args.results or config.results_path()), e)}{kept}",
-              file=sys.stderr)
-        return 2
+        return options.error_line(f"{diagnose(Path(args.results or config.results_path()), e)}"
+                                  f"{kept}")
     except KeyboardInterrupt:
         print("interrupted: probes exported so far are kept; nothing of the current one was "
               "written", file=sys.stderr)

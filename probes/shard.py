@@ -208,24 +208,22 @@ def run_distributed(args: argparse.Namespace, argv: Sequence[str], main: MainFn,
         dist.init_process_group(backend="nccl" if on_gpu else "gloo")
     try:
         code = run_shard(args, argv, main, factory, shard)
-    except ProbeError as e:
-        print(f"error: {e}", file=sys.stderr)
-        code = 2
+    except ProbeError as e:  # every rank goes on to share its exit code
+        code = options.error_line(e)
     codes: list[Any] = [None] * shard.count
     dist.all_gather_object(codes, code)
     if shard.index == 0:
         failed = [i for i, c in enumerate(codes) if c != 0]
         if failed:
-            print(f"error: shard(s) {', '.join(map(str, failed))} of {shard.count} failed; "
-                  "nothing was merged. Run the same command again: every shard resumes where "
-                  "it stopped", file=sys.stderr)
+            options.error_line(f"shard(s) {', '.join(map(str, failed))} of {shard.count} "
+                               "failed; nothing was merged. Run the same command again: every "
+                               "shard resumes where it stopped")
             code = code or 1
         else:
             try:
                 print(merge(Path(args.results or config.results_path()), shard.count))
-            except ProbeError as e:
-                print(f"error: {e}", file=sys.stderr)
-                code = 2
+            except ProbeError as e:  # on to the barrier, which every rank waits at
+                code = options.error_line(e)
     dist.barrier()
     return code
 
@@ -367,13 +365,11 @@ def merge_main(argv: Sequence[str]) -> int:
     options.add_results(p, help=options.RESULTS_HELP + "; the shards are "
                         "<results>.shard-I-of-N")
     p.add_argument("--keep", action="store_true", help="keep the shard files after merging")
-    args = p.parse_args(list(argv))
+    return options.call_handler(_merge, p.parse_args(list(argv)), list(argv))
+
+
+def _merge(args: argparse.Namespace, argv: list[str]) -> int:
     if args.shards < 1:
-        print("error: --shards must be a positive number", file=sys.stderr)
-        return 2
-    try:
-        print(merge(Path(args.results or config.results_path()), args.shards, args.keep))
-    except ProbeError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        raise ProbeError("--shards must be a positive number")
+    print(merge(Path(args.results or config.results_path()), args.shards, args.keep))
     return 0

@@ -74,9 +74,9 @@ from kg.sparql import QueryShapeError, analyse, check_syntax, keyword_line
 from kg.textfile import TextFileError, read_text
 from probes.distractors import Distractors
 from probes.errors import ProbeFileError
+from probes.results import TASKS
 from probes.tasks import params_problem
-from probes.tasks.registry import TASK_NAMES
-from probes.tasks.registry import TASKS as TASK_REGISTRY
+from probes.tasks.registry import TASK_ENTRIES
 
 _VAR = r"\?[A-Za-z_][A-Za-z0-9_]*"
 PROMPTS_FROM_TASKS = ("choice",)
@@ -96,7 +96,7 @@ class ProbeSpec(BaseModel):
 
     name: str = Field(pattern=r"^[a-z0-9_\-]+(/[a-z0-9_\-]+)*$", max_length=120,
                       examples=["group/probe"])
-    task: str = Field(examples=["|".join(TASK_NAMES)])
+    task: str = Field(examples=["|".join(TASKS)])
     split: str = Field(examples=["test"])
     description: str = ""
     target: str | None = None
@@ -147,8 +147,8 @@ class ProbeSpec(BaseModel):
     @field_validator("task")
     @classmethod
     def _task(cls, v: str) -> str:
-        if v not in TASK_NAMES:
-            raise ValueError(f"{v!r} is not one of {', '.join(TASK_NAMES)}")
+        if v not in TASKS:
+            raise ValueError(f"{v!r} is not one of {', '.join(TASKS)}")
         return v
 
     @field_validator("split")
@@ -268,7 +268,7 @@ def parse_probe(text: str, path: str | Path = "<string>") -> Probe:
     except HeaderError as e:
         raise ProbeFileError(path, e.line, e.message) from None
     lines, first = header.field_lines, header.first
-    problem = params_problem(TASK_REGISTRY[spec.task].params, spec.params)
+    problem = params_problem(TASK_ENTRIES[spec.task].params, spec.params)
     if problem is not None:
         hint = "; a setting of the builder goes in builder_params" if spec.builder else ""
         raise ProbeFileError(path, lines.get("params", first), f"{problem[1]} (task "

@@ -25,7 +25,7 @@ import time
 
 import torch
 
-from kg import config
+from kg import config, options
 from probes.backends.registry import load_scorer
 from probes.errors import ProbeError
 from probes.results import connect
@@ -54,8 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         instances = load_instances(con, probe.spec.name, None, args.instances,
                                    str(args.results or config.results_path()))
     except ProbeError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        return options.error_line(e)
     finally:
         con.close()
     scorer = load_scorer(args.model, device=args.device, dtype=args.dtype, threads=args.threads)

@@ -12,6 +12,7 @@ with IRIs under ``http://example.org/``:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -65,3 +66,15 @@ def tiny_store_path(tmp_path: Path, tiny_quads: list[ox.Quad]) -> Path:
     store.flush()
     del store
     return path
+
+
+@pytest.fixture
+def tiny_endpoint(tmp_path: Path, tiny_quads: list[ox.Quad]) -> Iterator[str]:
+    """``oxigraph serve`` on 127.0.0.1 over the tiny store's quads (the default graph their
+    union, as in the embedded store); yields the query URL and stops the server after."""
+    from tests.sparql_server import serve
+
+    data = tmp_path / "tiny.nq"
+    data.write_bytes(ox.serialize(tiny_quads, format=ox.RdfFormat.N_QUADS))
+    with serve(data, tmp_path, union_default_graph=True) as url:
+        yield url

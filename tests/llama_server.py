@@ -13,15 +13,12 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.sparql_server import free_port
+from tests.local_server import free_port, running
 
 MISSING = ("llama-cpp-python (with its server extra) is not installed: `bash scripts/setup.sh` "
            "builds it once (a wheel kept in ~/.cache/kgprobe/wheels)")
@@ -65,27 +62,6 @@ def serve(model: Path, workdir: Path, *, alias: str | None = None, logits_all: b
     if bos:  # SmolLM2's GGUF adds no BOS; llama-cpp-python's echo then misaligns (see docs)
         args += ["--kv_overrides", BOS_OVERRIDE]
     url = f"http://127.0.0.1:{port}/v1"
-    log_path = workdir / f"llama-server-{port}.log"
-    with log_path.open("wb") as log:
-        server = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + 120
-            while True:
-                if server.poll() is not None:
-                    pytest.fail("llama_cpp.server exited: " + log_path.read_text()[-2000:])
-                try:
-                    with urllib.request.urlopen(url + "/models", timeout=2):
-                        break
-                except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
-                    if time.monotonic() > deadline:
-                        pytest.fail(f"llama_cpp.server did not answer on {url} within 120 s")
-                    time.sleep(0.2)
-            yield url, server
-        finally:
-            if server.poll() is None:
-                server.terminate()
-                try:
-                    server.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    server.kill()
-                    server.wait()
+    with running(args, workdir / f"llama-server-{port}.log", url + "/models", "llama_cpp.server",
+                 wait_s=120, poll_s=0.2, request_timeout_s=2) as server:
+        yield url, server

@@ -4,16 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import socket
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.local_server import free_port, running
 
 
 def oxigraph_cli() -> str:
@@ -24,12 +22,6 @@ def oxigraph_cli() -> str:
         pytest.fail("the `oxigraph` command is missing; install it with `pip install oxigraph` "
                     "(it is in kgprobe's dev extra and requirements.lock: bash scripts/setup.sh)")
     return found
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @contextlib.contextmanager
@@ -44,26 +36,6 @@ def serve(data: Path, workdir: Path, union_default_graph: bool = False) -> Itera
     args = [cli, "serve", "--location", str(location), "--bind", url.split("/")[2]]
     if union_default_graph:  # like the embedded store: read the union of the named graphs
         args.insert(4, "--union-default-graph")
-    log_path = workdir / "serve.log"
-    with log_path.open("wb") as log:
-        server = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            deadline = time.monotonic() + 20
-            while True:
-                if server.poll() is not None:
-                    pytest.fail("oxigraph serve exited: " + log_path.read_text())
-                try:
-                    with urllib.request.urlopen(url + "?query=ASK%7B%7D", timeout=1):
-                        break
-                except (urllib.error.URLError, ConnectionError, TimeoutError):
-                    if time.monotonic() > deadline:
-                        pytest.fail(f"oxigraph serve did not answer on {url} within 20 s")
-                    time.sleep(0.05)
-            yield url
-        finally:
-            server.terminate()
-            try:
-                server.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
+    with running(args, workdir / "serve.log", url + "?query=ASK%7B%7D", "oxigraph serve",
+                 wait_s=20, poll_s=0.05, request_timeout_s=1):
+        yield url

@@ -24,6 +24,7 @@ import added, and on the 35 violations of issue 31 planted in a copy
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -218,6 +219,64 @@ def test_relation_code_check_catches_a_copy_planted_in_a_copy_of_the_code(tmp_pa
           '         "mero": "MER"}\n')
     write(tmp_path, "kg/planted.py", 'PAPER = {"HYP": 1, "HOL": 2, "MER": 3}  # keyed: data\n')
     assert relation_code_copies(tmp_path) == ["eval/planted.py:1", "probes/planted.py:2"]
+
+
+# --- one meaning of TASKS: the contract's tuple of task names (probes.results) ----------------
+
+def module_level_tasks(root: Path) -> list[str]:
+    """Each module-level assignment to the name ``TASKS`` in kg/, probes/, eval/ (``file:line``)."""
+    found = []
+    for layer in ("kg", "probes", "eval"):
+        for path in sorted((root / layer).rglob("*.py")):
+            for node in ast.parse(path.read_text(encoding="utf-8")).body:
+                targets = (node.targets if isinstance(node, ast.Assign)
+                           else [node.target] if isinstance(node, ast.AnnAssign) else [])
+                if any(isinstance(t, ast.Name) and t.id == "TASKS" for t in targets):
+                    found.append(f"{path.relative_to(root).as_posix()}:{node.lineno}")
+    return found
+
+
+def test_tasks_means_the_task_names_only() -> None:
+    found = [f.partition(":")[0] for f in module_level_tasks(ROOT)]
+    assert found == ["probes/results/__init__.py"], (
+        "TASKS is the contract's tuple of task names; name another table after what it holds "
+        "(TASK_ENTRIES, COPEN_TASKS)")
+
+
+def test_tasks_check_finds_a_second_definition(tmp_path: Path) -> None:
+    write(tmp_path, "eval/planted.py", 'X = 1\nTASKS: tuple[str, ...] = ("csj", "cpj")\n')
+    write(tmp_path, "probes/planted.py", 'def f() -> None:\n    TASKS = 1\n')  # a local: fine
+    write(tmp_path, "kg/planted.py", "TASKS = {}\n")
+    assert module_level_tasks(tmp_path) == ["kg/planted.py:1", "eval/planted.py:2"]
+
+
+# --- the error line of a command is written in one place (kg.options.error_line) ------------
+
+def error_line_texts(root: Path) -> list[str]:
+    """Each string (or f-string part) of kg/, probes/, eval/ that starts ``error: `` (file:line)."""
+    found = []
+    for layer in ("kg", "probes", "eval"):
+        for path in sorted((root / layer).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                        and node.value.startswith("error: ")):
+                    found.append(f"{path.relative_to(root).as_posix()}:{node.lineno}")
+    return found
+
+
+def test_the_error_line_is_written_in_one_place() -> None:
+    found = [f.partition(":")[0] for f in error_line_texts(ROOT)]
+    assert found == ["kg/options.py"], (
+        "a command's error line is kg.options.error_line's: raise a UserError (KgError, "
+        "ProbeError, MetricError) or call error_line, never print 'error: ...' yourself")
+
+
+def test_error_line_check_finds_a_copy(tmp_path: Path) -> None:
+    write(tmp_path, "probes/planted.py",
+          'import sys\ntry:\n    pass\nexcept ValueError as e:\n'
+          '    print(f"error: {e}", file=sys.stderr)\n')
+    write(tmp_path, "eval/planted.py", 'NOTE = "a parse error: line 3"\nX = "error: " + "x"\n')
+    assert error_line_texts(tmp_path) == ["probes/planted.py:5", "eval/planted.py:2"]
 
 
 # --- every write to the results file goes through the contract (probes/results) ---------------

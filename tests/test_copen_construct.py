@@ -35,7 +35,8 @@ from probes.copen.released import load
 from probes.errors import ProbeError
 from probes.export import instances_for
 from tests.data import require
-from tests.sparql_server import free_port, serve
+from tests.local_server import free_port
+from tests.sparql_server import serve
 
 FIXTURE = Path(__file__).parent / "fixtures" / "copen"
 spec = importlib.util.spec_from_file_location("copen_make_fixture", FIXTURE / "make_fixture.py")

@@ -27,7 +27,7 @@ from probes.inflections import gold_form_rows
 from probes.results import connect, transaction
 from probes.results.writers import ResponseRow, Run, insert_run, write_responses
 from probes.spec import ProbeSpec
-from probes.tasks.registry import TASKS
+from probes.tasks.registry import TASK_ENTRIES
 
 NOUNS = ["finger", "foot", "tooth", "body", "glass", "hand", "watch"]
 VERBS = ["finger"]
@@ -82,7 +82,7 @@ def test_a_store_without_the_noun_exception_list_names_the_rebuild(tmp_path: Pat
 
 
 def test_the_option_is_off_by_default_and_checked() -> None:
-    params = TASKS["relatum"].params
+    params = TASK_ENTRIES["relatum"].params
     assert params.model_validate({}).inflections is None
     with pytest.raises(ValueError, match="'nouns' is not one of noun, verb"):
         params.model_validate({"inflections": "nouns"})

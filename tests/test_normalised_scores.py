@@ -19,7 +19,7 @@ from probes.results import connect, transaction
 from probes.results.writers import Run, ScoreRow, insert_run, write_scores
 from probes.spec import ProbeSpec
 from probes.tasks import Instance, Request, TaskContext, get_task
-from probes.tasks.registry import TASKS
+from probes.tasks.registry import TASK_ENTRIES
 from tests.tolerance import approx_logprob
 
 METRICS = {m.name: m for m in discover_metrics()}
@@ -164,9 +164,9 @@ def test_pmi_of_a_whole_text_is_refused() -> None:
 
 @pytest.mark.parametrize("task", ["choice", "binary"])
 def test_slot_det_of_choice_and_binary_is_a_or_an(task: str) -> None:
-    assert TASKS[task].params.model_validate({"slot_det": "an"}).slot_det == "an"
+    assert TASK_ENTRIES[task].params.model_validate({"slot_det": "an"}).slot_det == "an"
     with pytest.raises(ValueError, match="'auto' is not a slot_det value"):
-        TASKS[task].params.model_validate({"slot_det": "auto"})
+        TASK_ENTRIES[task].params.model_validate({"slot_det": "auto"})
 
 
 def test_the_real_slot_det_default_of_choice_renders_the_candidates_article() -> None:
@@ -175,11 +175,11 @@ def test_the_real_slot_det_default_of_choice_renders_the_candidates_article() ->
     inst = Instance("d/x", "test", "i1", "cook", ["apron"], ["hat"], {})
     prompts = [it.prompt for it in get_task("choice").items(inst, spec, TaskContext(CAUSAL_LM))]
     assert prompts == ["cook wears an apron", "cook wears a hat"]
-    assert "an apron" in TASKS["choice"].params.model_fields["slot_det"].description
+    assert "an apron" in TASK_ENTRIES["choice"].params.model_fields["slot_det"].description
 
 
 def test_relatum_slot_det_refuses_undocumented_words_and_keeps_fixed_texts() -> None:
-    params = TASKS["relatum"].params
+    params = TASK_ENTRIES["relatum"].params
     for ok in ("a", "an", "both", "the", "a(n)"):
         assert params.model_validate({"slot_det": ok}).slot_det == ok
     with pytest.raises(ValueError, match="'auto' is not a slot_det value"):

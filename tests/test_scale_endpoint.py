@@ -8,16 +8,13 @@ header checked against the endpoint's named graphs.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
-import pyoxigraph as ox
 import pytest
 
 from kg.vocab import graph
 from probes.app.run import main
 from probes.export import main as export_main
-from tests.sparql_server import serve
 from tests.test_run import FakeScorer, query
 
 PROBE = f"""# name: t/kinds
@@ -36,14 +33,6 @@ SELECT ?w ?g WHERE {{
 """
 
 
-@pytest.fixture
-def endpoint(tmp_path: Path, tiny_quads: list[ox.Quad]) -> Iterator[str]:
-    data = tmp_path / "tiny.nq"
-    data.write_bytes(ox.serialize(tiny_quads, format=ox.RdfFormat.N_QUADS))
-    with serve(data, tmp_path, union_default_graph=True) as url:
-        yield url
-
-
 def pipeline(tmp_path: Path, name: str, source: list[str], *run_args: str) -> Path:
     """probes.export from ``source`` (--endpoint URL or --store DIR), then probes.run."""
     qdir = tmp_path / "queries"
@@ -58,9 +47,9 @@ def pipeline(tmp_path: Path, name: str, source: list[str], *run_args: str) -> Pa
 
 
 def test_probes_over_an_endpoint_score_like_the_embedded_store(
-        endpoint: str, tiny_store_path: Path, tmp_path: Path) -> None:
+        tiny_endpoint: str, tiny_store_path: Path, tmp_path: Path) -> None:
     local = pipeline(tmp_path, "local", ["--store", str(tiny_store_path)])
-    remote = pipeline(tmp_path, "remote", ["--endpoint", endpoint])
+    remote = pipeline(tmp_path, "remote", ["--endpoint", tiny_endpoint])
     sql = "SELECT instance_id, prompt_id, rank, token, probability FROM responses ORDER BY ALL"
     got, want = query(remote, sql), query(local, sql)
     assert got == want and len(want) == 5 * 10  # dog, cat, mammal, sparrow, bird x top-10
@@ -72,17 +61,17 @@ def test_probes_over_an_endpoint_score_like_the_embedded_store(
     sharded = tmp_path / "sharded"
     sharded.mkdir()
     for i in range(2):
-        pipeline(sharded, "remote", ["--endpoint", endpoint], "--shard", f"{i}/2")
+        pipeline(sharded, "remote", ["--endpoint", tiny_endpoint], "--shard", f"{i}/2")
     assert main(["merge", "--shards", "2", "--results", str(sharded / "remote.duckdb")]) == 0
     assert query(sharded / "remote.duckdb", sql) == want
 
 
-def test_missing_graph_on_the_endpoint_is_a_clear_error(endpoint: str, tmp_path: Path,
+def test_missing_graph_on_the_endpoint_is_a_clear_error(tiny_endpoint: str, tmp_path: Path,
                                                         capsys: pytest.CaptureFixture) -> None:
     qdir = tmp_path / "queries"
     qdir.mkdir()
     (qdir / "kinds.rq").write_text(PROBE.replace("[animals]", "[wordnet]"))
-    code = export_main(["--endpoint", endpoint, "--queries", str(qdir), "--only-extra",
+    code = export_main(["--endpoint", tiny_endpoint, "--queries", str(qdir), "--only-extra",
                         "--results", str(tmp_path / "r.duckdb"), "--no-parquet", "--quiet"])
     assert code == 2
     assert "wordnet" in capsys.readouterr().err

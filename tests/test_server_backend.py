@@ -175,7 +175,7 @@ def test_server_against_the_local_transformers_path(gemma: tuple[str, Any, Path]
 def test_unreachable_server_is_one_line() -> None:
     from probes.backends.registry import load_scorer
     from probes.backends.server_client import ServerError
-    from tests.sparql_server import free_port
+    from tests.local_server import free_port
 
     with pytest.raises(ServerError, match=r"cannot reach the inference server .*start it"):
         load_scorer(f"server:http://127.0.0.1:{free_port()}/v1", max_retries=1)

@@ -206,7 +206,7 @@ class socket_port:
     """A free TCP port on 127.0.0.1 (released before the child binds it)."""
 
     def __enter__(self) -> int:
-        from tests.sparql_server import free_port
+        from tests.local_server import free_port
 
         return free_port()
 

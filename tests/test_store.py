@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import fcntl
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ from kg.store import LocalStore, RemoteStore, open_store
 from kg.vocab import graph, inferred_graph
 from probes.export import export, instances_for
 from probes.spec import discover
-from tests.sparql_server import free_port, serve
+from tests.local_server import free_port
 
 GOOD = Path(__file__).parent / "fixtures" / "probes" / "good"
 EX = "http://example.org/"
@@ -241,15 +240,6 @@ def test_unknown_source_name_suggests_the_right_one(tmp_path: Path) -> None:
 # --- a SPARQL endpoint -----------------------------------------------------------------------
 
 
-@pytest.fixture
-def endpoint(tmp_path: Path, tiny_quads: list[ox.Quad]) -> Iterator[str]:
-    """``oxigraph serve`` on 127.0.0.1 over the tiny store; yields the query URL."""
-    data = tmp_path / "tiny.nq"
-    data.write_bytes(ox.serialize(tiny_quads, format=ox.RdfFormat.N_QUADS))
-    with serve(data, tmp_path, union_default_graph=True) as url:
-        yield url
-
-
 QUERIES = {
     "every quad": "SELECT ?g ?s ?p ?o WHERE { GRAPH ?g { ?s ?p ?o } } ORDER BY ?g ?s ?p ?o",
     "numbers and unbound": """
@@ -270,9 +260,9 @@ QUERIES = {
 }
 
 
-def test_endpoint_answers_like_the_embedded_store(endpoint: str, tiny_store: LocalStore,
+def test_endpoint_answers_like_the_embedded_store(tiny_endpoint: str, tiny_store: LocalStore,
                                                   tiny_quads: list[ox.Quad]) -> None:
-    remote = RemoteStore(endpoint)
+    remote = RemoteStore(tiny_endpoint)
     for name, query in QUERIES.items():
         assert remote.query(query) == tiny_store.query(query), name
     assert remote.graphs() == tiny_store.graphs() == sorted([ANIMALS, COLOURS])
@@ -284,9 +274,9 @@ def test_endpoint_answers_like_the_embedded_store(endpoint: str, tiny_store: Loc
 
 
 def test_export_through_the_endpoint_matches_the_local_store(
-        endpoint: str, tiny_store_path: Path, tmp_path: Path) -> None:
+        tiny_endpoint: str, tiny_store_path: Path, tmp_path: Path) -> None:
     probes = discover([GOOD], include_default=False)
-    via_endpoint = open_store(endpoint=endpoint)
+    via_endpoint = open_store(endpoint=tiny_endpoint)
     local = open_store(path=tiny_store_path)
     assert isinstance(via_endpoint, RemoteStore) and isinstance(local, LocalStore)
     for probe in probes:

@@ -53,9 +53,9 @@ def list_probes(queries: Sequence[Path] | None = None, include_default: bool = T
 
 def list_tasks() -> pl.DataFrame:
     """The task kinds a probe header's ``task:`` may name, with one line on each."""
-    from probes.tasks.registry import TASKS
+    from probes.tasks.registry import TASK_ENTRIES
 
-    rows = [(name, entry.description) for name, entry in sorted(TASKS.items())]
+    rows = [(name, entry.description) for name, entry in sorted(TASK_ENTRIES.items())]
     return pl.DataFrame(rows, schema=["task", "description"], orient="row")
 
 

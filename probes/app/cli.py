@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kg import options
+from kg.errors import UserError
 
 if TYPE_CHECKING:
     from probes.spec import Probe
@@ -197,7 +198,7 @@ def merge_shared(args: argparse.Namespace, where: tuple[str, ...]) -> list[str]:
     return added
 
 
-class UsageError(Exception):
+class UsageError(UserError):
     """A shared option given to a command that does not take it."""
 
 
@@ -221,18 +222,16 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     parser = build_parser(top.command, prog)
     args = parser.parse_args(argv)
     where = _where(args, top.command)
-    try:
+
+    def dispatch(args: argparse.Namespace, own: list[str]) -> int:
         added = merge_shared(args, where)
-    except UsageError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    # the command's own arguments (after a benchmark's sub-command), with the shared values
-    # given before the command made explicit: a run hands them on to each model or shard
-    own = list(top.args)
-    if where[1:] and where[1] in own:
-        own.remove(where[1])
-    own = [*added, *own]
-    return int(args.handler(args, own) or 0)
+        # the command's own arguments (after a benchmark's sub-command), with the shared values
+        # given before the command made explicit: a run hands them on to each model or shard
+        if where[1:] and where[1] in own:
+            own.remove(where[1])
+        return int(args.handler(args, [*added, *own]) or 0)
+
+    return options.call_handler(dispatch, args, list(top.args))
 
 
 #: what ``kgprobe list --what`` may list; ``all`` is every one of them in this order.
@@ -259,33 +258,29 @@ def list_main(args: argparse.Namespace, argv: list[str]) -> int:
     """``kgprobe list``: the probes found (the same list as ``probes.export --list``), or with
     ``--what`` the task kinds, the metrics or the ``--model-args`` keys, each with its
     description (:func:`probes.app.api.listing`), or all of them."""
-    from probes.errors import ProbeError, ProbeFileError
+    from probes.errors import ProbeFileError
     from probes.export import format_probe_list, list_probes
 
     if args.probe and args.what not in ("probes", "all"):
         args.usage_error(f"--probe selects probes; it does not apply to --what {args.what}")
     parts = LIST_WHAT if args.what == "all" else (args.what,)
     problems: list[ProbeFileError] = []  # files that cannot be read: after the list
-    try:
-        for part in parts:
-            if part == "probes":
-                probes = format_probe_list(list_probes(args.queries, args.probe,
-                                                       not args.only_extra, problems))
-                print(probes if args.what == "probes"
-                      else "probes:\n" + "\n".join(f"  {ln}" for ln in probes.splitlines())
-                      + "\n")
-            else:
-                from probes.app.api import listing
+    for part in parts:
+        if part == "probes":
+            probes = format_probe_list(list_probes(args.queries, args.probe,
+                                                   not args.only_extra, problems))
+            print(probes if args.what == "probes"
+                  else "probes:\n" + "\n".join(f"  {ln}" for ln in probes.splitlines())
+                  + "\n")
+        else:
+            from probes.app.api import listing
 
-                print(listing(part, include_default=not args.only_extra), end="")
-                if part != parts[-1]:
-                    print()
-    except ProbeError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+            print(listing(part, include_default=not args.only_extra), end="")
+            if part != parts[-1]:
+                print()
     for problem in problems:
-        print(f"error: {problem}", file=sys.stderr)
-    return 2 if problems else 0
+        options.error_line(problem)
+    return options.ERROR_STATUS if problems else 0
 
 
 def _find_probe(ref: str, queries: list[Path]) -> Probe:
@@ -320,24 +315,17 @@ def add_query_arguments(p: argparse.ArgumentParser) -> None:
 def query_main(args: argparse.Namespace, argv: list[str]) -> int:
     """``kgprobe query FILE``: run a probe's SELECT (validated first) and print its first rows,
     the number of rows and the seconds it took. Writes nothing."""
-    from kg.errors import KgError
     from kg.store import open_store
-    from probes.errors import ProbeError
     from probes.export import QueryLimits, check_graphs, run_query
     from probes.preview import format_rows
 
-    try:
-        probe = _find_probe(args.probe, args.queries)
-        store = open_store(args.endpoint, args.store)
-        check_graphs([probe], store)
-        t0 = time.perf_counter()
-        limits = QueryLimits(timeout_s=args.query_timeout or None,
-                             allow_service=args.allow_service)
-        rows = run_query(probe, store, limits)
-        seconds = time.perf_counter() - t0
-    except (ProbeError, KgError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    probe = _find_probe(args.probe, args.queries)
+    store = open_store(args.endpoint, args.store)
+    check_graphs([probe], store)
+    t0 = time.perf_counter()
+    limits = QueryLimits(timeout_s=args.query_timeout or None, allow_service=args.allow_service)
+    rows = run_query(probe, store, limits)
+    seconds = time.perf_counter() - t0
     print(format_rows(rows, args.rows))
     print(f"\n{len(rows):,} row(s) in {seconds:.2f} s ({probe.spec.name}, "
           f"{probe.path})")

@@ -5,14 +5,11 @@ a metric of ``eval``."""
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from eval.ontolama_report import ceiling_lines
 from kg import config, options
-from kg.errors import KgError
 from kg.store import KnowledgeStore, open_store
-from probes.errors import ProbeError
 from probes.ontolama.common import ontolama_probes, with_controlled
 from probes.ontolama.dataset import build, export_files, format_build, stats
 from probes.ontolama.inheritance import inheritance_report
@@ -72,26 +69,22 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
-    """Run the chosen sub-command; 2 with a one-line error."""
-    try:
-        if args.command == "build":
-            probes = ontolama_probes(args.probe, args.queries)
-            if args.control:
-                probes = with_controlled(probes)
-            store = open_store(None, args.store)
-            out = None if args.no_parquet else (args.out or config.exports_dir())
-            print(format_build(build(probes, store, args.results, out)))
-        elif args.command == "inheritance":
-            print(inheritance_report(open_store(None, args.store), args.source))
-        elif args.command == "stats":
-            print(stats_with_ceiling(open_store(None, args.store), args.results))
-        else:
-            out = args.out or config.exports_dir() / "ontolama"
-            paths = export_files(args.results, out, args.probe)
-            print(f"wrote {len(paths)} file(s) under {out}")
-    except (ProbeError, KgError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    """Run the chosen sub-command (an error: one line, status 2, from options.call_handler)."""
+    if args.command == "build":
+        probes = ontolama_probes(args.probe, args.queries)
+        if args.control:
+            probes = with_controlled(probes)
+        store = open_store(None, args.store)
+        out = None if args.no_parquet else (args.out or config.exports_dir())
+        print(format_build(build(probes, store, args.results, out)))
+    elif args.command == "inheritance":
+        print(inheritance_report(open_store(None, args.store), args.source))
+    elif args.command == "stats":
+        print(stats_with_ceiling(open_store(None, args.store), args.results))
+    else:
+        out = args.out or config.exports_dir() / "ontolama"
+        paths = export_files(args.results, out, args.probe)
+        print(f"wrote {len(paths)} file(s) under {out}")
     return 0
 
 

@@ -2,7 +2,7 @@
 instances with a model and, with ``--output-path``, write the run's files with its metrics.
 
 The engine is :mod:`probes.runner` (re-exported by :mod:`probes.run`); this module is the
-command: parse the options, route model lists and shards (:mod:`probes.scale_cli`), load the
+command: parse the options, route model lists and shards (:mod:`probes.scale`), load the
 scorer only when a request is not cached, and hand the finished runs to
 :mod:`probes.app.outputs`, which computes metrics with ``eval``. It is in the application layer
 because of that last step.
@@ -13,14 +13,14 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from kg import config
-from kg.errors import KgError
-from probes import chat, model_args, parquet_sync, scale_cli
+from kg import config, options
+from probes import chat, model_args, parquet_sync, scale
 from probes.app import outputs
 from probes.errors import ProbeError, ProbeFileError
 from probes.results import connect, diagnose, disk_error
@@ -50,46 +50,31 @@ def main(argv: list[str] | None = None, scorer_factory: ScorerFactory | None = N
         return merge_main(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m probes.run")
     add_arguments(parser)
-    return run(parser.parse_args(argv), argv, scorer_factory)
+    return options.call_handler(partial(run, scorer_factory=scorer_factory),
+                                parser.parse_args(argv), argv)
 
 
 def run(args: argparse.Namespace, argv: list[str],
         scorer_factory: ScorerFactory | None = None) -> int:
     """Run the parsed command; ``argv`` (the arguments it was parsed from) is handed on to each
-    model of a ``--models`` list and to each shard."""
-    try:
-        check_lm_eval_flags(args)
-    except ProbeError as e:
-        return _error(e)
+    model of a ``--models`` list and to each shard. A user's error is raised, and reported as
+    one line by the command's runner (``kg.options.call_handler``)."""
+    check_lm_eval_flags(args)
     if args.list:  # the same list as probes.export --list
         from probes.export import print_probe_list
 
-        return _guarded(lambda: print_probe_list(args.queries, args.probe, not args.only_extra))
+        return print_probe_list(args.queries, args.probe, not args.only_extra)
     if not args.probe:
         args.usage_error("the following arguments are required: --probe/-p")
-    try:  # --model-args folded into --dtype/--allow-pickle/--device-map; the rest for loading
-        model_kwargs = model_args.apply_to_args(args)
-        if args.log_samples and args.output_path is None:
-            raise ProbeError("--log-samples needs --output-path DIR (where the samples go)")
-    except ProbeError as e:
-        return _error(e)
+    # --model-args folded into --dtype/--allow-pickle/--device-map; the rest for loading
+    model_kwargs = model_args.apply_to_args(args)
+    if args.log_samples and args.output_path is None:
+        raise ProbeError("--log-samples needs --output-path DIR (where the samples go)")
     factory = scorer_factory or default_factory
-    routed = scale_cli.route(args, argv, main, factory)  # a model list, a shard or a rank
+    routed = scale.route(args, argv, main, factory)  # a model list, a shard or a rank
     if routed is not None:
         return routed
     return score(args, factory, model_kwargs)
-
-
-def _error(e: Exception) -> int:
-    print(f"error: {e}", file=sys.stderr)
-    return 2
-
-
-def _guarded(step: Any) -> int:
-    try:
-        return int(step())
-    except ProbeError as e:
-        return _error(e)
 
 
 def check_numbers(args: argparse.Namespace) -> None:
@@ -125,7 +110,7 @@ def _scorer(con: duckdb.DuckDBPyConnection, args: argparse.Namespace, factory: S
         extra = {"allow_pickle": True} if args.allow_pickle else {}
         return chat.with_chat_template(factory(
             args.model, device=args.device, dtype=args.dtype, batch_size=args.batch_size,
-            threads=args.threads, **extra, **model_kwargs, **scale_cli.load_options(args)),
+            threads=args.threads, **extra, **model_kwargs, **scale.load_options(args)),
             args.apply_chat_template)
 
     recorded = chat.matching_stand_in(recorded_scorer(
@@ -186,13 +171,10 @@ def score(args: argparse.Namespace, factory: ScorerFactory, model_kwargs: dict[s
         reports, opts, seconds = _run_all(args, factory, model_kwargs, where)
         written = (_write_outputs(args, opts, reports, where)
                    if args.output_path is not None else None)
-    except (ProbeError, KgError) as e:
-        return _error(e)
     except duckdb.Error as e:  # the file went bad under us: never report success
         kept = (". Nothing of the chunk being scored was written; the chunks scored before "
                 "it are kept and the same command resumes" if disk_error(e) else "")
-        print(f"error: {diagnose(Path(where), e)}{kept}", file=sys.stderr)
-        return 2
+        return options.error_line(f"{diagnose(Path(where), e)}{kept}")
     except KeyboardInterrupt:
         print("interrupted: the chunks scored so far are saved; run the same command again "
               "to resume", file=sys.stderr)

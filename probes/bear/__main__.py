@@ -20,7 +20,6 @@ import sys
 from pathlib import Path
 
 from kg import options
-from kg.errors import KgError
 from kg.store import open_store
 from probes.bear import PROBES
 from probes.errors import ProbeError
@@ -126,12 +125,8 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse._SubParsersAction:
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
-    """Run the chosen sub-command; 2 with a one-line error."""
-    try:
-        return int(args.func(args))
-    except (ProbeError, KgError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    """Run the chosen sub-command (an error: one line, status 2, from the command's runner)."""
+    return int(args.func(args))
 
 
 if __name__ == "__main__":  # the tree with report: the application layer's

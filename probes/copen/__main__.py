@@ -22,11 +22,9 @@ import time
 from pathlib import Path
 
 from kg import options
-from kg.errors import KgError
 from kg.store import RemoteStore, open_store
 from probes import options as model_options
 from probes.copen import PROBES
-from probes.errors import ProbeError
 from probes.results import connect
 
 
@@ -144,12 +142,9 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse._SubParsersAction:
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
-    """Run the chosen sub-command; 2 with a one-line error."""
+    """Run the chosen sub-command (an error: one line, status 2, from the command's runner)."""
     try:
         return args.func(args)
-    except (ProbeError, KgError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print("interrupted: what was committed is kept; run the same command again to resume",
               file=sys.stderr)

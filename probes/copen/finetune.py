@@ -34,7 +34,6 @@ predictions go to ``runs``/``scores`` with method ``finetune``.
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -42,7 +41,6 @@ from typing import Any
 import torch
 
 from kg import options as kg_options
-from kg.errors import KgError
 from probes import options
 from probes.backends.base import pool
 from probes.copen import PROBES, task_name
@@ -62,7 +60,6 @@ from probes.copen.decoder_eos import decoder_eos_states
 from probes.copen.forms import Example
 from probes.copen.linear import SeedRun, format_runs, seed_everything
 from probes.copen.text2text import TextToText
-from probes.errors import ProbeError
 from probes.results import connect
 from probes.train import LoopSettings, fit, torch_shuffle
 
@@ -282,18 +279,14 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     """Fine-tune on every task and seed; print the runs."""
     if args.threads:
         torch.set_num_threads(args.threads)
+    con = connect(args.results)
     try:
-        con = connect(args.results)
-        try:
-            runs = []
-            for task in args.task or list(PROBES):
-                runs += run_finetune(con, args.model, task, args.seed or SEEDS, None,
-                                     args.pooling, args.device, args.epochs)
-        finally:
-            con.close()
-    except (ProbeError, KgError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        runs = []
+        for task in args.task or list(PROBES):
+            runs += run_finetune(con, args.model, task, args.seed or SEEDS, None,
+                                 args.pooling, args.device, args.epochs)
+    finally:
+        con.close()
     print(format_runs(runs))
     return 0
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,7 +35,6 @@ from typing import Any
 import torch
 
 from kg import options as kg_options
-from kg.errors import KgError
 from probes import options
 from probes.backends.protocol import Describes, capabilities, family
 from probes.copen import PROBES, task_name
@@ -56,7 +54,6 @@ from probes.copen.classify import (
 from probes.copen.decoder_eos import decoder_eos_features
 from probes.copen.forms import Example
 from probes.copen.text2text import TextToText, head_only, predict, reset_head
-from probes.errors import ProbeError
 from probes.results import connect
 from probes.train import LoopSettings, fit, torch_shuffle
 
@@ -290,21 +287,17 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     """Fit the probes of every task and seed; print the runs."""
-    try:
-        from probes.backends.registry import load_scorer
+    from probes.backends.registry import load_scorer
 
-        scorer = load_scorer(args.model, device=args.device, dtype=args.dtype,
-                             threads=args.threads, require=("features",))
-        con = connect(args.results)
-        try:
-            runs = [r for task in (args.task or list(PROBES)) for r in run_linear(
-                con, scorer, task, args.seed or SEEDS, args.pooling, args.lr, args.patience,
-                args.max_epochs)]
-        finally:
-            con.close()
-    except (ProbeError, KgError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    scorer = load_scorer(args.model, device=args.device, dtype=args.dtype,
+                         threads=args.threads, require=("features",))
+    con = connect(args.results)
+    try:
+        runs = [r for task in (args.task or list(PROBES)) for r in run_linear(
+            con, scorer, task, args.seed or SEEDS, args.pooling, args.lr, args.patience,
+            args.max_epochs)]
+    finally:
+        con.close()
     print(format_runs(runs))
     return 0
 

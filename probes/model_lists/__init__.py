@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kg.options import error_line
 from probes.errors import ProbeError
 
 HERE = Path(__file__).resolve().parent
@@ -205,8 +206,8 @@ def run_list(args: Any, argv: Sequence[str], main: Callable[..., int], factory: 
         print(f"{head}", file=sys.stderr)
         code = main([*base, "--model", name], factory)
         if code != 0:
-            print(f"error: {entry.label} ({name}) failed (exit {code}); the models before it are "
-                  "saved: run the same command again to resume from it", file=sys.stderr)
+            error_line(f"{entry.label} ({name}) failed (exit {code}); the models before it are "
+                       "saved: run the same command again to resume from it")
             return code
     return 0
 

@@ -48,7 +48,6 @@ import argparse
 import hashlib
 import json
 import random
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -59,7 +58,6 @@ import duckdb
 import torch
 
 from kg import options as kg_options
-from kg.errors import KgError
 from probes import options
 from probes.backends.protocol import Capabilities, capabilities
 from probes.errors import ProbeError
@@ -574,9 +572,6 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
                                 scoring=args.scoring, test_sample=args.sample,
                                 epochs=args.epochs, progress=not args.quiet))
                             print(format_results(results[-1:]).splitlines()[-1], flush=True)
-    except (ProbeError, KgError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
     finally:
         if con is not None:
             con.close()

@@ -36,6 +36,7 @@ from pathlib import Path
 import duckdb
 
 from kg import config
+from kg.errors import UserError
 from kg.errors import disk_error as disk_error  # kgprobe's one reader of a full disk
 from probes.results.upgrade import upgrade
 
@@ -45,9 +46,10 @@ TASKS = ("relatum", "choice", "binary", "subsumption", "records")
 """The probe tasks a run can have (``runs.task``; a metric file's ``-- tasks:``)."""
 
 
-class ProbeError(Exception):
+class ProbeError(UserError):
     """Base class of kgprobe's probe-layer errors (probes.errors re-exports it; it lives here
-    so that eval, which imports only this package from probes, can catch it)."""
+    so that eval, which imports only this package from probes, can catch it). A command reports
+    one as a single ``error:`` line (``kg.options.call_handler``)."""
 
 
 class ResultsError(ProbeError):

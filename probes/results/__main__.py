@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from kg import config, options
-from probes.results import ResultsError, connect
+from probes.results import connect
 from probes.results.combine import combine
 from probes.results.upgrade import ADDED
 
@@ -40,20 +40,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
-    """Upgrade or combine."""
+    """Upgrade or combine (a ResultsError: one error line, status 2, from the command's
+    runner)."""
     if args.command == "combine":
-        try:
-            print(combine(args.out, args.inputs))
-        except ResultsError as e:
-            print(f"error: {e}", file=sys.stderr)
-            return 2
+        print(combine(args.out, args.inputs))
         return 0
     path = str(args.path or args.results or config.results_path())
-    try:
-        con = connect(path)
-    except ResultsError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    con = connect(path)
     con.close()  # connect upgraded the file; the columns it added are now declared
     added = ", ".join(ADDED.get(path, []))
     print(f"upgraded: added {added}" if added else "the results file is current")

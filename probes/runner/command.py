@@ -1,5 +1,5 @@
-"""The command line of ``python -m probes.run``: its parser, the device check, the scorer
-factory."""
+"""The command line of ``python -m probes.run``: its parser (the scale options among them), the
+device check, the scorer factory."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from kg import options as kg_options
-from probes import options, scale_cli
+from probes import options
 from probes.errors import ProbeError
 from probes.runner.plan import DEFAULT_CHUNK
 
@@ -88,10 +88,36 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--log-samples", "--log_samples", action="store_true",
                    help="with --output-path: also write samples_<probe>_<time>.jsonl, one line "
                    "per instance (prompts, gold, scores, prediction)")
-    scale_cli.add_arguments(p)  # --models, --device-map, --max-memory, --shard (docs/scale.md)
+    add_scale_arguments(p)  # --models, --device-map, --max-memory, --shard (docs/scale.md)
     for flags in LM_EVAL_ONLY:  # answered with the kgprobe equivalent (check_lm_eval_flags)
         p.add_argument(*flags, dest=f"lm_eval_{flags[0].lstrip('-').replace('-', '_')}",
                        default=None, help=argparse.SUPPRESS)
+
+
+def add_scale_arguments(p: argparse.ArgumentParser) -> None:
+    """The scale options: model lists, model placement, shards (docs/scale.md; what they do to
+    a run: :mod:`probes.scale`)."""
+    p.add_argument("--models", metavar="LIST",
+                   help="run every model of a paper's list, one run per model, resumable: "
+                   "paper:semrel, paper:copen, paper:ontolama, or a .toml list "
+                   "(probes/model_lists/); instead of --model")
+    p.add_argument("--model-dir", action="append", metavar="LABEL=FOLDER",
+                   help="with --models: load the listed model LABEL from a local folder "
+                   "instead of the hub; repeatable")
+    p.add_argument("--device-map", choices=("auto", "balanced", "balanced_low_0", "sequential"),
+                   help="spread a model larger than one GPU over all GPUs (and CPU/disk) "
+                   "with accelerate")
+    p.add_argument("--max-memory", metavar="DEV=SIZE,...",
+                   help="with --device-map: memory per device, e.g. 0=70GiB,1=70GiB,cpu=200GiB "
+                   "(what does not fit is offloaded to disk)")
+    p.add_argument("--offload-folder", metavar="DIR",
+                   help="with --device-map: folder for weights offloaded to disk (default: "
+                   "offload/<model> in the model cache)")
+    p.add_argument("--shard", metavar="I/N",
+                   help="score only shard I of N (0-based) into <results>.shard-I-of-N; merge "
+                   "them with `python -m probes.run merge --shards N` (torchrun sets this "
+                   "from RANK/WORLD_SIZE and merges by itself)")
+    p.add_argument("--shard-part", action="store_true", help=argparse.SUPPRESS)
 
 
 LM_EVAL_ONLY: dict[tuple[str, ...], str] = {

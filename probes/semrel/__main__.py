@@ -7,9 +7,7 @@ import sys
 import time
 
 from kg import config, options
-from kg.errors import KgError
 from kg.store import open_store
-from probes.errors import ProbeError
 from probes.results import connect
 from probes.semrel.humans import load_humans, relation_probes
 from probes.semrel.vocab import shared_vocab_models, write_vocab
@@ -39,33 +37,26 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:
-    """Write the human runs or the shared vocabulary."""
+    """Write the human runs or the shared vocabulary (an error: one line, status 2, from the
+    command's runner)."""
     t0 = time.perf_counter()
     if args.command == "vocab":
+        label, models = shared_vocab_models()
+        con = connect(args.results or config.results_path())
         try:
-            label, models = shared_vocab_models()
-            con = connect(args.results or config.results_path())
-            try:
-                sizes = write_vocab(con, models)
-            finally:
-                con.close()
-        except (ProbeError, KgError) as e:
-            print(f"error: {e}", file=sys.stderr)
-            return 2
+            sizes = write_vocab(con, models)
+        finally:
+            con.close()
         for m, n in sizes.items():
             print(f"{label}: {m}: {n:,} lower-case whole words")
         return 0
+    probes = relation_probes(args.queries)
+    store = open_store(args.endpoint, args.store)
+    con = connect(args.results or config.results_path())
     try:
-        probes = relation_probes(args.queries)
-        store = open_store(args.endpoint, args.store)
-        con = connect(args.results or config.results_path())
-        try:
-            report = load_humans(con, store, probes)
-        finally:
-            con.close()
-    except (ProbeError, KgError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+        report = load_humans(con, store, probes)
+    finally:
+        con.close()
     print(report.summary())
     print(f"done in {time.perf_counter() - t0:.1f} s")
     return 0

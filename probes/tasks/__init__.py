@@ -247,12 +247,12 @@ def get_task(name: str) -> Task:
     ...
     probes.results.ProbeError: task 'ranking' has no scoring module yet; tasks that can be ...
     """
-    from probes.tasks.registry import TASKS  # the registry imports every task module
+    from probes.tasks.registry import TASK_ENTRIES  # the registry imports every task module
 
-    entry = TASKS.get(name)
+    entry = TASK_ENTRIES.get(name)
     if entry is None:
         raise ProbeError(f"task {name!r} has no scoring module yet; tasks that can be scored: "
-                         f"{', '.join(sorted(TASKS))}")
+                         f"{', '.join(sorted(TASK_ENTRIES))}")
     return entry.task
 
 

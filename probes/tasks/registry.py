@@ -15,9 +15,9 @@ To add a task: add its name to ``probes.results.TASKS``, write a module under
 ``probes/tasks/`` with a :class:`probes.tasks.Task` subclass (its ``name``, ``description``
 and ``Params`` model) and list its ``TASK`` here.
 
->>> TASK_NAMES
-('relatum', 'choice', 'binary', 'subsumption', 'records')
->>> TASKS["choice"].params.__name__
+>>> tuple(TASK_ENTRIES) == results.TASKS
+True
+>>> TASK_ENTRIES["choice"].params.__name__
 'ChoiceParams'
 """
 
@@ -69,12 +69,10 @@ def _by_contract(tasks: tuple[Task, ...], names: tuple[str, ...]) -> dict[str, T
     return {name: _entry(by_name[name]) for name in names}
 
 
-TASKS: dict[str, TaskEntry] = _by_contract((RELATUM, CHOICE, BINARY, SUBSUMPTION, RECORDS),
-                                           results.TASKS)
-"""Task name -> entry, in the order of probes.results.TASKS (error messages and docs)."""
-
-TASK_NAMES: tuple[str, ...] = results.TASKS
-"""The task names: probes.results.TASKS itself."""
+TASK_ENTRIES: dict[str, TaskEntry] = _by_contract(
+    (RELATUM, CHOICE, BINARY, SUBSUMPTION, RECORDS), results.TASKS)
+"""Task name -> its entry, in the order of probes.results.TASKS (error messages and docs). The
+names themselves are ``probes.results.TASKS``, and only there."""
 
 
 def _type_name(annotation: Any) -> str:
@@ -106,7 +104,7 @@ def markdown_table() -> str:
     """The README's task table: each task, what it scores and its params with types,
     defaults and meaning (all read from the registry)."""
     lines = ["| task | what is scored | params |", "|---|---|---|"]
-    for entry in TASKS.values():
+    for entry in TASK_ENTRIES.values():
         params = "; ".join(_param_doc(n, f) for n, f in entry.params.model_fields.items())
         lines.append(f"| `{entry.name}` | {entry.description} | {params} |")
     return "\n".join(lines)

@@ -17,10 +17,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
+
+# the runners' plumbing that is not BEAR's own: the same functions for every runner (this
+# folder is on the path of each runner and of scripts/bench_bear.py, which import this module)
+from common import runner_parser
+from common import set_threads as set_threads
+from common import version_of as version_of
 
 PLACEHOLDER = re.compile(r"(\[X\]|\[Y\])")
 SCORINGS = ("whole", "conditional")
@@ -48,11 +53,7 @@ def statement(template: str, subject: str, answer: str) -> tuple[str, tuple[int,
 
 def parse_args(description: str, argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The command line every BEAR runner shares."""
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--model", type=Path, required=True, help="HF-format model folder")
-    parser.add_argument("--workload", type=Path, required=True, help="workload JSON")
-    parser.add_argument("--out", type=Path, required=True, help="result JSON to write")
-    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    parser = runner_parser(description, threads=1)
     parser.add_argument("--kind", choices=("causal", "masked"), default="causal")
     parser.add_argument("--scoring", choices=SCORINGS, default="whole",
                         help="whole statement (lm-pub-quiz's default) or conditional_score")
@@ -67,15 +68,6 @@ def parse_args(description: str, argv: Sequence[str] | None = None) -> argparse.
     return parser.parse_args(argv)
 
 
-def set_threads(n: int) -> None:
-    """Pin torch (and the BLAS it uses) to ``n`` threads before any model work."""
-    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        os.environ[var] = str(n)
-    import torch
-
-    torch.set_num_threads(n)
-
-
 def load_workload(path: Path) -> list[dict]:
     return list(json.loads(path.read_text(encoding="utf-8"))["items"])
 
@@ -83,16 +75,3 @@ def load_workload(path: Path) -> list[dict]:
 def write(out: Path, result: dict) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result), encoding="utf-8")
-
-
-def version_of(*names: str) -> dict[str, str]:
-    """Installed versions of the named distributions (``"?"`` when not installed)."""
-    from importlib import metadata
-
-    out = {}
-    for name in names:
-        try:
-            out[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            out[name] = "?"
-    return out

@@ -66,13 +66,20 @@ def sentences(workload: dict) -> list[str]:
     return [s["text"] for s in workload["sentences"]]
 
 
-def parse_args(description: str, argv: Sequence[str] | None = None) -> argparse.Namespace:
-    """The command line every runner shares."""
+def runner_parser(description: str, threads: int) -> argparse.ArgumentParser:
+    """The options of every runner, the BEAR runners' too (``bear_common.parse_args``): the
+    model folder, the workload, the result file and the torch threads (default ``threads``)."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--model", type=Path, required=True, help="HF-format model folder")
     parser.add_argument("--workload", type=Path, required=True, help="workload JSON")
     parser.add_argument("--out", type=Path, required=True, help="result JSON to write")
-    parser.add_argument("--threads", type=int, default=2, help="torch CPU threads")
+    parser.add_argument("--threads", type=int, default=threads, help="torch CPU threads")
+    return parser
+
+
+def parse_args(description: str, argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line every runner shares."""
+    parser = runner_parser(description, threads=2)
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--device", default="cpu", help="torch device: cpu or cuda")
     parser.add_argument("--dtype", default="float32", help="float32 or bfloat16")
