@@ -12,6 +12,8 @@ with IRIs under ``http://example.org/``:
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import pyoxigraph as ox
@@ -21,6 +23,23 @@ from kg.store import LocalStore
 from kg.vocab import RDFS, XSD, Namespace, graph
 
 EX = Namespace("http://example.org/")
+
+
+def _share_the_cores() -> None:
+    """Under pytest-xdist (scripts/test.sh runs ``-n auto``), give each worker its share of the
+    cores for torch and OpenMP (also in the subprocesses it starts), so that two workers on two
+    cores do not each start a thread per core. Set here, before the first import of torch."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers <= 1:
+        return
+    share = str(max(1, len(os.sched_getaffinity(0)) // workers))
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, share)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+
+
+_share_the_cores()
 
 
 def _tiny_quads() -> list[ox.Quad]:
