@@ -7,9 +7,12 @@ Without llama-cpp-python the tests that need it are skipped with the reason, exc
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import functools
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -40,11 +43,15 @@ def need_llama_cpp() -> None:
         pytest.skip(MISSING)
 
 
+@functools.cache
 def gguf(alias: str) -> Path:
-    """The GGUF file of a packaged model alias (probes.models), as a path that stays."""
+    """The GGUF file of a packaged model alias (probes.models), as a path that stays until this
+    process ends: located (Gemma 3: assembled from its parts, about 270 MB) once per process, and
+    an assembled copy is removed at exit."""
     from probes.models import ALIASES
 
     scratch = Path(tempfile.mkdtemp(prefix="kgp-gguf-"))
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
     path, _, _ = ALIASES[alias].locate(scratch)
     return Path(path)
 
