@@ -42,6 +42,20 @@ def _share_the_cores() -> None:
 _share_the_cores()
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist, the files with a test marked slow go first (each file's tests in
+    their order): scripts/test.sh hands out whole files (--dist loadfile) in this order
+    (--no-loadscope-reorder), so the long files (a llama.cpp server, a real model) start early
+    and the many short ones even out the end, instead of a long file starting last."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    first: dict[Path, int] = {}
+    for i, item in enumerate(items):
+        first.setdefault(item.path, i)
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: (item.path not in slow, first[item.path]))
+
+
 def _tiny_quads() -> list[ox.Quad]:
     animals, colours = graph("animals"), graph("colours")
     quads = []
