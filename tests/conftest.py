@@ -12,6 +12,8 @@ with IRIs under ``http://example.org/``:
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +24,37 @@ from kg.store import LocalStore
 from kg.vocab import RDFS, XSD, Namespace, graph
 
 EX = Namespace("http://example.org/")
+
+
+def _share_the_cores() -> None:
+    """Under pytest-xdist (scripts/test.sh runs ``-n auto``), give each worker its share of the
+    cores for torch and OpenMP (also in the subprocesses it starts), so that two workers on two
+    cores do not each start a thread per core. Set here, before the first import of torch."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    if workers <= 1:
+        return
+    share = str(max(1, len(os.sched_getaffinity(0)) // workers))
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, share)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+
+
+_share_the_cores()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist, the files with a test marked slow go first (each file's tests in
+    their order): scripts/test.sh hands out whole files (--dist loadfile) in this order
+    (--no-loadscope-reorder), so the long files (a llama.cpp server, a real model) start early
+    and the many short ones even out the end, instead of a long file starting last."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    first: dict[Path, int] = {}
+    for i, item in enumerate(items):
+        first.setdefault(item.path, i)
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: (item.path not in slow, first[item.path]))
 
 
 def _tiny_quads() -> list[ox.Quad]:

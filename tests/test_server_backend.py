@@ -2,11 +2,10 @@
 (llama-cpp-python's ``llama_cpp.server`` on 127.0.0.1, tests/llama_server.py) serving the GGUF
 files that ship in PyPI packages.
 
-- the server's numbers equal the same GGUF run in-process by llama-cpp-python, computed here
-  from the raw logits (numpy log-softmax over ``Llama.eval``'s scores), not through the
-  library's completion code;
-- against kgprobe's local path (transformers over the dequantised weights): the difference is
-  measured and a bound on differing predictions holds (docs/scale.md section 7);
+- the server's numbers equal the same GGUF run in-process by llama-cpp-python, computed from
+  the raw logits (tests.llama_server.reference: numpy log-softmax over ``Llama.eval``'s scores),
+  not through the library's completion code (Gemma 3, and Gemma 3 against kgprobe's local
+  path: tests/test_server_gemma.py);
 - each fault of issue 32 point 1, provoked against the real server, is one clear line;
 - the score cache: a re-run sends no scoring request, another model under the same served name
   reads nothing from it, a run killed with SIGKILL resumes.
@@ -25,16 +24,10 @@ from typing import Any
 
 import pytest
 
-from tests.llama_server import gguf, need_llama_cpp, serve
+from tests.llama_server import PAIRS, gguf, need_llama_cpp, reference, serve
 from tests.test_run import ROOT, big_probe, choice_probe, query, setup, table
 
 pytestmark = pytest.mark.slow
-
-PAIRS = [("The capital of France is", " Paris"), ("The capital of France is", " Rome"),
-         ("A dog is a kind of", " animal"), ("A dog is a kind of", " vegetable"),
-         ("Water is made of hydrogen and", " oxygen"), ("The sun rises in the", " east"),
-         ("The opposite of hot is", " cold"), ("The opposite of hot is ", "cold"),
-         ("", "A sparrow is a bird."), ("", "A sparrow is a fish.")]
 
 
 @pytest.fixture(scope="module")
@@ -50,123 +43,16 @@ def smollm2(workdir: Path) -> Iterator[tuple[str, Any, Path]]:
         yield url, proc, path
 
 
-@pytest.fixture(scope="module")
-def gemma(workdir: Path) -> Iterator[tuple[str, Any, Path]]:
-    need_llama_cpp()
-    path = gguf("gemma3-270m")
-    with serve(path, workdir) as (url, proc):
-        yield url, proc, path
-
-
-def _reference(path: Path, pairs: list[tuple[str, str]], bos: bool = False
-               ) -> list[tuple[float, int]]:
-    """Sum of log P(token | prefix) over the continuation's tokens, from the raw logits of an
-    in-process llama-cpp-python model (the lm-eval boundary: the context's trailing whitespace
-    moves to the continuation; a sentence scores every token but its first)."""
-    import numpy as np
-    from llama_cpp import Llama
-
-    llm = Llama(model_path=str(path), n_ctx=512, n_threads=1, logits_all=True, verbose=False,
-                kv_overrides={"tokenizer.ggml.add_bos_token": True} if bos else None)
-    bos = [llm.token_bos()] if llm._model.add_bos_token() else []
-    out = []
-    for context, continuation in pairs:
-        stripped = context.rstrip()
-        whole = stripped + context[len(stripped):] + continuation
-        tokens = bos + llm.tokenize(whole.encode(), add_bos=False, special=True)
-        ctx = bos + llm.tokenize(stripped.encode(), add_bos=False, special=True) if stripped \
-            else bos + tokens[len(bos):len(bos) + 1]
-        assert tokens[:len(ctx)] == ctx, "a test text whose context tokens are not a prefix"
-        llm.reset()
-        llm.eval(tokens)
-        logits = np.asarray(llm.scores[: len(tokens)], dtype=np.float64)
-        shifted = logits - logits.max(axis=1, keepdims=True)
-        logp = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
-        total = sum(logp[i - 1, tokens[i]] for i in range(len(ctx), len(tokens)))
-        out.append((float(total), len(tokens) - len(ctx)))
-    del llm
-    return out
-
-
 def test_server_equals_the_same_gguf_in_process(smollm2: tuple[str, Any, Path]) -> None:
     from probes.backends.registry import load_scorer
 
     url, _, path = smollm2
     scorer = load_scorer(f"server:{url}")
     got = scorer.loglik(PAIRS)
-    want = _reference(path, PAIRS, bos=True)
+    want = reference(path, PAIRS, bos=True)
     for (context, cont), score, (value, n) in zip(PAIRS, got, want, strict=True):
         assert score.n_tokens == n, (context, cont)
         assert abs(score.logprob - value) <= 2e-3 * max(1.0, abs(value)), (context, cont)
-
-
-def test_gemma_server_equals_the_same_gguf_in_process(gemma: tuple[str, Any, Path]) -> None:
-    from probes.backends.registry import load_scorer
-
-    url, _, path = gemma
-    got = load_scorer(f"server:{url}", batch_size=1).loglik(PAIRS)
-    want = _reference(path, PAIRS)
-    for score, (value, n) in zip(got, want, strict=True):
-        assert score.n_tokens == n
-        # the server reuses the previous prompt's cached prefix (at least BOS) and evaluates the
-        # rest as another batch; Gemma 3's Q4_K_M logits depend on that split by up to 0.02
-        # (measured: BOS alone then the rest reproduces the server's -0.16168 for "Water is
-        # made of hydrogen and| oxygen", one batch gives -0.14206)
-        assert abs(score.logprob - value) <= 0.05 * max(1.0, abs(value))
-
-
-# --- against kgprobe's local path -------------------------------------------------------------
-
-CHOICES = [
-    ("The capital of France is", [" Paris", " Rome", " Berlin", " Madrid"]),
-    ("The capital of Italy is", [" Rome", " Paris", " Vienna", " Lisbon"]),
-    ("A dog is a kind of", [" animal", " plant", " stone", " machine"]),
-    ("A rose is a kind of", [" flower", " animal", " metal", " vehicle"]),
-    ("An apple is a kind of", [" fruit", " animal", " tool", " country"]),
-    ("A hammer is a kind of", [" tool", " fruit", " bird", " river"]),
-    ("The opposite of hot is", [" cold", " warm", " big", " blue"]),
-    ("The opposite of up is", [" down", " left", " red", " fast"]),
-    ("The opposite of big is", [" small", " tall", " green", " loud"]),
-    ("Water is made of hydrogen and", [" oxygen", " carbon", " iron", " gold"]),
-    ("The sun rises in the", [" east", " west", " north", " south"]),
-    ("A sparrow is a kind of", [" bird", " fish", " insect", " tree"]),
-    ("A salmon is a kind of", [" fish", " bird", " mammal", " flower"]),
-    ("Paris is a city in", [" France", " Italy", " Spain", " Japan"]),
-    ("Tokyo is a city in", [" Japan", " China", " France", " Brazil"]),
-    ("A car has four", [" wheels", " wings", " legs", " eyes"]),
-    ("Ice is frozen", [" water", " milk", " stone", " air"]),
-    ("A week has seven", [" days", " months", " hours", " years"]),
-    ("Cows drink", [" water", " oil", " sand", " glass"]),
-    ("The colour of grass is", [" green", " red", " blue", " black"]),
-]
-DIFFERING_BOUND = 3
-"""Of the 20 items above, at most this many may pick another candidate through the server
-(Gemma 3 270M, Q4_K_M weights) than through transformers (the dequantised float32 weights):
-measured 0 of 20 (mean |difference| 0.107 nats, largest 0.427 over the 80 pairs; docs/scale.md
-section 7); the bound leaves room for other llama.cpp builds and CPUs."""
-
-
-def test_server_against_the_local_transformers_path(gemma: tuple[str, Any, Path]) -> None:
-    import torch
-
-    from probes.backends.registry import load_scorer
-
-    torch.set_num_threads(1)
-    pairs = [(c, x) for c, xs in CHOICES for x in xs]
-    served = load_scorer(f"server:{gemma[0]}").loglik(pairs)
-    local = load_scorer("gemma3-270m", device="cpu", dtype="float32").loglik(pairs)
-    diffs = [abs(a.logprob - b.logprob) for a, b in zip(served, local, strict=True)]
-    assert all(a.n_tokens == b.n_tokens for a, b in zip(served, local, strict=True))
-    differing = 0
-    for i in range(len(CHOICES)):
-        part = slice(4 * i, 4 * i + 4)
-        pick_s = max(range(4), key=lambda j: served[part][j].logprob)
-        pick_l = max(range(4), key=lambda j: local[part][j].logprob)
-        differing += pick_s != pick_l
-    print(f"server vs transformers: n={len(pairs)} max |diff| {max(diffs):.4f} mean "
-          f"{sum(diffs) / len(diffs):.4f}; differing predictions {differing}/{len(CHOICES)}")
-    assert differing <= DIFFERING_BOUND
-    assert max(diffs) > 0  # quantised and dequantised computations are not the same numbers
 
 
 # --- the faults of point 1 --------------------------------------------------------------------
