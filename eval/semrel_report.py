@@ -33,6 +33,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from eval import sqlfile
 from eval.report import REPORT_ERRORS, Render, Rendered, Rows, report_folder, run_report
 from eval.semrel_results import (
     ABSENT,
@@ -150,6 +151,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "per call, $KGPROBE_HOME/reports/semrel-<time>-<hash>)")
     parser.add_argument("--no-stats", action="store_true",
                         help="skip the significance tests")
+    parser.add_argument("--metric-timeout", type=float, default=sqlfile.METRIC_TIMEOUT_S,
+                        metavar="SECONDS", help="the most seconds one metric may run, as "
+                        f"`kgprobe report`'s (default: {sqlfile.METRIC_TIMEOUT_S:g}; 0: no "
+                        "limit); a metric stopped there names this option")
     parser.add_argument("--absent", choices=ABSENT, default="present",
                         help="rho of a relatum absent from L_k (eq. 24): present = the mean "
                         "over the relata in L_k, 1 if none (default); one = each absent "
@@ -180,6 +185,11 @@ def main(argv: list[str] | None = None) -> int:
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     """``kgprobe semrel report``: the report printed and written."""
     results = Path(args.results or config.results_path())
+    if args.metric_timeout < 0:
+        print(f"error: --metric-timeout must be a positive number (got {args.metric_timeout:g})",
+              file=sys.stderr)
+        return 2
+    sqlfile.METRIC_TIMEOUT_S = args.metric_timeout or None
     if not results.exists():
         print("error: " + NO_RUNS.format(path=f"{results} (no such file)"), file=sys.stderr)
         return 2
