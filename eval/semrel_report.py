@@ -32,6 +32,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from eval import sqlfile
 from eval.report import Render, Rendered, Rows, report_folder, run_report
 from eval.semrel_results import (
     ABSENT,
@@ -149,6 +150,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "per call, $KGPROBE_HOME/reports/semrel-<time>-<hash>)")
     parser.add_argument("--no-stats", action="store_true",
                         help="skip the significance tests")
+    parser.add_argument("--metric-timeout", type=float, default=sqlfile.METRIC_TIMEOUT_S,
+                        metavar="SECONDS", help="the most seconds one metric may run, as "
+                        f"`kgprobe report`'s (default: {sqlfile.METRIC_TIMEOUT_S:g}; 0: no "
+                        "limit); a metric stopped there names this option")
     parser.add_argument("--absent", choices=ABSENT, default="present",
                         help="rho of a relatum absent from L_k (eq. 24): present = the mean "
                         "over the relata in L_k, 1 if none (default); one = each absent "
@@ -179,6 +184,10 @@ def main(argv: list[str] | None = None) -> int:
 def run(args: argparse.Namespace, argv: list[str]) -> int:
     """``kgprobe semrel report``: the report printed and written."""
     results = Path(args.results or config.results_path())
+    if args.metric_timeout < 0:
+        return options.error_line(
+            f"--metric-timeout must be a positive number (got {args.metric_timeout:g})")
+    sqlfile.METRIC_TIMEOUT_S = args.metric_timeout or None
     if not results.exists():
         return options.error_line(NO_RUNS.format(path=f"{results} (no such file)"))
     out = report_folder(args.out, "semrel", argv)

@@ -25,6 +25,7 @@ import pyoxigraph as ox
 
 from kg.store import LocalStore
 from probes.app.run import main as run_main
+from probes.backends.protocol import CAUSAL_LM
 from probes.export import export
 from probes.export import main as export_main
 from probes.spec import discover
@@ -55,6 +56,7 @@ class StandInScorer:
     """A causal 'model' whose log-probability is minus the continuation's length / 10."""
 
     name, revision, kind, device, dtype = "stand-in", "r1", "causal", "cpu", "float32"
+    capabilities = CAUSAL_LM  # declared, as every scorer must (issue 31, point 1)
     max_length, batch_size, mask_token = 512, None, None
 
     def __init__(self, refuse: str | None = None) -> None:

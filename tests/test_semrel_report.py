@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from eval import semrel_report, semrel_results
+from eval import semrel_report, semrel_results, sqlfile
 from probes.results import connect
 from tests.semrel_fixtures import build
 
@@ -136,3 +136,25 @@ def test_missing_vocabulary_is_named_with_its_command(results: Path, tmp_path: P
     assert "no vocabulary (model_vocab) for mB," in err and "test-vocab v3 (mA, mB)" in err
     assert "python -m probes.semrel vocab" in err
     assert not (out / "semrel_report.md").exists()
+
+
+def test_a_metric_past_its_deadline_names_the_option_the_report_has(
+        results: Path, tmp_path: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The deadline's line says "raise --metric-timeout": the semrel report must have it (a
+    report on a loaded machine stopped at semrel_symmetry after 600 s, with no way to raise it)."""
+    metrics = tmp_path / "semrel"
+    shutil.copytree(semrel_results.METRIC_DIR, metrics)
+    slow = metrics / "semrel_oor.sql"
+    text = slow.read_text()
+    slow.write_text(text[:text.index("WITH related")] + "SELECT 'm' AS model, 'p' AS probe, "
+                    "count(*)::DOUBLE AS value FROM range(10000000000000::BIGINT)\n")
+    monkeypatch.setattr(semrel_report, "METRIC_DIR", metrics)
+    monkeypatch.setattr(sqlfile, "METRIC_TIMEOUT_S", sqlfile.METRIC_TIMEOUT_S)  # restored after
+    assert semrel_report.main(["--results", str(results), "--out", str(tmp_path / "o"),
+                               "--no-stats", "--metric-timeout", "2"]) == 2
+    err = capsys.readouterr().err
+    # the slow file is sure to pass 2 s; on a loaded machine an earlier metric may pass it first
+    assert f"error: {metrics}/" in err and "ran longer than 2 s" in err
+    assert "--metric-timeout" in err
+    assert semrel_report.main(["--results", str(results), "--metric-timeout", "-1"]) == 2
+    assert "--metric-timeout must be a positive number" in capsys.readouterr().err
