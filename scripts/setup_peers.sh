@@ -3,6 +3,8 @@
 #
 # The peer tools (lm-evaluation-harness, minicons) are installed from PyPI into their
 # own environment, outside the repository, so they never touch kgprobe's dependencies.
+# lm-eval's [api] extra (tenacity, aiohttp, tiktoken) is what its local-completions backend
+# imports (scripts/bench_server.py).
 #
 #   scripts/setup_peers.sh                # venv at ~/.cache/kgprobe/peers-venv
 #   KGPROBE_PEERS_VENV=/some/dir scripts/setup_peers.sh
@@ -36,7 +38,7 @@ echo "installing torch==$TORCH_VERSION (CPU wheel)"
 
 echo "installing lm-eval==$LM_EVAL_VERSION minicons==$MINICONS_VERSION"
 "${PIP[@]}" install -c "$CONSTRAINTS" \
-    "lm-eval==$LM_EVAL_VERSION" \
+    "lm-eval[api]==$LM_EVAL_VERSION" \
     "minicons==$MINICONS_VERSION" \
     transformers safetensors accelerate
 
@@ -45,7 +47,7 @@ import importlib.metadata as md
 
 import torch
 
-for name in ("torch", "transformers", "lm_eval", "minicons"):
+for name in ("torch", "transformers", "lm_eval", "minicons", "tenacity"):
     print(f"{name:14s} {md.version(name.replace('_', '-'))}")
 if torch.version.cuda is not None:
     raise SystemExit("peers venv has a CUDA torch build; expected the CPU wheel")
