@@ -24,10 +24,11 @@ The expected scores below are worked out by hand from the stand-in's token log-p
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -96,17 +97,23 @@ class StandIn:
         return out
 
 
-@pytest.fixture(params=["echo", "ids", "prompt_logprobs0"])
-def vllm_like(request: pytest.FixtureRequest) -> Iterator[str]:
-    stand_in = StandIn(request.param)
+MODELS = {"object": "list", "data": [
+    {"id": "org/llama-like", "object": "model", "created": 1700000000, "owned_by": "vllm",
+     "root": "org/llama-like", "max_model_len": 4096}]}
+
+
+@contextlib.contextmanager
+def serving(complete: Callable[[dict[str, Any]], Any] | None) -> Iterator[str]:
+    """An HTTP server on 127.0.0.1 that lists MODELS and answers ``POST /v1/completions`` with
+    ``complete(body)`` (None: 404, a chat-only server); yields its base URL (ending in /v1)."""
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *args: Any) -> None:
             pass
 
-        def answer(self, data: Any) -> None:
+        def answer(self, code: int, data: Any) -> None:
             raw = json.dumps(data).encode()
-            self.send_response(200)
+            self.send_response(code)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(raw)))
             self.end_headers()
@@ -114,18 +121,16 @@ def vllm_like(request: pytest.FixtureRequest) -> Iterator[str]:
 
         def do_GET(self) -> None:
             if self.path == "/v1/models":
-                self.answer({"object": "list", "data": [
-                    {"id": "org/llama-like", "object": "model", "created": 1700000000,
-                     "owned_by": "vllm", "root": "org/llama-like", "max_model_len": 4096}]})
+                self.answer(200, MODELS)
             else:
-                self.send_error(404)
+                self.answer(404, {"detail": "Not Found"})
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-            prompts = body["prompt"] if isinstance(body["prompt"], list) else [body["prompt"]]
-            self.answer({"id": "cmpl-1", "object": "text_completion", "model": body["model"],
-                         "choices": [stand_in.choice(i, p, body) for i, p in enumerate(prompts)],
-                         "usage": {}})
+            if self.path == "/v1/completions" and complete is not None:
+                self.answer(200, complete(body))
+            else:
+                self.answer(404, {"detail": "Not Found"})
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -135,6 +140,20 @@ def vllm_like(request: pytest.FixtureRequest) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture(params=["echo", "ids", "prompt_logprobs0"])
+def vllm_like(request: pytest.FixtureRequest) -> Iterator[str]:
+    stand_in = StandIn(request.param)
+
+    def complete(body: dict[str, Any]) -> Any:
+        prompts = body["prompt"] if isinstance(body["prompt"], list) else [body["prompt"]]
+        return {"id": "cmpl-1", "object": "text_completion", "model": body["model"],
+                "choices": [stand_in.choice(i, p, body) for i, p in enumerate(prompts)],
+                "usage": {}}
+
+    with serving(complete) as url:
+        yield url
 
 
 def close(a: float, b: float) -> bool:
@@ -200,3 +219,21 @@ def test_prompt_logprobs_that_cannot_be_read_are_one_line() -> None:
     with pytest.raises(ServerError) as e:
         parse_choice(no_text, "Paris is", "http://h:8000/v1")
     assert "decoded_token" in str(e.value)
+
+
+def test_chat_only_server_is_one_line() -> None:
+    """A server without /v1/completions (chat-only) returns no prompt log-probabilities."""
+    with serving(None) as url, pytest.raises(ServerError) as e:
+        load_server(f"server:{url}", max_retries=0)
+    assert "has no Completions endpoint" in str(e.value) and "chat-only" in str(e.value)
+    assert "\n" not in str(e.value)
+
+
+def test_local_model_options_are_one_line() -> None:
+    """Options that place weights locally mean nothing for a server: refused before any
+    request (nothing listens at the URL)."""
+    with pytest.raises(ServerError) as e:
+        load_server("server:http://127.0.0.1:9/v1", device_map="auto", dtype="bfloat16")
+    assert str(e.value).startswith("options device_map, dtype do not apply to a server model")
+    with pytest.raises(ServerError, match="disagree; give the URL once"):
+        load_server("server:http://a:1/v1", base_url="http://b:2/v1")
