@@ -25,6 +25,12 @@ several seconds per pair, for every tool alike. The default workload (200 instan
 candidates) takes hours per tool: cut it with ``--mc`` (and ``bench_workload.py --candidates``).
 Before the tools run, one pair is timed and the expected wall time printed. Timings depend on
 the machine's load (the load average is printed); compare tools within one run.
+
+Timeouts: llama-cpp-python's server computes one request at a time, so a request waits for
+those before it; on a loaded machine (a server under ``nice``) that can pass the client's
+timeout. A client that gives up closes its connection, and in one run here the server then
+stopped answering for good (idle, connections open, not stopped by SIGTERM). Every client
+here gets ``--timeout`` (default an hour), so none gives up.
 """
 
 from __future__ import annotations
@@ -100,6 +106,8 @@ def main() -> int:
                    help="lm-eval backends, comma-separated (default: %(default)s)")
     p.add_argument("--tokenizer", default=None,
                    help="folder with the served model's tokenizer.json (local-completions)")
+    p.add_argument("--timeout", type=float, default=3600,
+                   help="seconds per request, kgprobe and local-completions (gguf has none)")
     p.add_argument("--port", type=int, default=18431)
     p.add_argument("--peers-venv", type=Path,
                    default=Path(os.environ.get("KGPROBE_PEERS_VENV",
@@ -127,7 +135,8 @@ def main() -> int:
            "TOKENIZERS_PARALLELISM": "false"}
     results = []
     try:
-        scorer = load_scorer(f"server:{url}", num_concurrent=args.concurrency)
+        scorer = load_scorer(f"server:{url}", num_concurrent=args.concurrency,
+                             timeout=args.timeout)
         t0 = time.perf_counter()
         scorer.client.echo(["".join(pairs[0])])  # one pair, for the estimate (not timed below)
         one = time.perf_counter() - t0
@@ -146,7 +155,8 @@ def main() -> int:
         for peer in peers:
             out = tmp / f"{peer}.json"
             cmd = [str(args.peers_venv / "bin/python"), str(runner), peer, url,
-                   str(tmp / "pairs.json"), str(out), "--concurrency", str(args.concurrency)]
+                   str(tmp / "pairs.json"), str(out), "--concurrency", str(args.concurrency),
+                   "--timeout", str(int(args.timeout))]
             if tok:
                 cmd += ["--tokenizer", tok]
             subprocess.run(cmd, check=True, env=env)

@@ -4,7 +4,7 @@ Runs in the peers' virtual environment (``scripts/setup_peers.sh``, which instal
 ``lm-eval[api]``: ``local-completions`` needs ``tenacity`` and ``aiohttp``). Usage::
 
     python lmeval_server_runner.py BACKEND URL PAIRS.json OUT.json [--tokenizer DIR]
-        [--concurrency N]
+        [--concurrency N] [--timeout S]
 
 ``BACKEND``:
 
@@ -33,7 +33,8 @@ import time
 from typing import Any
 
 
-def load(backend: str, url: str, tokenizer: str | None, concurrency: int) -> Any:
+def load(backend: str, url: str, tokenizer: str | None, concurrency: int,
+         timeout: int) -> Any:
     """The lm-eval model object for ``backend`` against the server at ``url`` (ends in /v1)."""
     if backend == "gguf":
         from lm_eval.models.gguf import GGUFLM
@@ -48,7 +49,8 @@ def load(backend: str, url: str, tokenizer: str | None, concurrency: int) -> Any
         return LocalCompletionsAPI(base_url=url + "/completions", model="served",
                                    tokenizer=tokenizer, tokenizer_backend="huggingface",
                                    tokenized_requests=False, batch_size=1,
-                                   num_concurrent=concurrency, max_retries=3, timeout=600)
+                                   num_concurrent=concurrency, max_retries=3,
+                                   timeout=timeout)
     raise SystemExit(f"backend {backend!r}: use gguf or local-completions")
 
 
@@ -60,12 +62,13 @@ def main() -> int:
     p.add_argument("out")
     p.add_argument("--tokenizer", default=None)
     p.add_argument("--concurrency", type=int, default=1)
+    p.add_argument("--timeout", type=int, default=3600, help="seconds (local-completions)")
     args = p.parse_args()
     from lm_eval.api.instance import Instance
 
     with open(args.pairs, encoding="utf-8") as f:
         pairs = [tuple(x) for x in json.load(f)]
-    lm = load(args.backend, args.url, args.tokenizer, args.concurrency)
+    lm = load(args.backend, args.url, args.tokenizer, args.concurrency, args.timeout)
     reqs = [Instance(request_type="loglikelihood", doc={}, arguments=x, idx=i)
             for i, x in enumerate(pairs)]
     t0 = time.perf_counter()
