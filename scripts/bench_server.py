@@ -22,7 +22,10 @@ Cost: llama-cpp-python's server answers an echo with log-probabilities by sortin
 vocabulary in Python for every prompt token (``Llama._create_completion``), whatever ``logprobs``
 asks; with SmolLM2's 49,152 tokens that is about 0.1-0.2 s per prompt token on one loaded core,
 several seconds per pair, for every tool alike. The default workload (200 instances x 21
-candidates) takes hours per tool: cut it with ``--mc`` (and ``bench_workload.py --candidates``).
+candidates) takes hours per tool: cut it with ``--mc`` (and ``bench_workload.py --candidates``),
+or give ``--fast-top``: the server then does that sort with numpy
+(``scripts/peers/llama_server_fast_top.py``; the same answers, the sort's cost gone), which
+shows what the clients cost rather than what the sort costs.
 Before the tools run, one pair is timed and the expected wall time printed. Timings depend on
 the machine's load (the load average is printed); compare tools within one run.
 
@@ -51,8 +54,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def start_server(gguf: Path, port: int, threads: int, log: Path) -> subprocess.Popen[bytes]:
-    args = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host",
+def start_server(gguf: Path, port: int, threads: int, log: Path,
+                 fast_top: bool = False) -> subprocess.Popen[bytes]:
+    server = ([str(ROOT / "scripts/peers/llama_server_fast_top.py")] if fast_top
+              else ["-m", "llama_cpp.server"])
+    args = [sys.executable, *server, "--model", str(gguf), "--host",
             "127.0.0.1", "--port", str(port), "--n_threads", str(threads), "--n_threads_batch",
             str(threads), "--n_ctx", "512", "--logits_all", "true", "--cache", "false",
             "--verbose", "false",
@@ -109,6 +115,9 @@ def main() -> int:
                    help="folder with the served model's tokenizer.json (local-completions)")
     p.add_argument("--timeout", type=float, default=3600,
                    help="seconds per request, kgprobe and local-completions (gguf has none)")
+    p.add_argument("--fast-top", action="store_true",
+                   help="serve with the top-log-probability sort done by numpy "
+                        "(scripts/peers/llama_server_fast_top.py)")
     p.add_argument("--port", type=int, default=18431)
     p.add_argument("--peers-venv", type=Path,
                    default=Path(os.environ.get("KGPROBE_PEERS_VENV",
@@ -130,7 +139,7 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="kgp-bench-server-"))
     gguf, _, _ = ALIASES[args.model].locate(tmp)
     load_before = os.getloadavg()
-    proc = start_server(Path(gguf), args.port, args.threads, tmp / "server.log")
+    proc = start_server(Path(gguf), args.port, args.threads, tmp / "server.log", args.fast_top)
     url = f"http://127.0.0.1:{args.port}/v1"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
            "TOKENIZERS_PARALLELISM": "false"}
@@ -171,7 +180,8 @@ def main() -> int:
         proc.terminate()
         proc.wait(timeout=30)
     load_after = os.getloadavg()
-    print(f"model {args.model} (llama-cpp-python server, {args.threads} thread), {len(work)} "
+    server = "llama-cpp-python server" + (", numpy top sort" if args.fast_top else "")
+    print(f"model {args.model} ({server}, {args.threads} thread), {len(work)} "
           f"instances, {len(pairs)} (context, continuation) pairs; load average "
           f"{load_before[0]:.1f} before, {load_after[0]:.1f} after ({os.cpu_count()} CPUs)")
     print("| tool | pairs/s | HTTP requests | seconds | max abs score diff vs kgprobe | "
