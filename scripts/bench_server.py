@@ -16,7 +16,8 @@ lm-eval runs in the peers' environment (scripts/setup_peers.sh, with ``lm-eval[a
     nice -n 19 .venv/bin/python scripts/bench_server.py --workload workload.json --mc 20
 
 Each tool scores the workload once, cold (kgprobe's score cache is not used: the scorer is
-called directly; the server runs with ``--cache false``), one tool after the other.
+called directly; the server runs with ``--cache false``), one tool after the other, and
+kgprobe a second time after the peers (the load of a shared machine moves between turns).
 
 Cost: llama-cpp-python's server answers an echo with log-probabilities by sorting the whole
 vocabulary in Python for every prompt token (``Llama._create_completion``), whatever ``logprobs``
@@ -151,7 +152,7 @@ def main() -> int:
         scorer.client.echo(["".join(pairs[0])])  # one pair, for the estimate (not timed below)
         one = time.perf_counter() - t0
         print(f"{len(pairs)} pairs; one pair took {one:.1f} s on the server: expect about "
-              f"{one * len(pairs) / 60:.0f} min per tool, {len(peers) + 1} tools",
+              f"{one * len(pairs) / 60:.0f} min per tool, {len(peers) + 2} turns",
               file=sys.stderr, flush=True)
         sent = scorer.client.requests_sent
         t0 = time.perf_counter()
@@ -176,6 +177,13 @@ def main() -> int:
                 label += f" (num_concurrent {args.concurrency})"
             results.append((label, got["seconds"], len(pairs), got["scores"]))
             print(f"{label}: {got['seconds']:.0f} s", file=sys.stderr, flush=True)
+        # kgprobe once more after the peers: on a shared machine the load moves between the
+        # tools' turns, and the two kgprobe turns bracket the peers'
+        sent = scorer.client.requests_sent
+        t0 = time.perf_counter()
+        again = [s.logprob for s in scorer.loglik(pairs)]
+        results.append(("kgprobe again, after the peers", time.perf_counter() - t0,
+                        scorer.client.requests_sent - sent, again))
     finally:
         proc.terminate()
         proc.wait(timeout=30)
