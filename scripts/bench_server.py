@@ -27,8 +27,10 @@ candidates) takes hours per tool: cut it with ``--mc`` (and ``bench_workload.py 
 or give ``--fast-top``: the server then does that sort with numpy
 (``scripts/peers/llama_server_fast_top.py``; the same answers, the sort's cost gone), which
 shows what the clients cost rather than what the sort costs.
-Before the tools run, one pair is timed and the expected wall time printed. Timings depend on
-the machine's load (the load average is printed); compare tools within one run.
+Before the tools run, one pair is timed and the expected wall time printed. Wall times depend
+on the machine's load (the load average is printed); the CPU seconds of the server and of the
+client during each turn (``/proc``; the client's own ``process_time``) do much less, and are
+printed per pair beside them.
 
 Timeouts: llama-cpp-python's server computes one request at a time, so a request waits for
 those before it. Under ``nice -n 19`` beside busy processes the server gets a few per cent of a
@@ -88,6 +90,13 @@ def tokenizer_dir(alias: str) -> str | None:
     """The dequantised folder of a packaged alias (it holds tokenizer.json), if there is one."""
     found = sorted(glob.glob(str(Path.home() / ".cache/kgprobe/models" / f"{alias}-*")))
     return next((f for f in found if Path(f, "tokenizer.json").exists()), None)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (Linux ``/proc``): the server's work per
+    turn, which the machine's load does not change as it changes wall time."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def agreement(work: list[dict], ours: list[float], theirs: list[float]) -> tuple[float, int]:
@@ -154,12 +163,14 @@ def main() -> int:
         print(f"{len(pairs)} pairs; one pair took {one:.1f} s on the server: expect about "
               f"{one * len(pairs) / 60:.0f} min per tool, {len(peers) + 2} turns",
               file=sys.stderr, flush=True)
-        sent = scorer.client.requests_sent
+        sent, server0, client0 = scorer.client.requests_sent, cpu_seconds(proc.pid), \
+            time.process_time()
         t0 = time.perf_counter()
         ours = [s.logprob for s in scorer.loglik(pairs)]
         ours_s = time.perf_counter() - t0
         results.append((f"kgprobe server backend (concurrency {args.concurrency})", ours_s,
-                        scorer.client.requests_sent - sent, ours))
+                        scorer.client.requests_sent - sent, ours,
+                        cpu_seconds(proc.pid) - server0, time.process_time() - client0))
         print(f"kgprobe: {ours_s:.0f} s", file=sys.stderr, flush=True)
         (tmp / "pairs.json").write_text(json.dumps(pairs))
         runner = ROOT / "scripts/peers/lmeval_server_runner.py"
@@ -170,20 +181,25 @@ def main() -> int:
                    "--timeout", str(int(args.timeout))]
             if tok:
                 cmd += ["--tokenizer", tok]
+            server0 = cpu_seconds(proc.pid)
             subprocess.run(cmd, check=True, env=env)
+            server_cpu = cpu_seconds(proc.pid) - server0
             got = json.loads(out.read_text())
             label = f"{got['tool']} {got['version']}"
             if peer == "local-completions":
                 label += f" (num_concurrent {args.concurrency})"
-            results.append((label, got["seconds"], len(pairs), got["scores"]))
+            results.append((label, got["seconds"], len(pairs), got["scores"], server_cpu,
+                            got["cpu_seconds"]))
             print(f"{label}: {got['seconds']:.0f} s", file=sys.stderr, flush=True)
         # kgprobe once more after the peers: on a shared machine the load moves between the
         # tools' turns, and the two kgprobe turns bracket the peers'
-        sent = scorer.client.requests_sent
+        sent, server0, client0 = scorer.client.requests_sent, cpu_seconds(proc.pid), \
+            time.process_time()
         t0 = time.perf_counter()
         again = [s.logprob for s in scorer.loglik(pairs)]
         results.append(("kgprobe again, after the peers", time.perf_counter() - t0,
-                        scorer.client.requests_sent - sent, again))
+                        scorer.client.requests_sent - sent, again,
+                        cpu_seconds(proc.pid) - server0, time.process_time() - client0))
     finally:
         proc.terminate()
         proc.wait(timeout=30)
@@ -192,12 +208,13 @@ def main() -> int:
     print(f"model {args.model} ({server}, {args.threads} thread), {len(work)} "
           f"instances, {len(pairs)} (context, continuation) pairs; load average "
           f"{load_before[0]:.1f} before, {load_after[0]:.1f} after ({os.cpu_count()} CPUs)")
-    print("| tool | pairs/s | HTTP requests | seconds | max abs score diff vs kgprobe | "
-          "picks that differ |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for label, seconds, http, scores in results:
+    print("| tool | pairs/s | seconds | HTTP requests | server CPU ms/pair | client CPU ms/pair "
+          "| max abs score diff vs kgprobe | picks that differ |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for label, seconds, http, scores, server_cpu, client_cpu in results:
         diff, differ = agreement(work, ours, scores)
-        print(f"| {label} | {len(pairs) / seconds:.3f} | {http} | {seconds:.1f} | "
+        print(f"| {label} | {len(pairs) / seconds:.3f} | {seconds:.1f} | {http} | "
+              f"{1000 * server_cpu / len(pairs):.0f} | {1000 * client_cpu / len(pairs):.0f} | "
               f"{diff:.2e} | {differ}/{len(work)} |")
     return 0
 

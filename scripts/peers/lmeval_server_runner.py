@@ -20,7 +20,7 @@ Runs in the peers' virtual environment (``scripts/setup_peers.sh``, which instal
   ``max_tokens: 1``).
 
 All pairs go to one ``loglikelihood`` call; the result file holds the scores and the seconds it
-took.
+took (wall and this process's CPU).
 """
 
 from __future__ import annotations
@@ -71,15 +71,15 @@ def main() -> int:
     lm = load(args.backend, args.url, args.tokenizer, args.concurrency, args.timeout)
     reqs = [Instance(request_type="loglikelihood", doc={}, arguments=x, idx=i)
             for i, x in enumerate(pairs)]
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     got = lm.loglikelihood(reqs, disable_tqdm=True)
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
     if len(got) != len(pairs):
         raise SystemExit(f"lm-eval {args.backend} returned {len(got)} scores for "
                          f"{len(pairs)} pairs (a response without log-probabilities?)")
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump({"tool": f"lm-eval {args.backend}", "version": md.version("lm_eval"),
-                   "seconds": seconds, "scores": [float(s) for s, _ in got]}, f)
+                   "seconds": seconds, "cpu_seconds": cpu, "scores": [float(s) for s, _ in got]}, f)
     return 0
 
 
