@@ -3,7 +3,8 @@
 #
 # The peer tools (lm-evaluation-harness, minicons) are installed from PyPI into their
 # own environment, outside the repository, so they never touch kgprobe's dependencies
-# (the CPU torch venv of scripts/cpu_venv.sh).
+# (the CPU torch venv of scripts/cpu_venv.sh). lm-eval's [api] extra (tenacity, aiohttp,
+# tiktoken) is what its local-completions backend imports (scripts/bench_server.py).
 #
 #   scripts/setup_peers.sh                # venv at ~/.cache/kgprobe/peers-venv
 #   KGPROBE_PEERS_VENV=/some/dir scripts/setup_peers.sh
@@ -18,8 +19,8 @@ cpu_venv "$VENV" peers
 
 echo "installing lm-eval==$LM_EVAL_VERSION minicons==$MINICONS_VERSION"
 "${PIP[@]}" install -c "$CONSTRAINTS" \
-    "lm-eval==$LM_EVAL_VERSION" \
+    "lm-eval[api]==$LM_EVAL_VERSION" \
     "minicons==$MINICONS_VERSION" \
     transformers safetensors accelerate
 
-cpu_venv_ready "$VENV" peers torch transformers lm_eval minicons
+cpu_venv_ready "$VENV" peers torch transformers lm_eval minicons tenacity

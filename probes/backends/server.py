@@ -18,7 +18,8 @@ Scoring (:mod:`probes.backends.server_client` sends the requests):
   tokens are those that end after the context's last character (a token that straddles the
   boundary counts with the continuation). The OpenAI API gives no log-probability for a
   prompt's first token, so an empty context (a whole sentence) scores every token but the
-  first; ``n_tokens`` counts the tokens scored.
+  first, unless the server puts a BOS token first and echoes it (vLLM does), which kgprobe
+  drops: then every token of the text is scored; ``n_tokens`` counts the tokens scored.
 - ``topk``: the next token's top log-probabilities (``logprobs: N``, N = ``top_logprobs``,
   default 20, what vLLM allows by default); the answers are the whole words of the tokenizer's
   vocabulary among those N, so a list can be shorter than k.
@@ -52,8 +53,10 @@ FINGERPRINT_TEXT = ("The capital of France is Paris, and the capital of Italy is
 check, and the tokenizer check. Its last words are rare, so that two vocabularies split them
 differently (SmolLM2's tokenizer: 25 tokens, Gemma 3's: 23); common words alone are single
 tokens in most vocabularies and would let another model's tokenizer pass."""
-SERVER_VERSION = 1
-"""Bumped when a change alters the numbers this backend returns (part of the cache key)."""
+SERVER_VERSION = 2
+"""Bumped when a change alters the numbers this backend returns (part of the cache key).
+2: vLLM's echo of a BOS model is read on the prompt's offsets (its "<s>" text no longer shifts
+them), and vLLM's prompt_logprobs form is read."""
 _VOLATILE = {"created", "permission", "permissions", "object"}
 MASK = "[MASK]"
 

@@ -2,13 +2,14 @@
 
 It asks ``POST {base_url}/completions`` for the log-probabilities of given text, the way
 lm-evaluation-harness's ``local-completions`` and ``gguf`` backends do (``echo: true``,
-``logprobs: N``, ``max_tokens: 1``, ``temperature: 0``) and, where the server offers it,
-vLLM's ``prompt_logprobs``. Prompts go several to a request (``prompts_per_request``; a
-server that takes one prompt per request, as llama-cpp-python's, is found on the first
-request and then sent one at a time), at most ``concurrency`` requests at once, each with a
-``timeout``; a failed request (no connection, 5xx, 429) is retried ``retries`` times with
-exponential backoff. Every failure ends as ONE :class:`ServerError` line that names the server
-and the fix. Only the standard library is used (urllib, a thread pool).
+``logprobs: N``, ``max_tokens: 1``, ``temperature: 0``), and reads the answer in the OpenAI
+echo form or in vLLM's ``prompt_logprobs`` form (:func:`parse_choice`). Prompts go several to a
+request (``prompts_per_request``; a server that takes one prompt per request, as
+llama-cpp-python's, is found on the first request and then sent one at a time), at most
+``concurrency`` requests at once, each with a ``timeout``; a failed request (no connection,
+5xx, 429) is retried ``retries`` times with exponential backoff. Every failure ends as ONE
+:class:`ServerError` line that names the server and the fix. Only the standard library is used
+(urllib, a thread pool).
 
 >>> Echo(("A", " dog"), (0, 1), (None, -2.5), (None, {" dog": -2.5})).text
 'A dog'
@@ -151,7 +152,8 @@ class CompletionsClient:
         the generated token is dropped)."""
         body = {"echo": True, "logprobs": max(1, top), "max_tokens": 1, "temperature": 0.0}
         choices = self._complete(list(texts), body, progress)
-        return [_echo(c, text, self.root) for c, text in zip(choices, texts, strict=True)]
+        return [parse_choice(c, text, self.root)
+                for c, text in zip(choices, texts, strict=True)]
 
     def next_token(self, prompts: Sequence[str], n: int,
                    progress: Callable[[int], None] | None = None) -> list[dict[str, float]]:
@@ -276,22 +278,111 @@ def _refusal(detail: str) -> bool:
     return any(w in low for w in ("assert", "logprob", "logits_all", "context window"))
 
 
-def _echo(choice: dict[str, Any], text: str, root: str) -> Echo:
-    """The echoed prompt part of one choice (tokens that start inside ``text``)."""
+def parse_choice(choice: dict[str, Any], text: str, root: str) -> Echo:
+    """The echoed prompt part of one choice of a ``/completions`` answer for ``text``.
+
+    Read, in this order: vLLM's ``prompt_logprobs`` with ``prompt_token_ids`` (the ids say which
+    entry of each position is the prompt's token); the OpenAI echo form ``logprobs`` (``tokens``,
+    ``text_offset``, ``token_logprobs``, ``top_logprobs``) of vLLM, SGLang and llama.cpp, where
+    leading special tokens whose text the server counted in its offsets (vLLM decodes a BOS
+    token as ``<s>``) are dropped and the offsets moved back onto the prompt; vLLM's
+    ``prompt_logprobs`` with one entry per position (``prompt_logprobs: 0``). Tokens that start
+    inside ``text`` are kept (the generated token is dropped).
+
+    >>> c = {"logprobs": {"tokens": ["<s>", "A", " dog", "."], "text_offset": [0, 3, 4, 8],
+    ...                   "token_logprobs": [None, -4.0, -2.0, -1.0], "top_logprobs": []}}
+    >>> e = parse_choice(c, "A dog", "R"); e.tokens, e.offsets, e.logprobs
+    (('A', ' dog'), (0, 1), (-4.0, -2.0))
+    """
     lp = choice.get("logprobs")
     prompt_lp = choice.get("prompt_logprobs")
+    ids = choice.get("prompt_token_ids")
+    if isinstance(prompt_lp, list) and prompt_lp and isinstance(ids, list) \
+            and len(ids) == len(prompt_lp):
+        return _from_prompt_logprobs(prompt_lp, ids, text, root)
     if isinstance(lp, dict) and lp.get("tokens") and lp.get("text_offset") is not None:
-        tokens, offsets = lp["tokens"], lp["text_offset"]
+        tokens = [str(t) for t in lp["tokens"]]
+        offsets = [int(o) for o in lp["text_offset"]]
         values, tops = lp.get("token_logprobs") or [], lp.get("top_logprobs") or []
-        keep = [i for i, o in enumerate(offsets) if o < len(text)]
+        skip = _special_lead(tokens, offsets, text)
+        shift = offsets[skip] if skip else 0
+        keep = [i for i, o in enumerate(offsets) if i >= skip and o - shift < len(text)]
         if len(keep) == 1 or (keep and any(values[i] is not None for i in keep[1:])):
-            return Echo(tuple(str(tokens[i]) for i in keep),
-                        tuple(int(offsets[i]) for i in keep),
+            return Echo(tuple(tokens[i] for i in keep),
+                        tuple(offsets[i] - shift for i in keep),
                         tuple(None if values[i] is None else float(values[i]) for i in keep),
                         tuple(tops[i] if i < len(tops) else None for i in keep))
+    if isinstance(prompt_lp, list) and prompt_lp and all(
+            p is None or (isinstance(p, dict) and len(p) == 1) for p in prompt_lp):
+        return _from_prompt_logprobs(prompt_lp, None, text, root)
     if isinstance(prompt_lp, list) and prompt_lp:
-        raise ServerError(f"the server at {root} returns prompt_logprobs without echoed token "
-                          "offsets; ask it with echo (vLLM: echo=true is supported)")
+        raise ServerError(f"the server at {root} returns prompt_logprobs without the prompt's "
+                          "token ids or echoed offsets, so the prompt's own token at each "
+                          "position is unknown; ask it with echo (or vLLM's return_token_ids)")
     raise ServerError(f"the server at {root} returns no prompt log-probabilities (echo with "
                       "logprobs); a chat-only endpoint cannot score text: serve the model with "
                       "vLLM, SGLang or llama.cpp's server (llama-cpp-python: --logits_all true)")
+
+
+def _special_lead(tokens: list[str], offsets: list[int], text: str) -> int:
+    """How many leading echoed tokens are special tokens whose text is not in the prompt but
+    counted in the offsets (vLLM: ``tokenizer.decode(bos)`` is ``<s>`` or
+    ``<|begin_of_text|>``); 0 when the tokens spell the prompt from the start.
+
+    >>> _special_lead(["<s>", "A", " dog"], [0, 3, 4], "A dog"), _special_lead(["A"], [0], "A")
+    (1, 0)
+    """
+    if "".join(tokens).startswith(text):
+        return 0
+    for j in range(1, min(len(tokens), 4)):
+        lead = "".join(tokens[:j])
+        if lead and offsets[j] == len(lead) and "".join(tokens[j:]).startswith(text):
+            return j
+    return 0
+
+
+def _from_prompt_logprobs(positions: list[Any], ids: list[Any] | None, text: str,
+                          root: str) -> Echo:
+    """An :class:`Echo` from vLLM's ``prompt_logprobs``: one entry per prompt token, None for
+    the first, else ``{token id: {"logprob", "rank", "decoded_token"}}`` holding the prompt's
+    token (``ids[i]``; the only entry when ``ids`` is None) and the top ones. The first token's
+    text is what the later tokens leave of ``text`` (empty for a BOS token, which is dropped);
+    offsets are the running sum of the texts, as vLLM's own echo computes them."""
+    chosen: list[dict[str, Any] | None] = []
+    for i, pos in enumerate(positions):
+        if pos is None:
+            chosen.append(None)
+            continue
+        entry = None
+        if isinstance(pos, dict) and pos:
+            entry = pos.get(str(ids[i])) if ids is not None else next(iter(pos.values()))
+        if not isinstance(entry, dict) or not isinstance(entry.get("logprob"), (int, float)) \
+                or not isinstance(entry.get("decoded_token"), str):
+            raise ServerError(f"the server at {root} returns prompt_logprobs without the "
+                              f"prompt's token (with its logprob and decoded_token) at position "
+                              f"{i}; kgprobe reads vLLM's form {{id: {{logprob, rank, "
+                              "decoded_token}}")
+        chosen.append(entry)
+    if any(e is None for e in chosen[1:]):
+        raise ServerError(f"the server at {root} returns prompt_logprobs with a gap after the "
+                          "first token; kgprobe needs one entry per prompt token")
+    later = "".join(str(e["decoded_token"]) for e in chosen[1:] if e is not None)
+    if not text.endswith(later):
+        raise ServerError(f"the server at {root} returns prompt_logprobs whose tokens do not "
+                          f"spell the prompt ({later[-40:]!r} is not the end of "
+                          f"{text[-40:]!r}); kgprobe cannot place the tokens in the text")
+    first = chosen[0]
+    tokens = [text[: len(text) - len(later)]] + [str(e["decoded_token"]) for e in chosen[1:]
+                                                  if e is not None]
+    values = [None if e is None else float(e["logprob"]) for e in chosen]
+    tops: list[dict[str, float] | None] = [
+        None if not isinstance(p, dict) else
+        {str(v.get("decoded_token")): float(v["logprob"]) for v in p.values()
+         if isinstance(v, dict) and "logprob" in v} for p in positions]
+    offsets, at = [], 0
+    for t in tokens:
+        offsets.append(at)
+        at += len(t)
+    lead = 1 if tokens[0] == "" and len(tokens) > 1 and first is None else 0
+    return Echo(tuple(tokens[lead:]), tuple(offsets[lead:]), tuple(values[lead:]),
+                tuple(tops[lead:]))
