@@ -136,7 +136,7 @@ def metric_folders(d: Drill) -> None:
 
     def report(mine: Path, *extra: str) -> Callable[[], tuple[str, str]]:
         return _sub("-m", "eval.report", "--results", str(res), "--metrics", str(mine),
-                    "--out", str(mine / "out"), "--no-plots", *extra, timeout=60)
+                    "--out", str(mine / "out"), "--no-plots", *extra, timeout=300)
     good = {"fine.sql": METRIC.format("fine") + "SELECT 't' AS probe, 1 AS value\n"}
     fifo = folder("fifo", good)
     os.mkfifo(fifo / "a_fifo.sql")
