@@ -268,8 +268,26 @@ def _few_bands(ax: Any, skip: Collection[int], few_label: str) -> None:
                 bbox={"facecolor": "white", "edgecolor": "none", "pad": 1.0})
 
 
-def _value_bars(ax: Any, shown: Sequence[tuple[int, float, Interval]], model: str) -> None:
-    """The model's horizontal bars with their intervals, each value written beside it."""
+def label_x(start: float, marks: Sequence[float], width: float = 0.045) -> float:
+    """Where a value label that would start at ``start`` goes so that it covers none of its
+    row's ``marks`` (ticks, diamonds): moved just past each mark that falls under it.
+
+    >>> label_x(0.04, [0.03])          # the mark lies before the label: unmoved
+    0.04
+    >>> round(label_x(0.04, [0.05, 0.09]), 3)   # past 0.05, then past 0.09
+    0.1
+    """
+    x = start
+    for m in sorted(marks):
+        if x - 0.005 <= m <= x + width:
+            x = m + 0.01
+    return x
+
+
+def _value_bars(ax: Any, shown: Sequence[tuple[int, float, Interval]], model: str,
+                marks: Mapping[int, Sequence[float]] | None = None) -> None:
+    """The model's horizontal bars with their intervals, each value written beside it, clear
+    of the row's ``marks`` (chance, ceiling and human values)."""
     colour = series_colour(0)
     ax.barh([y for y, _, _ in shown], [v for _, v, _ in shown], height=0.6, color=colour,
             label=model,
@@ -277,7 +295,8 @@ def _value_bars(ax: Any, shown: Sequence[tuple[int, float, Interval]], model: st
                   [ci[1] - v if ci else 0.0 for _, v, ci in shown]],
             error_kw={"elinewidth": 1.0, "ecolor": "0.2", "capsize": 3})
     for y, v, ci in shown:
-        ax.text(max(v, ci[1] if ci else v) + 0.01, y + 0.18, f"{v:.2f}", fontsize=7,
+        ax.text(label_x(max(v, ci[1] if ci else v) + 0.01, (marks or {}).get(y, ())),
+                y + 0.18, f"{v:.2f}", fontsize=7,
                 va="center", color=colour, clip_on=False)
 
 
@@ -340,7 +359,11 @@ def profile_chart(lines: Sequence[tuple[str, float | None, Interval, float | Non
             if c is not None and y not in skip]
     with _figure(path, figsize=(9.0, 1.6 + 0.42 * n + 0.16 * rows)) as (_fig, ax):
         _few_bands(ax, skip, few_label)
-        _value_bars(ax, [(y, v, ci) for y, (_, v, ci, *_) in kept if v is not None], model)
+        marks: dict[int, list[float]] = {y: [c] for y, c in tops}
+        for y, (_, _, _, c, h, _) in kept:
+            marks.setdefault(y, []).extend(m for m in (c, h) if m is not None)
+        _value_bars(ax, [(y, v, ci) for y, (_, v, ci, *_) in kept if v is not None], model,
+                    marks)
         _row_ticks(ax, [(y, c) for y, (_, _, _, c, _, _) in kept if c is not None],
                    MARK_COLOURS["chance"], "chance")
         _row_ticks(ax, tops, MARK_COLOURS["ceiling"], ceiling_label)
