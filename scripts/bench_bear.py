@@ -152,24 +152,35 @@ def compare(items: list[dict], ours: dict, theirs: dict) -> dict:
             "failures": failures, "accuracy": accuracy}
 
 
-def floor_positions(items: list[dict], texts: list[list[str]], model: Path) -> float:
-    """Token positions that must run per statement: per item, the statements' common token
-    prefix once and each statement's tokens after it but its last (BOS included)."""
+def distinct_prefixes(seqs: Sequence[Sequence[int]]) -> int:
+    """Token positions a causal LM must run to score every sequence after its first token: one
+    per distinct proper prefix (its last state predicts the next token), however the
+    sequences are grouped.
+
+    >>> distinct_prefixes([[1, 2, 3], [1, 2, 4], [1, 5]])  # (1,) and (1, 2)
+    2
+    >>> distinct_prefixes([[1, 2, 3], [9, 2, 3]])
+    4
+    """
+    seen: set[tuple[int, ...]] = set()
+    for seq in seqs:
+        for k in range(1, len(seq)):
+            seen.add(tuple(seq[:k]))
+    return len(seen)
+
+
+def floor_positions(texts: list[list[str]], model: Path) -> float:
+    """Token positions that must run per statement: the distinct proper prefixes (BOS
+    included) of all the workload's statements, over the number of statements. Statements
+    share a prefix within an item (BOS and the template text before the answer) and across
+    items (the subject across an instance's templates; ``"Paris is the capital of"`` across
+    the instances of an answer-first template), and kgprobe's fast path shares both."""
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(model)
-    total, n = 0, 0
-    for row in texts:
-        seqs = [[tok.bos_token_id, *ids] for ids in tok(row, add_special_tokens=False)["input_ids"]]
-        shared = min(len(s) for s in seqs) - 1
-        for s in seqs[1:]:
-            k = 0
-            while k < shared and s[k] == seqs[0][k]:
-                k += 1
-            shared = k
-        total += shared + sum(len(s) - 1 - shared for s in seqs)
-        n += len(seqs)
-    return total / max(1, n)
+    flat = [t for row in texts for t in row]
+    seqs = [[tok.bos_token_id, *ids] for ids in tok(flat, add_special_tokens=False)["input_ids"]]
+    return distinct_prefixes(seqs) / max(1, len(seqs))
 
 
 def whole_bear_estimate(args: argparse.Namespace, model: Path, summary: dict) -> dict:
@@ -183,7 +194,7 @@ def whole_bear_estimate(args: argparse.Namespace, model: Path, summary: dict) ->
     texts = [[bear_common.statement(i["template"], i["subject"], a)[0] for a in i["answers"]]
              for i in everything]
     statements = sum(len(t) for t in texts)
-    per_statement = floor_positions(everything, texts, model)
+    per_statement = floor_positions(texts, model)
     floor_seconds = statements * per_statement * 2 * summary["params"] / (summary["gflops"] * 1e9)
     fraction = summary["speed"]["kgprobe"] / summary["floor"]
     return {"statements": statements, "positions_per_statement": per_statement,
@@ -408,7 +419,7 @@ def finish(args: argparse.Namespace, model: Path, workload: dict, ours: dict, th
     if args.kind == "causal" and not args.no_floor:
         summary["gflops"] = bench_peers.measure_matmul_gflops(args.threads)
         summary["params"] = bench_peers.count_parameters(model)
-        summary["positions"] = floor_positions(workload["items"], ours["texts"], model)
+        summary["positions"] = floor_positions(ours["texts"], model)
         summary["floor"] = bench_peers.floor_rate(summary["gflops"], summary["params"],
                                                   summary["positions"])
         if args.whole_bear:

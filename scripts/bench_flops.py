@@ -69,7 +69,7 @@ def bear(model: str, relations: list[str], instances: int) -> None:
              for i in items]
     requests = [("", t) for row in texts for t in row]
     params = sum(p.numel() for p in scorer.model.parameters())
-    positions = bench_bear.floor_positions(items, texts, Path(scorer.model.name_or_path))
+    positions = bench_bear.floor_positions(texts, Path(scorer.model.name_or_path))
     floor = 2 * params * positions * len(requests)
     report(f"BEAR statements ({len(requests)}, {positions:.2f} floor positions each)", floor,
            lambda: scorer.loglik(requests))

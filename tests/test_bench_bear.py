@@ -99,3 +99,18 @@ def test_merge_refuses_other_options_and_unfinished_runs(
     assert bench_bear.main(["--merge", str(tmp_path / "g0"), str(tmp_path / "g2")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "not found" in err[0]
+
+
+def test_the_floor_counts_each_distinct_prefix_once() -> None:
+    # BOS=0. An answer-last item: "S is a." / "S is b." share [0, S, is]; an answer-first
+    # template of two instances: "a of S." / "a of T." share [0, a, of] across the instances.
+    s, is_, a, b, dot, of, t = 1, 2, 3, 4, 5, 6, 7
+    seqs = [[0, s, is_, a, dot], [0, s, is_, b, dot],      # prefixes 0|0s|0s is|0s is a|..b
+            [0, a, of, s, dot], [0, a, of, t, dot]]        # 0a|0a of|0a of s|0a of t
+    # by hand: (0) (0 s) (0 s is) (0 s is a) (0 s is b) (0 a) (0 a of) (0 a of s) (0 a of t)
+    assert bench_bear.distinct_prefixes(seqs) == 9
+    # a repeated statement adds nothing; a statement sharing nothing adds len - 1
+    assert bench_bear.distinct_prefixes([*seqs, seqs[0]]) == 9
+    assert bench_bear.distinct_prefixes([*seqs, [8, 9, 10]]) == 11
+    # never more than scoring each statement alone
+    assert bench_bear.distinct_prefixes(seqs) <= sum(len(q) - 1 for q in seqs)

@@ -126,3 +126,40 @@ def test_the_wrapper_loads_the_model_only_to_answer_what_the_cache_lacks() -> No
         (got,) = scorer.score([missing], bar)
     assert scorer.loaded and len(loads) == 1 and loads[0].asked == [missing.args]
     assert logprob_close(got.logprob, FakeScorer().loglik([missing.args])[0].logprob)
+
+
+class CallRecording(FakeScorer):
+    """A FakeScorer that keeps each loglik call's requests apart."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.per_call: list[list[str]] = []
+
+    def loglik(self, requests: Sequence[tuple[str, str]]) -> list[FakeScore]:
+        self.per_call.append([c + x for c, x in requests])
+        return super().loglik(requests)
+
+
+def test_requests_that_share_a_prefix_across_instances_are_scored_in_one_call(
+        tmp_path: Path) -> None:
+    # an answer-first prompt: the candidate "bird" starts the statements of two instances
+    # (owl, emu), which an instance-by-instance order puts in different chunks of three
+    probe = choice_probe(prompts='["[V] fits [W]."]')
+    rows = []
+    for sub, size in (("small", "3"), ("one", "1000")):
+        (tmp_path / sub).mkdir()
+        qdir, results = setup(tmp_path / sub, probe)
+        scorer = CallRecording()
+        assert main(["--results", str(results), "--queries", str(qdir), "--only-extra",
+                     "--quiet", "--model", "fake/model", "-p", "t/choice", "--chunk-size", size],
+                    scorer_factory=lambda *a, s=scorer, **kw: s) == 0
+        rows.append(query(results, "SELECT instance_id, prompt_id, candidate, score FROM scores "
+                                   "ORDER BY ALL"))
+        if sub == "small":
+            calls = scorer.per_call
+    assert rows[0] == rows[1] and len(rows[0]) == 9
+    assert len(calls) == 3 and all(len(c) == 3 for c in calls)
+    birds = [i for i, call in enumerate(calls) for text in call if text.startswith("bird")]
+    assert len(birds) == 2 and birds[0] == birds[1]
+    flat = [text for call in calls for text in call]
+    assert flat == sorted(flat)

@@ -66,7 +66,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--chunk-size", type=int, default=None, metavar="N",
                    help=f"requests scored between two commits (default: {DEFAULT_CHUNK['cpu']} "
                    f"on a CPU, {DEFAULT_CHUNK['gpu']} on a GPU); a "
-                   "killed run loses about one chunk of work (chunks end between instances)")
+                   "killed run loses about one chunk of work (log-likelihood requests that share a "
+                   "text prefix are scored in one chunk, across instances)")
     p.add_argument("--no-cache", action="store_true",
                    help="ignore cached scores: score every request again, overwriting its "
                    "cache entry and this run's rows")

@@ -26,7 +26,12 @@ from probes.errors import ProbeError
 from probes.spec import Probe
 from probes.tasks import Instance, Item, Request, Task, TaskContext
 
-DEFAULT_CHUNK = {"cpu": 256, "gpu": 2048}
+# Requests scored between two commits. On a CPU, 2,048 rather than 256: a chunk is one
+# `score` call, and a larger one fills the shared-prefix path's batches (docs/bear_parity.md,
+# "Whole of BEAR").
+DEFAULT_CHUNK = {"cpu": 2048, "gpu": 2048}
+# Instances whose requests are reordered together (sharing_order): at least this many chunks.
+ORDER_WINDOW_CHUNKS = 8
 
 
 @dataclass
@@ -107,6 +112,49 @@ def chunks(keys: Sequence[str], owner: dict[str, int], size: int) -> list[list[s
         last = inst
     if cur:
         out.append(cur)
+    return out
+
+
+def sharing_order(keys: Sequence[str], requests: dict[str, Any], owner: dict[str, int],
+                  window: int) -> list[str]:
+    """``keys`` reordered so that log-likelihood requests that share a text prefix are scored
+    in one chunk: consecutive instances are taken together until they hold ``window`` requests,
+    and within each such window the ``loglik`` requests are sorted by (options, context,
+    continuation), after the window's other requests in their order. The backend shares a
+    token prefix only within one call, and a chunk is one call: BEAR's answer-first templates
+    (``"Paris is the capital of [X]."``) share everything but the subject across instances,
+    which an instance-by-instance order never puts together. An item's rows are written when
+    its last request is scored, so rows still complete window by window.
+
+    >>> from types import SimpleNamespace as R
+    >>> reqs = {"a": R(op="loglik", args=("", "Paris is in France."), options=()),
+    ...         "b": R(op="loglik", args=("", "Rome is in France."), options=()),
+    ...         "c": R(op="pll", args=("x",), options=()),
+    ...         "d": R(op="loglik", args=("", "Paris is in Italy."), options=()),
+    ...         "e": R(op="loglik", args=("", "Rome is in Italy."), options=())}
+    >>> sharing_order(list("abcde"), reqs, {"a": 0, "b": 0, "c": 0, "d": 1, "e": 1}, 4)
+    ['c', 'a', 'd', 'b', 'e']
+    >>> sharing_order(list("abcde"), reqs, {"a": 0, "b": 0, "c": 0, "d": 1, "e": 1}, 2)
+    ['c', 'a', 'b', 'd', 'e']
+    """
+    out: list[str] = []
+    window_keys: list[str] = []
+
+    def flush() -> None:
+        rest = [k for k in window_keys if requests[k].op != "loglik"]
+        sortable = [k for k in window_keys if requests[k].op == "loglik"]
+        sortable.sort(key=lambda k: (repr(requests[k].options), *map(str, requests[k].args)))
+        out.extend(rest + sortable)
+        window_keys.clear()
+
+    last = None
+    for k in keys:
+        inst = owner.get(k)
+        if window_keys and len(window_keys) >= window and inst != last:
+            flush()
+        window_keys.append(k)
+        last = inst
+    flush()
     return out
 
 

@@ -18,12 +18,14 @@ from probes.results.writers import finish_run
 from probes.runner.caching import CachingScorer, caching
 from probes.runner.plan import (
     DEFAULT_CHUNK,
+    ORDER_WINDOW_CHUNKS,
     Plan,
     RunOptions,
     chunks,
     load_instances,
     plan,
     run_identity,
+    sharing_order,
     task_context,
 )
 from probes.runner.runrecord import (
@@ -120,7 +122,9 @@ def _score_misses(con: duckdb.DuckDBPyConnection, model: CachingScorer, probe: P
     try:
         size = opts.chunk_size or DEFAULT_CHUNK[
             "cpu" if str(getattr(model.identity, "device", "cpu")).startswith("cpu") else "gpu"]
-        for chunk in chunks(misses, work.owner, max(1, size)):
+        ordered = sharing_order(misses, work.requests, work.owner,
+                                ORDER_WINDOW_CHUNKS * max(1, size))
+        for chunk in chunks(ordered, work.owner, max(1, size)):
             try:
                 scored = model.score([work.requests[k] for k in chunk], bar)
             except PromptTooLongError as e:
