@@ -300,11 +300,15 @@ def _value_bars(ax: Any, shown: Sequence[tuple[int, float, Interval]], model: st
                 va="center", color=colour, clip_on=False)
 
 
-def _row_ticks(ax: Any, points: Sequence[tuple[int, float]], colour: str, name: str) -> None:
-    """A dashed vertical tick at each ``(row, value)``, named once in the legend."""
+def _row_ticks(ax: Any, points: Sequence[tuple[int, float]], colour: str, name: str,
+               under: Mapping[int, float] | None = None) -> None:
+    """A dashed vertical tick at each ``(row, value)``, named once in the legend; where the
+    row's value in ``under`` (a tick drawn before) is the same to the drawing's precision, only
+    the upper half, so that both stay visible."""
     for i, (y, c) in enumerate(points):
-        ax.vlines(c, y - 0.4, y + 0.4, colors=colour, linestyles="--", linewidth=1.4,
-                  label=name if i == 0 else None)
+        same = under is not None and y in under and abs(under[y] - c) < 0.005
+        ax.vlines(c, y if same else y - 0.4, y + 0.4, colors=colour, linestyles="--",
+                  linewidth=1.4, label=name if i == 0 else None)
 
 
 def _human_marks(ax: Any, human: Sequence[tuple[int, float, Interval]]) -> None:
@@ -345,11 +349,12 @@ def profile_chart(lines: Sequence[tuple[str, float | None, Interval, float | Non
     interval, chance, human, human interval)``; the bar is the model's value (named ``model``
     in the legend, its value written beside it) with its interval as an error bar, chance a
     black dashed tick, the model-free ceiling (``ceilings``, one per line or None; named
-    ``ceiling_label``) an orange dashed tick and the human value a red diamond with its own
-    interval (no bar takes a mark's colour). The lines at the indices ``few`` (too few items
-    for a figure) get no bar, tick or marker: a grey hatched band across the axis with
-    ``few_label`` written on it. The x axis runs from 0 to 1 (shares); long labels are wrapped;
-    the legend sits above the axes and ``caption`` (wrapped) under them."""
+    ``ceiling_label``) an orange dashed tick (its upper half only where it equals chance) and
+    the human value a red diamond with its own interval (no bar takes a mark's colour). The
+    lines at the indices ``few`` (too few items for a figure) get no bar, tick or marker: a
+    grey hatched band across the axis with ``few_label`` written on it. The x axis runs from 0
+    to 1 (shares); long labels are wrapped; the legend sits above the axes and ``caption``
+    (wrapped) under them."""
     n = len(lines)
     rows = 1 + caption.count("\n") + len(caption) // 80 if caption else 0
     ys = list(range(n))[::-1]
@@ -364,9 +369,9 @@ def profile_chart(lines: Sequence[tuple[str, float | None, Interval, float | Non
             marks.setdefault(y, []).extend(m for m in (c, h) if m is not None)
         _value_bars(ax, [(y, v, ci) for y, (_, v, ci, *_) in kept if v is not None], model,
                     marks)
-        _row_ticks(ax, [(y, c) for y, (_, _, _, c, _, _) in kept if c is not None],
-                   MARK_COLOURS["chance"], "chance")
-        _row_ticks(ax, tops, MARK_COLOURS["ceiling"], ceiling_label)
+        chance = {y: c for y, (_, _, _, c, _, _) in kept if c is not None}
+        _row_ticks(ax, list(chance.items()), MARK_COLOURS["chance"], "chance")
+        _row_ticks(ax, tops, MARK_COLOURS["ceiling"], ceiling_label, under=chance)
         _human_marks(ax, [(y, h, hci) for y, (*_, h, hci) in kept if h is not None])
         _style_profile(ax, [line[0] for line in lines], title, caption)
     return path

@@ -175,3 +175,33 @@ def test_semrel_rows_take_the_constant_answer_baseline_as_their_ceiling() -> Non
                                               "micro": 0.07})
     got = {p.measure.split(":")[0]: (p.value, p.ceiling) for p in lines}
     assert got == {"HYP": (0.5, 0.109), "MER": (0.5, 0.25), "all six": (0.5, 0.07)}
+
+
+def test_a_ceiling_equal_to_chance_leaves_the_chance_tick_visible(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import matplotlib.colors as mcolors
+
+    import eval.plots as plots_mod
+
+    ticks: list[tuple[str, float, float, float]] = []  # colour, x, y from, y to
+    real_close = plots_mod.plt.close
+
+    def close(fig: Any) -> None:
+        for coll in fig.axes[0].collections:
+            for seg, colour in zip(coll.get_segments(), coll.get_colors(), strict=False):
+                (x0, y0), (x1, y1) = seg
+                if x0 == x1:
+                    ticks.append((mcolors.to_hex(colour), x0, min(y0, y1), max(y0, y1)))
+        real_close(fig)
+
+    monkeypatch.setattr(plots_mod.plt, "close", close)
+    # line "same" (y 1): chance 0.25, ceiling 0.25; line "apart" (y 0): chance 0.25, ceiling 0.5
+    plots_mod.profile_chart([("same", 0.6, None, 0.25, None, None),
+                             ("apart", 0.6, None, 0.25, None, None)], "t",
+                            tmp_path / "p.png", ceilings=[0.25, 0.5])
+    black, orange = mcolors.to_hex("black"), mcolors.to_hex("tab:orange")
+    assert sorted(t for t in ticks if t[0] == black) == [(black, 0.25, -0.4, 0.4),
+                                                          (black, 0.25, 0.6, 1.4)]
+    # the equal ceiling covers only the upper half of its row; the other one the whole row
+    assert sorted(t for t in ticks if t[0] == orange) == [(orange, 0.25, 1.0, 1.4),
+                                                           (orange, 0.5, -0.4, 0.4)]
