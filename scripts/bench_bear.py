@@ -162,11 +162,17 @@ def distinct_prefixes(seqs: Sequence[Sequence[int]]) -> int:
     >>> distinct_prefixes([[1, 2, 3], [9, 2, 3]])
     4
     """
-    seen: set[tuple[int, ...]] = set()
-    for seq in seqs:
-        for k in range(1, len(seq)):
-            seen.add(tuple(seq[:k]))
-    return len(seen)
+    from probes.backends.causal_statements import common_length
+
+    # sorted, a sequence's already-counted prefixes are those it shares with its predecessor
+    # (up to the predecessor's own proper prefixes): no set of every prefix is built
+    ordered = sorted(tuple(q) for q in seqs)
+    total, prev = 0, ()
+    for seq in ordered:
+        seen = min(common_length(prev, seq), len(prev) - 1) if prev else 0
+        total += max(0, len(seq) - 1 - max(0, seen))
+        prev = seq
+    return total
 
 
 def floor_positions(texts: list[list[str]], model: Path) -> float:
