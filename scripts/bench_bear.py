@@ -18,7 +18,9 @@ Printed side by side (markdown; also ``--out``/summary.json):
   any other disagreement is a parity failure;
 - per-relation accuracy (P@1 over instance x template items) of both tools;
 - speed: statements/s of kgprobe, of lm-pub-quiz at each ``--lmpq-batch-size`` (its default is
-  1), and the arithmetic floor: 2 FLOPs per parameter per token position that must run, an
+  1), each the median of ``--repeat`` timed passes after an untimed warm-up pass over the first
+  item (so that no tool's time holds its first call's one-off costs), with the passes' range,
+  and the arithmetic floor: 2 FLOPs per parameter per token position that must run, an
   item's shared token prefix (BOS and the template text up to the answer) counted once.
 
 Usage::
@@ -90,7 +92,7 @@ def run_runner(script: str, python: Path, args: argparse.Namespace, model: Path,
                workload: Path, out: Path, extra: Sequence[str]) -> dict:
     cmd = [str(python), str(RUNNERS / script), "--model", str(model), "--workload",
            str(workload), "--out", str(out), "--threads", str(args.threads), "--kind",
-           args.kind, "--scoring", args.scoring, *extra]
+           args.kind, "--scoring", args.scoring, "--repeat", str(args.repeat), *extra]
     env = dict(os.environ)
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         env[var] = str(args.threads)
@@ -231,18 +233,21 @@ def report(summary: dict) -> str:
         lines.append(f"| {rel} | {n} | {a / n:.3f} | {b / n:.3f} | {'yes' if a == b else 'NO'} |")
     lines += ["", *(f"- near-tie: {x}" for x in c["near_ties"]),
               *(f"- FAILURE: {x}" for x in c["failures"]), "",
-              "| tool | statements/s | x lm-pub-quiz fastest | of floor |",
-              "| --- | ---: | ---: | ---: |"]
+              "| tool | statements/s (median pass) | passes (range) | x lm-pub-quiz fastest "
+              "| of floor |", "| --- | ---: | ---: | ---: | ---: |"]
     speed = summary["speed"]
+    ranges = summary.get("pass_ranges", {})
     fastest = max(v for k, v in speed.items() if k.startswith("lm-pub-quiz"))
     floor = summary.get("floor")
     for tool, rate in speed.items():
         of_floor = f"{rate / floor:.0%}" if floor else "-"
-        lines.append(f"| {tool} | {rate:.1f} | {rate / fastest:.2f} | {of_floor} |")
+        got = ranges.get(tool)
+        spread = f"{got[0]} passes: {got[1]:.1f}-{got[2]:.1f}" if got else "-"
+        lines.append(f"| {tool} | {rate:.1f} | {spread} | {rate / fastest:.2f} | {of_floor} |")
     if floor:
         lines.append(f"| *floor* ({summary['gflops']:.0f} GFLOP/s, {summary['params']:,} "
                      f"parameters, {summary['positions']:.2f} positions/statement) | "
-                     f"{floor:.1f} | | 100% |")
+                     f"{floor:.1f} | | | 100% |")
     whole = summary.get("whole_bear")
     if whole:
         lines += ["", f"Whole of BEAR: {whole['statements']:,} statements, "
@@ -273,6 +278,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--lmpq-batch-size", default="1",
                    help="comma-separated lm-pub-quiz batch sizes to time, e.g. 1,4,16,64")
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="timed passes per tool and batch size, after an untimed warm-up on "
+                        "the first item; the median pass is the time (use 3 or more for speed)")
     p.add_argument("--data", type=Path, default=DATA)
     p.add_argument("--out", type=Path, default=OUT)
     p.add_argument("--lmpq-venv", type=Path, default=default_lmpq_venv())
@@ -415,10 +423,14 @@ def finish(args: argparse.Namespace, model: Path, workload: dict, ours: dict, th
     n = ours["statements"]
     speed = {"kgprobe": n / ours["seconds"]["kgprobe"]}
     speed.update({f"lm-pub-quiz (batch {b})": n / s for b, s in theirs["seconds"].items()})
+    passes = {"kgprobe": ours.get("passes", {}).get("kgprobe", [])}
+    passes.update({f"lm-pub-quiz (batch {b})": v for b, v in theirs.get("passes", {}).items()})
     summary: dict = {"model": str(model), "kind": args.kind, "scoring": args.scoring,
                      "variant": (args.pll_metric if args.kind == "masked"
                                  else "BOS-text quirk" if args.quirk else ""),
                      "no_ensure_bos": args.no_ensure_bos, "statements": n, "speed": speed,
+                     "pass_ranges": {tool: (len(v), n / max(v), n / min(v))
+                                     for tool, v in passes.items() if v},
                      "wall_seconds": time.perf_counter() - t0,
                      "versions": {"kgprobe": ours["versions"], "lm-pub-quiz": theirs["versions"]},
                      "comparison": compare(workload["items"], ours, theirs)}

@@ -22,7 +22,7 @@ import pytest
 import torch
 
 from probes.backends import ModelError, PromptError, load_scorer
-from probes.backends.causal_statements import prefix_groups
+from probes.backends.causal_statements import PrefixTree
 from tests.test_backends import (  # noqa: F401
     _minilm_dir,
     bert,
@@ -123,6 +123,46 @@ def test_shared_prefix_equals_one_by_one(tiny_llama: Path) -> None:
         assert a.n_tokens == b.n_tokens and logprob_close(a.logprob, b.logprob)
 
 
+@pytest.fixture(scope="module")
+def tiny_sliding(tmp_path_factory: pytest.TempPathFactory, smol_tokenizer: Any) -> Path:
+    """A tiny Mistral whose sliding attention window (6 tokens) is shorter than most of the
+    statements: a packed row's mask must not stand in for it."""
+    from transformers import MistralConfig, MistralForCausalLM
+
+    torch.manual_seed(2)
+    config = MistralConfig(
+        vocab_size=len(smol_tokenizer), hidden_size=32, intermediate_size=64,
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        max_position_embeddings=64, sliding_window=6, initializer_range=0.2,
+        bos_token_id=smol_tokenizer.bos_token_id, eos_token_id=smol_tokenizer.eos_token_id,
+        pad_token_id=smol_tokenizer.pad_token_id, tie_word_embeddings=False)
+    path = tmp_path_factory.mktemp("models") / "tiny-sliding"
+    MistralForCausalLM(config).eval().save_pretrained(path)
+    smol_tokenizer.save_pretrained(path)
+    return path
+
+
+def test_statements_longer_than_the_sliding_window_keep_it(tiny_sliding: Path) -> None:
+    texts = [t for t, _ in STATEMENTS] + ["Paris.", "Lyon.", "Rome is big."]
+    scorer = _scorer(tiny_sliding, "whole")
+    assert scorer.prefix_mode == "packed"  # the load-time check kept the fast path on
+    lengths = [len(scorer.tokenizer(t)["input_ids"]) + 1 for t in texts]
+    assert min(lengths) <= 5 < 7 < max(lengths)  # some fit a row of 5, most are longer
+    reference = [_reference(scorer.model, scorer.tokenizer, t, 0) for t in texts]
+    # the window matters: a 4D mask (a packed row's) that lets the last token see the whole
+    # statement gives it another log-probability
+    ids = [scorer.tokenizer.bos_token_id, *scorer.tokenizer(texts[6])["input_ids"]]
+    full = torch.zeros((1, 1, len(ids), len(ids))).masked_fill_(
+        torch.ones(len(ids), len(ids), dtype=torch.bool).triu(1), torch.finfo(torch.float32).min)
+    with torch.no_grad():
+        windowed = scorer.model(input_ids=torch.tensor([ids])).logits[0, -2]
+        unwindowed = scorer.model(input_ids=torch.tensor([ids]), attention_mask=full).logits[0, -2]
+    assert not torch.allclose(windowed, unwindowed, rtol=1e-3, atol=1e-3)
+    for score, (expected, n) in zip(scorer.loglik([("", t) for t in texts]), reference,
+                                    strict=True):
+        assert score.n_tokens == n and logprob_close(score.logprob, expected)
+
+
 def test_conditional_from_the_answers_first_token(tiny_llama: Path, bos_tiny_llama: Path) -> None:
     for path in (tiny_llama, bos_tiny_llama):
         scorer = _scorer(path, "whole")
@@ -175,16 +215,34 @@ def test_boundary_enters_the_cache_key_and_bad_values_fail(tiny_llama: Path) -> 
         _scorer(tiny_llama, "wholes")
 
 
-def test_prefix_groups_keep_instances_apart() -> None:
+def test_prefix_tree_runs_every_shared_prefix_once_and_packs_whole_prefixes() -> None:
     bos, the, capital, of, is_ = 0, 10, 11, 12, 13
     france = [(bos, the, capital, of, 20, is_, a, 99) for a in (30, 31, 32, 33)]
     spain = [(bos, the, capital, of, 21, is_, a, 99) for a in (30, 34, 35)]
     alone = [(bos, 40, 41)]
     seqs = france + spain + alone
-    groups = sorted(prefix_groups(seqs, 128))
-    assert groups == [(2, [7]), (6, [0, 1, 2, 3]), (6, [4, 5, 6])]
-    dup = prefix_groups([(0, 5, 6), (0, 5, 6)], 128)
-    assert dup == [(2, [0, 1])]  # identical statements keep one token to score each
+    tree = PrefixTree.build(seqs, share=True)
+    # counted by hand: BOS, the, capital, of (4); France, is (2) and 4 answers; Spain, is (2)
+    # and 3 answers; 40 (1): the last token of a statement is never run
+    assert len(tree.token) == 16
+    for seq, path in zip(seqs, tree.paths, strict=True):
+        assert [tree.token[v] for v in path] == list(seq[:-1])
+        assert [tree.depth[v] for v in path] == list(range(len(seq) - 1))
+    assert len(PrefixTree.build(seqs, share=False).token) == 4 * 7 + 3 * 7 + 2
+    nested = PrefixTree.build([(0, 5, 6), (0, 5), (0, 5, 6), (0, 5, 6, 7)], share=True)
+    assert nested.token == [0, 5, 6] and nested.paths == [[0, 1], [0], [0, 1], [0, 1, 2]]
+    for limit in (7, 8, 11, 64):
+        rows = tree.pack(limit)
+        owners = [v for nodes, first in rows for v in nodes[first:]]
+        assert sorted(owners) == list(range(16))  # every node computed exactly once
+        for nodes, _ in rows:
+            assert len(nodes) <= limit
+            for c, v in enumerate(nodes):  # a node's whole prefix stands before it in its row
+                assert set(tree.ancestors(v)) <= set(nodes[:c])
+    assert len(tree.pack(64)) == 1
+    # rows of 8, by hand: BOS..is + 2 French answers; BOS..is again + 2; BOS..of + Spain, is
+    # + 2 answers; BOS..Spain, is + the last answer + the lone statement's 40
+    assert [len(nodes) - first for nodes, first in tree.pack(8)] == [8, 2, 4, 2]
 
 
 # --- masked: PLL variants ---------------------------------------------------------------------

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import torch
 
 
@@ -87,6 +88,28 @@ def block_mask(segments: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     allowed = causal & ((key == 0) | ((key == query) & (key > 0)))
     mask = torch.zeros(allowed.shape, dtype=dtype, device=segments.device)
     return mask.masked_fill_(~allowed, torch.finfo(dtype).min)[:, None]
+
+
+def tree_mask(parents: Sequence[Sequence[int]], width: int, dtype: torch.dtype) -> torch.Tensor:
+    """Additive [batch, 1, width, width] mask for rows that pack a token tree: column ``c``
+    sees itself and its ancestors, following ``parents[row][c]`` (the parent's column, -1 for
+    none; parents come first); padding sees itself only.
+
+    >>> m = tree_mask([[-1, 0, 0, 2]], 4, torch.float32)[0, 0] == 0
+    >>> m.int().tolist()
+    [[1, 0, 0, 0], [1, 1, 0, 0], [1, 0, 1, 0], [1, 0, 1, 1]]
+    """
+    allowed = np.zeros((len(parents), width, width), dtype=bool)
+    index = np.arange(width)
+    allowed[:, index, index] = True
+    for row, columns in enumerate(parents):
+        seen = allowed[row]
+        for c, p in enumerate(columns):
+            if p >= 0:
+                seen[c, :c] = seen[p, :c]
+    keep = torch.from_numpy(allowed)
+    mask = torch.zeros(keep.shape, dtype=dtype)
+    return mask.masked_fill_(~keep, torch.finfo(dtype).min)[:, None]
 
 
 def cache_supported(model: Any) -> bool:

@@ -21,25 +21,26 @@ own first token). When forcing ``add_bos_token`` makes the tokenizer add BOS (ev
 tokenizer with a BOS token in transformers 5: SmolLM2 and Gemma 3 here; not GPT-2's fast
 tokenizer in transformers 4), the two are the same.
 
-Speed: the statements are sorted by their token ids, and runs of statements that share a
-token prefix (BOS and the template text before the answer: an instance's statements) form a
-group, chosen by :func:`prefix_groups`; the prefix runs once per group, packed with its
-members' remainders in one row under a block attention mask (``causal_model.block_mask``), and
-the prefix tokens' log-probabilities are computed once and added to every member that scores
-them. Groups of one statement are plain full forwards. Rows are length-sorted and batched; the
-LM head runs only at the predicting positions, each once.
+Speed: the statements' token sequences form one prefix tree (:class:`PrefixTree`): every
+distinct proper token prefix of the call is a node, run once, so what statements share (BOS,
+the subject that starts an instance's templates, the template text before the answer, the
+first words of answers such as "United States" and "United Kingdom", and whole prefixes across
+the instances of an answer-first template) runs once. The nodes, in depth-first order, are cut
+into rows of the row limit; each row starts with the ancestors of its first node (context
+only) and carries a tree attention mask (``causal_model.tree_mask``: a node sees itself and
+its ancestors) and each node's depth as its position id. Rows are full but for the last, so
+batches carry no padding; the LM head runs only at the predicting nodes, each once per target
+token.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
-import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from probes.backends.causal_model import block_mask
+from probes.backends.causal_model import tree_mask
 from probes.errors import ModelError
 
 if TYPE_CHECKING:
@@ -147,139 +148,163 @@ def common_length(a: Ids, b: Ids) -> int:
     return n
 
 
-def prefix_groups(seqs: Sequence[Ids], row_limit: int) -> list[tuple[int, list[int]]]:
-    """Groups of statements that run one shared token prefix once: ``(prefix length, member
-    indices)``; every member has at least one token after the prefix. A lone statement is a
-    group whose prefix is all but its last token (one plain forward).
+@dataclass(frozen=True, slots=True)
+class PrefixTree:
+    """The token tree of a set of statements: one node per distinct proper token prefix, in
+    depth-first (sorted) order, so a node's parent always comes before it.
 
-    The statements are sorted by their ids, so a prefix is shared by consecutive runs. A run
-    either forms one group (its common prefix) or splits where its neighbours' common prefix is
-    shortest, whichever costs fewer token positions (a prefix repeats in every packed row of
-    ``row_limit`` tokens): an instance's statements share BOS and the template text up to the
-    answer and group together; instances that share only the template's first words do not.
+    ``token[v]`` is the prefix's last token, ``parent[v]`` the node of the prefix one token
+    shorter (-1 for a first token), ``depth[v]`` its position id; ``paths[i][k - 1]`` is the
+    node of statement ``i``'s first ``k`` tokens, whose state predicts its token ``k``.
 
-    >>> seqs = [(0, 5, 6, 7, x, 9) for x in (1, 2, 3)] + [(0, 5, 8, 7, x, 9) for x in (1, 2, 3)]
-    >>> sorted(prefix_groups([*seqs, (9, 9)], 64))  # 2 x (4 + 3 x 1) positions, not 2 + 6 x 3
-    [(1, [6]), (4, [0, 1, 2]), (4, [3, 4, 5])]
+    >>> tree = PrefixTree.build([(0, 5, 6, 1), (0, 5, 6, 2), (0, 7, 1)], share=True)
+    >>> tree.token, tree.parent, tree.depth
+    ([0, 5, 6, 7], [-1, 0, 1, 0], [0, 1, 2, 1])
+    >>> tree.paths
+    [[0, 1, 2], [0, 1, 2], [0, 3]]
+    >>> len(PrefixTree.build([(0, 5, 6, 1), (0, 5, 6, 2)], share=False).token)  # no sharing
+    6
     """
-    order = sorted(range(len(seqs)), key=lambda i: seqs[i])
-    common = [common_length(seqs[a], seqs[b]) for a, b in itertools.pairwise(order)]
-    plans: dict[tuple[int, int], tuple[float, list[tuple[int, list[int]]]]] = {}
-    # post-order over the runs (each split gives runs with a longer common prefix)
-    visit: list[tuple[int, int, bool]] = [(0, len(order), False)] if order else []
-    while visit:
-        lo, hi, expanded = visit.pop()
-        if hi - lo == 1:
-            i = order[lo]
-            plans[(lo, hi)] = (float(len(seqs[i]) - 1), [(len(seqs[i]) - 1, [i])])
-            continue
-        lowest = min(common[lo : hi - 1])
-        cuts = [k + 1 for k in range(lo, hi - 1) if common[k] == lowest]
-        parts = list(zip([lo, *cuts], [*cuts, hi], strict=True))
-        if not expanded:
-            visit.append((lo, hi, True))
-            visit.extend((a, b, False) for a, b in parts)
-            continue
-        members = [order[k] for k in range(lo, hi)]
-        shared = min(lowest, min(len(seqs[i]) for i in members) - 1)
-        together = _group_cost(shared, [len(seqs[i]) for i in members], row_limit)
-        split_cost = sum(plans[p][0] for p in parts)
-        if shared >= 1 and together <= split_cost:
-            plans[(lo, hi)] = (together, [(shared, members)])
-        else:
-            plans[(lo, hi)] = (split_cost, [g for p in parts for g in plans.pop(p)[1]])
-    return plans[(0, len(order))][1] if order else []
 
+    token: list[int]
+    parent: list[int]
+    depth: list[int]
+    paths: list[list[int]]
 
-def _group_cost(shared: int, lengths: list[int], row_limit: int) -> float:
-    """Token positions one group runs: its prefix once per packed row, each member's tokens
-    after the prefix but its last."""
-    rest = sum(n - shared - 1 for n in lengths)
-    rows = max(1, math.ceil(rest / max(1, row_limit - shared)))
-    return float(rows * shared + rest)
+    @classmethod
+    def build(cls, seqs: Sequence[Ids], *, share: bool) -> PrefixTree:
+        """``share``: statements share the nodes of their common prefixes (else every
+        statement is a chain of its own)."""
+        order = sorted(range(len(seqs)), key=lambda i: seqs[i]) if share else range(len(seqs))
+        token: list[int] = []
+        parent: list[int] = []
+        paths: list[list[int]] = [[] for _ in seqs]
+        previous: Ids = ()
+        last: list[int] = []
+        for i in order:
+            seq = seqs[i]
+            keep = min(common_length(previous, seq), len(seq) - 1) if share else 0
+            path = last[:keep]  # a statement that is a prefix of this one has one node less
+            for k in range(len(path), len(seq) - 1):
+                parent.append(path[-1] if path else -1)
+                token.append(seq[k])
+                path.append(len(token) - 1)
+            paths[i] = path
+            previous, last = seq, path
+        depth = [0] * len(token)
+        for v, p in enumerate(parent):
+            depth[v] = depth[p] + 1 if p >= 0 else 0
+        return cls(token, parent, depth, paths)
+
+    def pack(self, limit: int) -> list[tuple[list[int], int]]:
+        """Rows of at most ``limit`` nodes: ``(nodes, first owned column)``. The nodes run in
+        depth-first order, cut into rows; a row starts with its first node's ancestors
+        (context only, owned by an earlier row), so every node sees its whole prefix in its
+        row. Rows are full but for the last, so a batch of them carries no padding.
+
+        >>> PrefixTree.build([(0, 5, 6, 1), (0, 5, 6, 2), (0, 7, 1)], share=True).pack(3)
+        [([0, 1, 2], 0), ([0, 3], 1)]
+        """
+        rows: list[tuple[list[int], int]] = []
+        current: list[int] = []
+        owned = 0
+        for v in range(len(self.token)):
+            if len(current) >= limit:
+                rows.append((current, owned))
+                current = self.ancestors(v)
+                owned = len(current)
+            current.append(v)
+        if current:
+            rows.append((current, owned))
+        return rows
+
+    def ancestors(self, v: int) -> list[int]:
+        """The nodes above ``v``, root first."""
+        chain: list[int] = []
+        p = self.parent[v]
+        while p >= 0:
+            chain.append(p)
+            p = self.parent[p]
+        return chain[::-1]
 
 
 def score_statements(
     scorer: CausalScorer, statements: Sequence[Statement], *, share: bool
 ) -> list[tuple[float, int]]:
-    """(summed log-probability, scored tokens) of each statement; ``share``: run shared
-    prefixes once (else every statement is one plain forward)."""
+    """(summed log-probability, scored tokens) of each statement; ``share``: run every shared
+    token prefix once in packed tree rows (else every statement is a plain forward of its own,
+    the reference path). A statement longer than a row (the model's sliding window, whose
+    layers a packed row's mask would override) is a plain forward too."""
     n = len(statements)
-    totals = [0.0] * n
     todo = [i for i in range(n) if statements[i].scored]
-    seqs = [statements[i].ids for i in todo]
-    if share:
-        limit = scorer._row_limit(1)
-        groups = [(s, [todo[m] for m in ms]) for s, ms in prefix_groups(seqs, limit)]
-    else:
-        groups = [(len(statements[i].ids) - 1, [i]) for i in todo]
-    rows: list[tuple[int, list[int], bool]] = []  # (group, members, first row of the group)
-    for g, (shared, members) in enumerate(groups):
-        limit = scorer._row_limit(shared)
-        current: list[int] = []
-        length = shared
-        for i in sorted(members, key=lambda m: len(statements[m].ids)):
-            extra = len(statements[i].ids) - shared - 1
-            if current and length + extra > limit:
-                rows.append((g, current, not any(r[0] == g for r in rows[-1:])))
-                current, length = [], shared
-            current.append(i)
-            length += extra
-        rows.append((g, current, not any(r[0] == g for r in rows[-1:])))
-    prefix_lp: dict[tuple[int, int], float] = {}  # (group, position) -> log-probability
+    longest = max((len(statements[i].ids) for i in todo), default=1)
+    limit = scorer._row_limit(longest - 1)
+    totals = [0.0] * n
+    packed = [i for i in todo if share and len(statements[i].ids) - 1 <= limit]
+    plain = [i for i in todo if not share or len(statements[i].ids) - 1 > limit]
+    if packed:
+        _score_tree(scorer, statements, packed, totals, limit)
+    if plain:
+        _score_tree(scorer, statements, plain, totals, None)
+    scorer._report(n - len(todo))
+    return [(totals[i], len(statements[i].scored)) for i in range(n)]
+
+
+def _score_tree(scorer: CausalScorer, statements: Sequence[Statement], todo: list[int],
+                totals: list[float], limit: int | None) -> None:
+    """Adds the statements' log-probabilities to ``totals``: their prefix tree packed into
+    rows of ``limit`` under tree masks, or (``limit=None``) one plain causal row each."""
+    tree = PrefixTree.build([statements[i].ids for i in todo], share=limit is not None)
+    rows = tree.pack(limit) if limit is not None else [(path, 0) for path in tree.paths]
+    owner: dict[int, tuple[int, int]] = {}  # node -> (row, column) where it is computed
+    for r, (nodes, first) in enumerate(rows):
+        for c in range(first, len(nodes)):
+            owner[nodes[c]] = (r, c)
+    wanted: list[dict[tuple[int, int], None]] = [{} for _ in rows]  # (column, target) per row
+    done = [0] * len(rows)  # statements whose last scored node a row computes
+    for k, i in enumerate(todo):
+        st, path = statements[i], tree.paths[k]
+        last = -1
+        for p in st.scored:
+            r, c = owner[path[p - 1]]
+            wanted[r][(c, st.ids[p])] = None
+            last = max(last, r)
+        done[last] += 1
+    logprob: dict[tuple[int, int], float] = {}  # (node, target) -> log-probability
 
     def work(batch: list[int]) -> None:
         chosen = [rows[b] for b in batch]
-        sequences, segments, positions = [], [], []
-        slots: dict[tuple[int, int], int] = {}  # (row, column) -> predicting state
-        picks: list[tuple[int, int]] = []  # (state slot, target)
-        owners: list[tuple[str, int, int]] = []  # ("member", request, 0) | ("prefix", g, pos)
-        for r, (g, members, first) in enumerate(chosen):
-            shared = groups[g][0]
-            prefix = statements[members[0]].ids[:shared]
-            seq, seg, pos = list(prefix), [0] * shared, list(range(shared))
-            if first:
-                needed = min(statements[m].scored[0] for m in groups[g][1])
-                for p in range(max(1, needed), shared):
-                    picks.append((slots.setdefault((r, p - 1), len(slots)), prefix[p]))
-                    owners.append(("prefix", g, p))
-            for j, i in enumerate(members, start=1):
-                ids = statements[i].ids
-                start = len(seq)
-                for p in statements[i].scored:
-                    if p < shared:
-                        continue
-                    col = shared - 1 if p == shared else start + p - shared - 1
-                    picks.append((slots.setdefault((r, col), len(slots)), ids[p]))
-                    owners.append(("member", i, 0))
-                seq.extend(ids[shared:-1])
-                seg.extend([j] * (len(ids) - shared - 1))
-                pos.extend(range(shared, len(ids) - 1))
-            sequences.append(seq)
-            segments.append(seg)
-            positions.append(pos)
-        ids_t, _ = scorer._padded(sequences)
-        seg_ids, _ = scorer._padded(segments, pad=-1)
-        pos_ids, _ = scorer._padded(positions, pad=0)
-        states, _ = scorer._run(ids_t, block_mask(seg_ids, scorer.model.dtype), pos_ids)
-        order = sorted(slots, key=slots.__getitem__)
-        gathered = states[scorer._long([rc[0] for rc in order]),
-                          scorer._long([rc[1] for rc in order])]
-        lp = scorer._first_tokens(
-            gathered, scorer._long([s for s, _ in picks]), scorer._long([t for _, t in picks])
-        ).double().tolist()
-        for (what, a, b), value in zip(owners, lp, strict=True):
-            if what == "prefix":
-                prefix_lp[(a, b)] = value
-            else:
-                totals[a] += value
-        scorer._report(sum(len(m) for _, m, _ in chosen))
+        ids, attention = scorer._padded([[tree.token[v] for v in nodes] for nodes, _ in chosen])
+        if limit is None:
+            states, _ = scorer._run(ids, attention)
+        else:
+            pos, _ = scorer._padded([[tree.depth[v] for v in nodes] for nodes, _ in chosen],
+                                    pad=0)
+            parents = []
+            for nodes, _ in chosen:
+                column = {v: c for c, v in enumerate(nodes)}
+                parents.append([column.get(tree.parent[v], -1) for v in nodes])
+            mask = tree_mask(parents, ids.shape[1], scorer.model.dtype).to(scorer.device)
+            states, _ = scorer._run(ids, mask, pos)
+        cells: dict[tuple[int, int], int] = {}  # (row, column) -> state slot
+        picks: list[tuple[int, int, int]] = []  # (slot, target, node)
+        for r, b in enumerate(batch):
+            nodes = rows[b][0]
+            for c, target in wanted[b]:
+                picks.append((cells.setdefault((r, c), len(cells)), target, nodes[c]))
+        if picks:
+            order = list(cells)
+            gathered = states[scorer._long([rc[0] for rc in order]),
+                              scorer._long([rc[1] for rc in order])]
+            values = scorer._first_tokens(
+                gathered, scorer._long([s for s, _, _ in picks]),
+                scorer._long([t for _, t, _ in picks])).double().tolist()
+            for (_, target, node), value in zip(picks, values, strict=True):
+                logprob[(node, target)] = value
+        scorer._report(sum(done[b] for b in batch))
 
-    lengths = [groups[g][0] + sum(len(statements[i].ids) - groups[g][0] - 1 for i in m)
-               for g, m, _ in rows]
-    scorer.batcher("statements").run(lengths, work)
-    for g, (shared, members) in enumerate(groups):
-        for i in members:
-            totals[i] += sum(prefix_lp[(g, p)] for p in statements[i].scored if p < shared)
-    scorer._report(n - len(todo))
-    return [(totals[i], len(statements[i].scored)) for i in range(n)]
+    label = "statements" if limit is not None else "plain statements"
+    scorer.batcher(label).run([len(nodes) for nodes, _ in rows], work)
+    for k, i in enumerate(todo):
+        st, path = statements[i], tree.paths[k]
+        totals[i] = sum(logprob[(path[p - 1], st.ids[p])] for p in st.scored)

@@ -5,8 +5,13 @@ relation, the template index and text, the subject label, the relation's ordered
 and the gold answer's index. Each runner scores every answer of every item and writes::
 
     {"tool": "lm-pub-quiz", "versions": {...}, "threads": 1, "load_seconds": 2.1,
-     "runs": {"causal-sum": {"statements": 4200, "seconds": 150.2, "scores": [[...], ...],
-                             "n_tokens": [[...], ...]}}}
+     "statements": 4200, "seconds": {"1": 150.2}, "passes": {"1": [150.2, 151.0, 149.8]},
+     "scores": [[...], ...], "n_tokens": [[...], ...], "texts": [[...], ...]}
+
+``seconds`` is the median of the timed ``passes`` (``--repeat``), per tool setting (kgprobe;
+lm-pub-quiz's batch sizes). Before them each runner scores the first item once, untimed, at
+each setting, so that no tool's time holds its first call's one-off costs (thread pools, the
+allocator, kernel choice).
 
 Statements are templated as lm-pub-quiz 0.3.3 templates them (``Templater.replace_placeholders``):
 ``[X]`` = the subject label, ``[Y]`` = the answer, anywhere in the template, then the first
@@ -65,7 +70,21 @@ def parse_args(description: str, argv: Sequence[str] | None = None) -> argparse.
     parser.add_argument("--no-ensure-bos", action="store_true",
                         help="lm-pub-quiz: ensure_bos_token_added=False (its BOS-text branch off)")
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="timed passes over the workload (after one untimed warm-up pass "
+                             "over the first item); the median is the time")
     return parser.parse_args(argv)
+
+
+def median(values: Sequence[float]) -> float:
+    """The middle value (the mean of the two middle ones for an even count).
+
+    >>> median([3.0, 1.0, 2.0]), median([4.0, 1.0])
+    (2.0, 2.5)
+    """
+    ordered = sorted(values)
+    mid = len(ordered) // 2
+    return ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2
 
 
 def load_workload(path: Path) -> list[dict]:

@@ -6,7 +6,8 @@ reduction="sum", batch_size=...)``, with ``Evaluator.from_model(folder, model_ty
 conditional_score=..., pll_metric=...)`` and its defaults otherwise (``ensure_bos_token_added
 =True`` unless ``--no-ensure-bos``). The scored-token counts are read from the scoring masks of
 ``evaluator.encode`` (the causal mask from its second position on, as ``score_statements``
-reads it). With several ``--batch-size`` values the whole workload is timed at each; the scores
+reads it). With several ``--batch-size`` values the whole workload is timed at each
+(``--repeat`` passes after an untimed warm-up on the first item; the median counts); the scores
 of the first are kept. ``bos_text`` says per item whether ``encode`` takes its BOS-text branch
 (the first padded row does not start with BOS after ``add_bos_token``).
 """
@@ -36,17 +37,26 @@ def main() -> int:
     load = time.perf_counter() - t0
     n = sum(len(item["answers"]) for item in items)
     timings: dict[str, float] = {}
+    passes: dict[str, list[float]] = {}
     scores: list[list[float]] = []
+
+    def score(part: list[dict], size: int) -> list:
+        return [evaluator.score_answers(template=item["template"], answers=item["answers"],
+                                        subject=item["subject"], reduction="sum",
+                                        batch_size=size) for item in part]
+
     for size in args.batch_size or [1]:
-        print(f"[lm-pub-quiz] {n} statements, batch size {size} ...", file=sys.stderr, flush=True)
-        t0 = time.perf_counter()
-        got = [evaluator.score_answers(template=item["template"], answers=item["answers"],
-                                       subject=item["subject"], reduction="sum",
-                                       batch_size=size) for item in items]
-        seconds = time.perf_counter() - t0
-        timings[str(size)] = seconds
-        print(f"[lm-pub-quiz] batch size {size}: {seconds:.1f} s, {n / seconds:.1f} statements/s",
-              file=sys.stderr, flush=True)
+        score(items[:1], size)  # warm-up, untimed
+        for k in range(max(1, args.repeat)):
+            print(f"[lm-pub-quiz] {n} statements, batch size {size}, pass {k + 1} ...",
+                  file=sys.stderr, flush=True)
+            t0 = time.perf_counter()
+            got = score(items, size)
+            seconds = time.perf_counter() - t0
+            passes.setdefault(str(size), []).append(seconds)
+            print(f"[lm-pub-quiz] batch size {size}: {seconds:.1f} s, {n / seconds:.1f} "
+                  "statements/s", file=sys.stderr, flush=True)
+        timings[str(size)] = common.median(passes[str(size)])
         if not scores:
             scores = [[float(s) for s in row] for row in got]
     statements = [[evaluator.replace_placeholders(template=item["template"],
@@ -66,7 +76,7 @@ def main() -> int:
         "tool": "lm-pub-quiz", "versions": common.version_of("lm-pub-quiz", "torch",
                                                               "transformers"),
         "threads": args.threads, "load_seconds": load, "statements": n,
-        "seconds": timings, "scores": scores, "n_tokens": counts, "texts": texts,
+        "seconds": timings, "passes": passes, "scores": scores, "n_tokens": counts, "texts": texts,
         "bos_text": bos_text})
     return 0
 
