@@ -15,7 +15,11 @@ What it measures, each written to ``check.json`` and ``check.md`` under ``--out`
 
 1. the card's matmul rate in the scoring dtype (bf16 on a GPU; an 8192-cube product);
 2. kgprobe's throughput on multiple choice (shared contexts), independent sentences, next-word
-   top-k, masked PLL and seq2seq (context, candidate) pairs, each as a fraction of its
+   top-k, BEAR's whole statements as lm-pub-quiz scores them (``boundary="whole"``: every
+   relation x its first instance x every template x the whole answer space, 5,706 statements,
+   saved by ``--prepare`` from ``../shared/data/bear``; their floor counts each distinct token
+   prefix once, and the whole of BEAR's time follows from the rate), masked PLL and seq2seq
+   (context, candidate) pairs, each as a fraction of its
    arithmetic floor: 2 x matmul parameters FLOPs per processed token (each shared context
    once; the input embedding is a lookup and is not counted; a PLL sentence of n tokens is n-2
    masked copies of n tokens with the MLM head at the masked position only; seq2seq: the
@@ -65,8 +69,9 @@ from bench_scoring import FRAMES, OPENERS, SUBJECTS  # the same sentence frames
 SCRIPTS = Path(__file__).resolve().parent
 TOKENIZER_DIRS = ("causal", "masked", "seq2seq")
 FULL_SIZES = {"mc": (500, 21), "sentences": 8000, "topk": 4000, "pll": 400, "seq2seq": 400,
-              "plain": 0.25}
-TINY_SIZES = {"mc": (12, 5), "sentences": 40, "topk": 30, "pll": 8, "seq2seq": 8, "plain": 1.0}
+              "plain": 0.25, "bear": 10**9, "bear_plain": 400}
+TINY_SIZES = {"mc": (12, 5), "sentences": 40, "topk": 30, "pll": 8, "seq2seq": 8, "plain": 1.0,
+              "bear": 120, "bear_plain": 120}
 
 
 # --- model shapes ---------------------------------------------------------------------------
@@ -149,14 +154,16 @@ def flop_groups(model: Any) -> dict[str, int]:
     return bench_models.flop_groups({n: p.numel() for n, p in model.named_parameters()})
 
 
-def make_scorer(kind: str, model: Any, tokenizer: Any, name: str, device: torch.device) -> Any:
-    """kgprobe's scorer around an in-memory model, finished as ``load_scorer`` finishes one."""
+def make_scorer(kind: str, model: Any, tokenizer: Any, name: str, device: torch.device,
+                **options: Any) -> Any:
+    """kgprobe's scorer around an in-memory model, finished as ``load_scorer`` finishes one
+    (``options``: the backend's scoring options, e.g. ``boundary="whole"``)."""
     from probes.backends.registry import backend
 
     cls = backend(kind)
     scorer = cls.create(model, tokenizer, has_head=True, name=name, revision="random-weights",
                         device=device, max_length=512)
-    scorer.configure(cls.check_options({}), verify=True)
+    scorer.configure(cls.check_options(options), verify=True)
     return scorer
 
 
@@ -186,6 +193,56 @@ def load_tokenizers(folder: Path | None) -> dict[str, Any]:
         raise SystemExit(f"{folder}: no tokenizer folder {', '.join(missing)}; make them here "
                          "with `bash scripts/gpu_check.sh --prepare`")
     return {k: AutoTokenizer.from_pretrained(folder / k) for k in TOKENIZER_DIRS}
+
+
+# --- BEAR statements --------------------------------------------------------------------------
+
+BEAR_FILE = "bear.json"
+
+
+def bear_statements(data: Path, tokenizer: Any, instances: int = 1, whole: bool = True) -> dict:
+    """BEAR's statements for the check, templated as lm-pub-quiz templates them: every relation
+    x its first ``instances`` instances x every template x the relation's whole answer space
+    (5,706 statements for one instance), and (``whole``) the whole of BEAR's statement count and
+    floor positions (its distinct token prefixes, BOS included, with ``tokenizer``)."""
+    import bench_bear
+
+    sys.path.insert(0, str(SCRIPTS / "peers"))
+    import bear_common
+
+    def texts(items: list[dict]) -> list[str]:
+        return [bear_common.statement(i["template"], i["subject"], a)[0] for i in items
+                for a in i["answers"]]
+
+    out: dict[str, Any] = {"statements": texts(bench_bear.build_workload(data, None, instances)
+                                                ["items"])}
+    if whole:
+        everything = texts(bench_bear.build_workload(data, None, 10**9)["items"])
+        out["whole_statements"] = len(everything)
+        out["whole_positions"] = bear_positions(tokenizer, everything)
+    return out
+
+
+def bear_positions(tokenizer: Any, statements: Sequence[str]) -> int:
+    """The floor's token positions: the statements' distinct proper token prefixes (BOS first),
+    counted by ``bench_bear.distinct_prefixes``."""
+    import bench_bear
+
+    ids = tokenizer(list(statements), add_special_tokens=False)["input_ids"]
+    return bench_bear.distinct_prefixes([[tokenizer.bos_token_id, *x] for x in ids])
+
+
+def load_bear(folder: Path | None, tokenizer: Any) -> tuple[dict | None, str]:
+    """The BEAR statements saved by ``--prepare`` (the GPU machine), else made here from
+    ``../shared/data/bear`` (without the whole-of-BEAR counts), else None and why."""
+    if folder is not None and (folder / BEAR_FILE).is_file():
+        return json.loads((folder / BEAR_FILE).read_text(encoding="utf-8")), "prepared"
+    import bench_bear
+
+    if (bench_bear.DATA / "metadata_relations.json").is_file():
+        return bear_statements(bench_bear.DATA, tokenizer, whole=False), "made here"
+    return None, (f"no {BEAR_FILE} (bash scripts/gpu_check.sh --prepare makes it) and no "
+                  f"{bench_bear.DATA}")
 
 
 # --- workloads ------------------------------------------------------------------------------
@@ -338,6 +395,7 @@ class Check:
                                      "throughput": [], "agreement": [], "notes": []}
         self.sizes = TINY_SIZES if args.tiny else FULL_SIZES
         self.work = workload(self.sizes)
+        self.bear_data: dict | None = None
         self.gflops = 0.0
         self.deadline = time.monotonic() + args.budget_s
 
@@ -387,7 +445,40 @@ class Check:
             op: {"rows": b.rows, "tokens": b.tokens} for op, b in scorer._batchers.items()}
         self.data.setdefault("peak_gib", {})[shape] = peak_memory(self.device)
         self.peers(shape, model, tokenizer, scorer, results)
+        self.bear(shape, model, tokenizer, params)
         return scorer
+
+    def bear(self, shape: str, model: Any, tokenizer: Any, params: int) -> None:
+        """BEAR's whole statements as lm-pub-quiz scores them (``boundary="whole"``, the prefix
+        tree), against the floor of their distinct token prefixes, and a slice of them against
+        plain forwards; with the prepared whole-of-BEAR counts, the whole of BEAR's time."""
+        if self.bear_data is None:
+            return
+        texts = self.bear_data["statements"][: self.sizes["bear"]]
+        reqs = [("", t) for t in texts]
+        scorer = make_scorer("causal", model, tokenizer, shape, self.device, boundary="whole")
+        scorer.loglik(reqs[:64])  # warm-up
+        seconds, scores = timed(self.device, lambda s=scorer: s.loglik(reqs))
+        positions = bear_positions(tokenizer, texts)
+        self.throughput(shape, "bear", "kgprobe", len(reqs), seconds, 2 * params * positions)
+        plain = make_scorer("causal", model, tokenizer, shape, self.device, boundary="whole",
+                            prefix_mode=None)
+        k = min(len(reqs), self.sizes["bear_plain"])
+        want = [s.logprob for s in plain.loglik(reqs[:k])]
+        self.agree(f"{shape} BEAR prefix tree = plain forwards",
+                   largest_difference([s.logprob for s in scores[:k]], want), self.tolerance(),
+                   "nats")
+        if "whole_positions" in self.bear_data:
+            rate = positions / seconds
+            minutes = self.bear_data["whole_positions"] / rate / 60
+            self.data.setdefault("bear_whole", {})[shape] = {
+                "statements": self.bear_data["whole_statements"],
+                "positions": self.bear_data["whole_positions"], "minutes": round(minutes, 2)}
+            self.note(f"{shape}: the whole of BEAR ({self.bear_data['whole_statements']:,} "
+                      f"statements, {self.bear_data['whole_positions']:,} floor positions with "
+                      f"SmolLM2's tokenizer) at this run's {rate:,.0f} positions/s: "
+                      f"{minutes:.1f} min")
+        del scorer, plain
 
     def peers(self, shape: str, model: Any, tokenizer: Any, scorer: Any,
               results: dict[str, list[float]]) -> None:
@@ -667,9 +758,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.worker:
         return worker(*args.worker, cpu=args.cpu, dtype=args.dtype or "bfloat16")
     if args.prepare:
-        for kind, tok in local_tokenizers().items():
+        import bench_bear
+
+        tokenizers = local_tokenizers()
+        for kind, tok in tokenizers.items():
             tok.save_pretrained(args.prepare / kind)
         print(f"saved tokenizers {', '.join(TOKENIZER_DIRS)} under {args.prepare}")
+        if not (bench_bear.DATA / "metadata_relations.json").is_file():
+            raise SystemExit(f"{bench_bear.DATA} not found: the BEAR statements come from "
+                             "../shared/data/bear (clone kgprobe beside ../shared)")
+        bear = bear_statements(bench_bear.DATA, tokenizers["causal"])
+        (args.prepare / BEAR_FILE).write_text(json.dumps(bear), encoding="utf-8")
+        print(f"saved {len(bear['statements']):,} BEAR statements (whole of BEAR: "
+              f"{bear['whole_statements']:,} statements, {bear['whole_positions']:,} floor "
+              f"positions) to {args.prepare / BEAR_FILE}")
         return 0
     if not args.cpu and not torch.cuda.is_available():
         raise SystemExit("no CUDA device: run on the GPU machine, or use --cpu --tiny here")
@@ -690,6 +792,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"matmul {check.gflops:,.0f} GFLOP/s on {check.data['environment']['device']}",
           flush=True)
     toks = load_tokenizers(args.tokenizers)
+    check.bear_data, how = load_bear(args.tokenizers, toks["causal"])
+    check.note(f"BEAR statements: {how}" + (f" ({len(check.bear_data['statements']):,})"
+                                            if check.bear_data else ""))
     shapes = [s.strip() for s in args.shapes.split(",") if s.strip()]
     try:
         first = None
