@@ -90,10 +90,12 @@ def block_mask(segments: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return mask.masked_fill_(~allowed, torch.finfo(dtype).min)[:, None]
 
 
-def tree_mask(parents: Sequence[Sequence[int]], width: int, dtype: torch.dtype) -> torch.Tensor:
+def tree_mask(parents: Sequence[Sequence[int]], width: int, dtype: torch.dtype,
+              device: torch.device | str = "cpu") -> torch.Tensor:
     """Additive [batch, 1, width, width] mask for rows that pack a token tree: column ``c``
-    sees itself and its ancestors, following ``parents[row][c]`` (the parent's column, -1 for
-    none; parents come first); padding sees itself only.
+    sees itself and its ancestors, following ``parents[row][c]`` (the parent's column, before
+    ``c``; -1 for none); padding sees itself only. Made on the CPU, one row copy per column
+    (a column sees what its parent sees, and itself), then moved to ``device``.
 
     >>> m = tree_mask([[-1, 0, 0, 2]], 4, torch.float32)[0, 0] == 0
     >>> m.int().tolist()
@@ -107,8 +109,8 @@ def tree_mask(parents: Sequence[Sequence[int]], width: int, dtype: torch.dtype) 
         for c, p in enumerate(columns):
             if p >= 0:
                 seen[c, :c] = seen[p, :c]
-    keep = torch.from_numpy(allowed)
-    mask = torch.zeros(keep.shape, dtype=dtype)
+    keep = torch.from_numpy(allowed).to(device)
+    mask = torch.zeros(keep.shape, dtype=dtype, device=device)
     return mask.masked_fill_(~keep, torch.finfo(dtype).min)[:, None]
 
 

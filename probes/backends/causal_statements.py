@@ -284,7 +284,7 @@ def _score_tree(scorer: CausalScorer, statements: Sequence[Statement], todo: lis
             for nodes, _ in chosen:
                 column = {v: c for c, v in enumerate(nodes)}
                 parents.append([column.get(tree.parent[v], -1) for v in nodes])
-            mask = tree_mask(parents, ids.shape[1], scorer.model.dtype).to(scorer.device)
+            mask = tree_mask(parents, ids.shape[1], scorer.model.dtype, ids.device)
             states, _ = scorer._run(ids, mask, pos)
         cells: dict[tuple[int, int], int] = {}  # (row, column) -> state slot
         picks: list[tuple[int, int, int]] = []  # (slot, target, node)
