@@ -91,7 +91,7 @@ def test_causal_split_model_scores_like_the_whole_model(tiny_llama: Path, tmp_pa
     split = _split(tiny_llama, tmp_path, prefix_mode=mode)
     assert split.prefix_mode == mode  # the shared-prefix path survived the load-time check
     _close(split.loglik(CAUSAL), whole.loglik(CAUSAL))
-    split.set_batch_size(2)  # several batches, padded
+    split.set_batch_size(2)  # several batches
     _close(split.loglik(CAUSAL), whole.loglik(CAUSAL))
     prompts = ["owl is a kind of", "an emu is a"]
     for got, want in zip(split.topk(prompts, 5), whole.topk(prompts, 5), strict=True):

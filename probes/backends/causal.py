@@ -5,21 +5,21 @@ to the continuation; the whole string and the context are encoded separately and
 continuation's tokens are the whole string's tokens after the context's. An empty context is
 the tokenizer's own leading special tokens (Gemma's ``<bos>``), else the BOS token, else EOS.
 
-Speed:
+Speed: every request is a statement (its token ids, context and continuation, and the
+positions it scores), and one call's statements run as one prefix tree
+(:mod:`probes.backends.causal_statements`):
 
-- requests that share a context form a group, and the context runs through the model once.
-  Default (``prefix_mode="packed"``): one row holds the context followed by every candidate's
-  tokens (all but its last), with a block attention mask (a candidate sees the context and
-  its own earlier tokens) and position ids that restart after the context for each
-  candidate; rows are length-sorted and batched. Alternative (``prefix_mode="cache"``): the
-  contexts are encoded in a batch, their key/value cache (DynamicCache) is copied to the
-  candidates and only the continuation tokens run. Either way the first token of every
-  candidate is scored from the context's last position, so one-token candidates cost nothing
-  beyond the context;
-- requests with an empty context (whole texts after the start token) share their token
-  prefixes as whole statements do (``causal_statements.score_statements``): the statements of
-  one template that differ only after some words run those words once;
-- other requests run as one length-sorted, right-padded forward per batch;
+- default (``prefix_mode="packed"``): every distinct token prefix of the call runs once, in
+  full rows under a tree attention mask with each token's depth as its position id, so a
+  context shared by candidates runs once, candidates' common first tokens run once, and
+  whole texts (an empty context) that differ only after some words run those words once.
+  Every candidate's first token is scored from its context's last position, so one-token
+  candidates cost nothing beyond the context; rows carry no padding;
+- ``prefix_mode="cache"``: candidates that share a context (two or more, a context of two
+  tokens or more) take its key/value cache (DynamicCache), encoded once in a batch, and run
+  only their own tokens; the other requests run in the prefix tree;
+- ``prefix_mode=None``: every request is a plain causal forward of its own (the reference);
+- a request longer than a row (a sliding window shorter than the request) runs plainly too;
 - the LM head runs only at the positions whose logits are needed, in chunks, with logsumexp +
   gather instead of a full log-softmax.
 
@@ -53,7 +53,6 @@ from probes.backends.base import (
 )
 from probes.backends.causal_model import (
     accepts_positions,
-    block_mask,
     cache_argument,
     cache_supported,
     leading_special_ids,
@@ -97,9 +96,9 @@ class CausalScorer(Scorer):
         ][:1]
         self._window = sliding_window(model)
         self.prefix_mode: str | None = "packed"
-        """How candidates share a context: ``packed`` (context and all candidates' tokens in one
-        row with a block attention mask), ``cache`` (context key/value cache copied to the
-        candidates), or None (every request runs on its own)."""
+        """How requests share their token prefixes: ``packed`` (one prefix tree per call, in rows
+        under a tree attention mask), ``cache`` (a shared context's key/value cache copied to
+        its candidates), or None (every request runs on its own)."""
         if not accepts_positions(model, self._body):
             self.prefix_mode = None
         self._cache_ok = cache_supported(model)
@@ -154,49 +153,37 @@ class CausalScorer(Scorer):
     def loglik(self, requests: Sequence[tuple[str, str]]) -> list[Score]:
         """log P(continuation | context), summed over the continuation's tokens.
 
-        Requests that share a context run it through the model once (see ``prefix_mode``); the
-        rest run as plain length-sorted batches. With ``boundary`` ``whole``/``lm-pub-quiz``
-        the request is scored as lm-pub-quiz scores a statement (module docstring).
+        Every request becomes a statement (its token ids and the positions it scores) and the
+        statements run as one prefix tree (``causal_statements.score_statements``), so what
+        requests share runs once; ``prefix_mode=None`` runs each on its own, and
+        ``prefix_mode="cache"`` scores candidates that share a context from its key/value
+        cache. With ``boundary`` ``whole``/``lm-pub-quiz`` the request is scored as
+        lm-pub-quiz scores a statement (module docstring).
         """
+        pairs: list[tuple[Ids, Ids]] = []
         if self.boundary != "lm-eval":
             statements = encode_statements(
                 self.tokenizer, requests, quirk=self.boundary == "lm-pub-quiz")
             for index, st in enumerate(statements):
                 self._check_length(len(st.ids), index, "".join(requests[index]))
-            scored = score_statements(self, statements, share=self.prefix_mode is not None)
-            return [Score(lp, n) for lp, n in scored]
-        pairs = self.encode_pairs(requests)
-        for index, (ctx, cont) in enumerate(pairs):
-            self._check_length(len(ctx) + len(cont) - 1, index, "".join(requests[index]))
-        logprob = [0.0] * len(pairs)
-        groups: dict[Ids, list[int]] = {}
-        for index, (ctx, cont) in enumerate(pairs):
-            if cont:
-                groups.setdefault(ctx, []).append(index)
-        single: list[int] = []
-        shared: dict[Ids, list[int]] = {}
-        for ctx, members in groups.items():
-            if self._shares(ctx, members, pairs):
-                shared[ctx] = members
-            else:
-                single.extend(members)
-        self._report(len(pairs) - sum(len(m) for m in groups.values()))
-        start = tuple(self._start)
-        whole = [i for i in single if start and pairs[i][0] == start]
-        if whole and self.prefix_mode is not None:  # whole texts: share their token prefixes
-            done = set(whole)
-            single = [i for i in single if i not in done]
-            statements = [Statement(pairs[i][0] + pairs[i][1], tuple(range(
-                len(start), len(start) + len(pairs[i][1])))) for i in whole]
-            for i, (value, _) in zip(whole, score_statements(self, statements, share=True),
-                                     strict=True):
-                logprob[i] = value
-        self._loglik_single(single, pairs, logprob)
-        if self.prefix_mode == "cache":
-            self._loglik_cached(shared, pairs, logprob)
         else:
-            self._loglik_packed(shared, pairs, logprob)
-        return [Score(logprob[i], len(cont)) for i, (_, cont) in enumerate(pairs)]
+            pairs = self.encode_pairs(requests)
+            for index, (ctx, cont) in enumerate(pairs):
+                self._check_length(len(ctx) + len(cont) - 1, index, "".join(requests[index]))
+            statements = [Statement(ctx + cont, tuple(range(len(ctx), len(ctx) + len(cont))))
+                          for ctx, cont in pairs]
+        logprob = [0.0] * len(statements)
+        rest = list(range(len(statements)))
+        groups = self._cache_groups(pairs) if self.prefix_mode == "cache" else {}
+        if groups:
+            self._loglik_cached(groups, pairs, logprob)
+            cached = {i for members in groups.values() for i in members}
+            rest = [i for i in rest if i not in cached]
+        scored = score_statements(self, [statements[i] for i in rest],
+                                  share=self.prefix_mode is not None)
+        for i, (value, _) in zip(rest, scored, strict=True):
+            logprob[i] = value
+        return [Score(logprob[i], len(st.scored)) for i, st in enumerate(statements)]
 
     def encode_pairs(self, requests: Sequence[tuple[str, str]]) -> list[tuple[Ids, Ids]]:
         """(context token ids, continuation token ids) per request, as the model will see them."""
@@ -226,14 +213,18 @@ class CausalScorer(Scorer):
         ids = self.tokenizer(unique, add_special_tokens=False)["input_ids"] if unique else []
         return dict(zip(unique, ids, strict=True))
 
-    def _shares(self, ctx: Ids, members: list[int], pairs: list[tuple[Ids, Ids]]) -> bool:
-        mode = self.prefix_mode
-        if mode is None or len(members) < 2 or len(ctx) < 2:
-            return False
-        if mode == "cache" and not self._cache_ok:
-            return False
-        longest = max(len(pairs[i][1]) for i in members)
-        return len(ctx) + longest < self._row_limit(len(ctx))
+    def _cache_groups(self, pairs: list[tuple[Ids, Ids]]) -> dict[Ids, list[int]]:
+        """``prefix_mode="cache"``: the contexts whose candidates share their key/value cache
+        (at least two candidates, a context of two tokens or more, all within a row)."""
+        if not self._cache_ok:
+            return {}
+        groups: dict[Ids, list[int]] = {}
+        for index, (ctx, cont) in enumerate(pairs):
+            if cont:
+                groups.setdefault(ctx, []).append(index)
+        return {ctx: members for ctx, members in groups.items()
+                if len(members) >= 2 and len(ctx) >= 2
+                and len(ctx) + max(len(pairs[i][1]) for i in members) < self._row_limit(len(ctx))}
 
     def _row_limit(self, context_length: int) -> int:
         """Longest packed row: room for many candidates, within the model's (sliding) window."""
@@ -241,35 +232,6 @@ class CausalScorer(Scorer):
         if self._window is not None:
             limit = min(limit, self._window - 1)
         return min(limit, self.max_length)
-
-    def _loglik_single(
-        self,
-        indices: list[int],
-        pairs: list[tuple[Ids, Ids]],
-        logprob: list[float],
-    ) -> None:
-        def work(batch: list[int]) -> None:
-            items = [indices[b] for b in batch]
-            sequences = [(pairs[i][0] + pairs[i][1])[:-1] for i in items]
-            ids, mask = self._padded(sequences)
-            states, _ = self._run(ids, mask)
-            rows, cols, targets, segments = [], [], [], []
-            for j, i in enumerate(items):
-                ctx, cont = pairs[i]
-                for t, token in enumerate(cont):
-                    rows.append(j)
-                    cols.append(len(ctx) - 1 + t)
-                    targets.append(token)
-                    segments.append(j)
-            picked = states[self._long(rows), self._long(cols)]
-            lp = self._row_logprobs(picked, self._long(targets), self._head)
-            sums = segment_sum(lp, self._long(segments), len(items)).tolist()
-            for j, i in enumerate(items):
-                logprob[i] = sums[j]
-            self._report(len(items))
-
-        lengths = [len(pairs[i][0]) + len(pairs[i][1]) - 1 for i in indices]
-        self.batcher("loglik").run(lengths, work)
 
     def _loglik_cached(
         self,
@@ -329,79 +291,6 @@ class CausalScorer(Scorer):
 
         # not cut at length drops: each context batch feeds its candidates' continuation batches
         self.batcher("context", cut=False).run([len(k) for k in keys], context_work)
-
-    def _loglik_packed(
-        self,
-        groups: dict[Ids, list[int]],
-        pairs: list[tuple[Ids, Ids]],
-        logprob: list[float],
-    ) -> None:
-        """One row per context: the context, then every candidate's tokens but its last, with
-        a block mask (a candidate sees the context and its own earlier tokens) and position ids
-        that restart after the context for each candidate."""
-        rows: list[tuple[Ids, list[int]]] = []
-        for ctx, members in groups.items():
-            limit = self._row_limit(len(ctx))
-            current: list[int] = []
-            length = len(ctx)
-            for i in sorted(members, key=lambda m: len(pairs[m][1])):
-                extra = len(pairs[i][1]) - 1
-                if current and length + extra > limit:
-                    rows.append((ctx, current))
-                    current, length = [], len(ctx)
-                current.append(i)
-                length += extra
-            rows.append((ctx, current))
-
-        def work(batch: list[int]) -> None:
-            chosen = [rows[b] for b in batch]
-            sequences, segments, positions = [], [], []
-            first_row, first_tok, rest_r, rest_t, rest_tok, rest_seg = [], [], [], [], [], []
-            owners: list[int] = []
-            for r, (ctx, members) in enumerate(chosen):
-                seq, seg, pos = list(ctx), [0] * len(ctx), list(range(len(ctx)))
-                for j, i in enumerate(members, start=1):
-                    cont = pairs[i][1]
-                    c = len(owners)
-                    owners.append(i)
-                    first_row.append(r)
-                    first_tok.append(cont[0])
-                    for t in range(1, len(cont)):
-                        rest_r.append(r)
-                        rest_t.append(len(seq))
-                        rest_tok.append(cont[t])
-                        rest_seg.append(c)
-                        seq.append(cont[t - 1])
-                        seg.append(j)
-                        pos.append(len(ctx) + t - 1)
-                sequences.append(seq)
-                segments.append(seg)
-                positions.append(pos)
-            ids, _ = self._padded(sequences)
-            seg_ids, _ = self._padded(segments, pad=-1)
-            pos_ids, _ = self._padded(positions, pad=0)
-            mask = block_mask(seg_ids, self.model.dtype)
-            states, _ = self._run(ids, mask, pos_ids)
-            last = states[
-                torch.arange(len(chosen), device=self.device),
-                self._long([len(ctx) - 1 for ctx, _ in chosen]),
-            ]
-            total = self._first_tokens(
-                last, self._long(first_row), self._long(first_tok)).double()
-            if rest_r:
-                lp2 = self._row_logprobs(
-                    states[self._long(rest_r), self._long(rest_t)],
-                    self._long(rest_tok),
-                    self._head,
-                )
-                total = total + segment_sum(lp2, self._long(rest_seg), len(owners))
-            values = total.tolist()
-            for c, i in enumerate(owners):
-                logprob[i] = values[c]
-            self._report(len(owners))
-
-        lengths = [len(ctx) + sum(len(pairs[i][1]) - 1 for i in m) for ctx, m in rows]
-        self.batcher("packed").run(lengths, work)
 
     def _first_tokens(
         self, last: torch.Tensor, rows: torch.Tensor, targets: torch.Tensor

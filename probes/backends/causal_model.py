@@ -78,18 +78,6 @@ def returned_cache(out: Any) -> Any:
     return getattr(out, "cache" if "cache" in fields else "past_key_values", None)
 
 
-def block_mask(segments: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """Additive [batch, 1, length, length] mask for packed rows: a query sees earlier keys of
-    the context (segment 0) and of its own segment; padding (-1) sees the context only."""
-    length = segments.shape[1]
-    index = torch.arange(length, device=segments.device)
-    causal = index[None, :, None] >= index[None, None, :]
-    query, key = segments[:, :, None], segments[:, None, :]
-    allowed = causal & ((key == 0) | ((key == query) & (key > 0)))
-    mask = torch.zeros(allowed.shape, dtype=dtype, device=segments.device)
-    return mask.masked_fill_(~allowed, torch.finfo(dtype).min)[:, None]
-
-
 def tree_mask(parents: Sequence[Sequence[int]], width: int, dtype: torch.dtype,
               device: torch.device | str = "cpu") -> torch.Tensor:
     """Additive [batch, 1, width, width] mask for rows that pack a token tree: column ``c``

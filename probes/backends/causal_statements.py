@@ -1,6 +1,7 @@
-"""Whole-statement scoring for causal LMs, as lm-pub-quiz 0.3.3 scores statements, and its
-shared-prefix fast path (the causal backend's ``boundary`` options ``whole`` and
-``lm-pub-quiz``).
+"""Statement scoring for causal LMs: the prefix tree that every causal ``loglik`` call runs
+(a request is a statement: its token ids and the positions it scores), and whole statements
+tokenised as lm-pub-quiz 0.3.3 tokenises them (the causal backend's ``boundary`` options
+``whole`` and ``lm-pub-quiz``).
 
 Tokenisation (lm-pub-quiz's ``CausalLMEvaluator.encode``): ``context + continuation`` is
 tokenised as ONE string with the tokenizer's special tokens and ``add_bos_token`` forced on;
