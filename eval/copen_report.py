@@ -180,7 +180,7 @@ def _runs(con: duckdb.DuckDBPyConnection) -> dict[str, RunInfo]:
                             AND status = 'done'""").fetchall()
     for rid, model, probe, cfg, backend, revision, dtype in rows:
         c = (json.loads(cfg or "{}").get("runtime") or {}).get("copen") or {}
-        # the LM family the run record carries (probes.copen.zeroshot writes it from the
+        # the LM family the run record carries (probes.benchmarks.copen.zeroshot writes it from the
         # scorer's declared capabilities); the backend column only for records without it
         kind = c.get("kind") or backend or ""
         out[rid] = RunInfo(rid, _short(model), probe.split("/")[1],
@@ -489,7 +489,7 @@ def render(res: Results) -> str:
     parts = ["# COPEN report", ""]
     if not res.metrics.get("copen_hidden_labels"):
         parts.append("No COPEN instances in the results file: load the released files with "
-                     "`python -m probes.copen load DIR` first.")
+                     "`python -m probes.benchmarks.copen load DIR` first.")
         return "\n".join(parts)
     where = ", ".join(f"{LABEL[t]} on {res.splits[t]} ({res.split_reason[t]})" for t in COPEN_TASKS)
     heading = ("Table 2" if all(res.splits[t] == "test" for t in COPEN_TASKS)

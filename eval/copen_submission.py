@@ -35,7 +35,8 @@ from probes.results import ProbeError, connect
 FILES = {"csj": "csj_submissions.json", "cpj": "cpj_submissions.json",
          "cic": "cic_submissions.json"}
 PROBES = {task: f"copen/{task}" for task in FILES}
-"""Task -> its probe name in the results file (as :data:`probes.copen.PROBES` writes it)."""
+"""Task -> its probe name in the results file (as :data:`probes.benchmarks.copen.PROBES` writes
+it)."""
 
 
 def best(scores: dict[str, float], order: list[str] | None = None) -> str:
@@ -58,7 +59,7 @@ def _pick_run(con: duckdb.DuckDBPyConnection, model: str, task: str,
                           ORDER BY finished_at DESC""", [model, PROBES[task]]).fetchall()
     if not rows:
         raise ProbeError(f"no finished COPEN {task} run of model {model!r} in the results file; "
-                         "run `python -m probes.copen zero-shot --model ...` first")
+                         "run `python -m probes.benchmarks.copen zero-shot --model ...` first")
     zero = []
     for rid, cfg in rows:
         c = (json.loads(cfg).get("runtime") or {}).get("copen") or {}
@@ -71,7 +72,7 @@ def _pick_run(con: duckdb.DuckDBPyConnection, model: str, task: str,
         if c.get("part") == want:
             return rid, f"zero-shot, part {want}"
     raise ProbeError(f"model {model!r} has no zero-shot {task} run of part {want!r}; score "
-                     "every part with `python -m probes.copen zero-shot`")
+                     "every part with `python -m probes.benchmarks.copen zero-shot`")
 
 
 def predictions(con: duckdb.DuckDBPyConnection, model: str, task: str, split: str = "test",
@@ -131,7 +132,8 @@ def write_submission(con: duckdb.DuckDBPyConnection, model: str, out: Path, spli
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``kgprobe copen submission`` / ``python -m probes.copen submission``."""
+    """The options of ``kgprobe copen submission`` / ``python -m probes.benchmarks.copen
+    submission``."""
     parser.description = "Write test predictions in the COPEN leaderboard format."
     parser.add_argument("--model", "-m", required=True, help="model name as stored in runs")
     parser.add_argument("--out", type=Path, required=True, help="folder for task{1,2,3}.json")

@@ -16,7 +16,8 @@ Runs the metric files of ``eval/ontolama/`` over the results file and prints mar
    majority-class baseline on those instances and their share of positives; then L3 under
    both class scorings (the paper's sum of probabilities and OpenPrompt's mean of
    log-probabilities);
-3. **K-shot** (when ``python -m probes.ontolama.kshot`` runs exist): the paper's protocol, one
+3. **K-shot** (when ``python -m probes.benchmarks.ontolama.kshot`` runs exist): the paper's
+protocol, one
    row per model, dataset and K, the mean ± std over all runs (templates x label sets x seeds:
    18 when complete); one row per K and prompt (mean ± std over seeds) beside zero-shot on the
    same prompt; and a PNG of the protocol mean against K, one line per dataset (error bars: the
@@ -330,7 +331,8 @@ def render(res: Results, plot: Path | None = None, prompt_plot: Path | None = No
     parts = ["# OntoLAMA report", ""]
     if not res.runs and not res.metrics.get("ontolama_shortcuts"):
         parts.append("No OntoLAMA runs in the results file: export the probes (python -m "
-                     "probes.export -p 'ontolama/*') and score them (python -m probes.run -p "
+                     "probes.engine.export -p 'ontolama/*') and score them (python -m "
+                     "probes.engine.run -p "
                      "ontolama/NAME) first.")
         return "\n".join(parts)
     parts += ["## Datasets: shortcut panel", "",

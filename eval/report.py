@@ -122,7 +122,8 @@ def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | Non
         labels = {r[0]: run_label(r[0], r[1], r[2]) for r in configs}
     except duckdb.Error as e:
         raise MetricError(f"the results file has no usable runs table ({e}); it may predate "
-                          "this kgprobe version: run `python -m probes.run` once (it upgrades "
+                          "this kgprobe version: run `python -m probes.engine.run` once (it "
+                          "upgrades "
                           "the file) or export again into a new file") from e
     tasks_run = {t for _, t in runs.values()}
     report = Report(prompts={r[0]: _templates(r[1]) for r in configs})
@@ -454,7 +455,8 @@ def render_markdown(report: Report, images: list[Path], results_path: str) -> st
              f"Results file: `{results_path}`; generated "
              f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}.", ""]
     if not report.results:
-        parts += ["No metric has results yet: score probes with `python -m probes.run` first.",
+        parts += ["No metric has results yet: score probes with `python -m probes.engine.run` "
+                  "first.",
                   ""]
     if report.results:
         parts += [NOTES, ""]
@@ -498,11 +500,11 @@ def empty_reason(report: Report, probes: Sequence[str] | None, models: Sequence[
                        *(f"--model {m}" for m in models or [])])
     if chosen:
         return (f"no metric rows for {chosen} in {results_path}: check the names with "
-                "`python -m probes.run --list probes` and `SELECT DISTINCT model, probe, "
-                "status FROM runs`, or score them with `python -m probes.run`")
+                "`python -m probes.engine.run --list probes` and `SELECT DISTINCT model, probe, "
+                "status FROM runs`, or score them with `python -m probes.engine.run`")
     return (f"no metric rows in {results_path}: no finished run of a task the metrics apply "
             "to (" + (", ".join(report.skipped) or "no metrics") + "); score probes with "
-            "`python -m probes.run -m MODEL -p PROBE` first")
+            "`python -m probes.engine.run -m MODEL -p PROBE` first")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -102,16 +102,16 @@ def declared_models(path: Path = SHARED_VOCAB) -> tuple[str, tuple[str, ...]]:
 
 NO_RUNS = ("no semrel runs in {path}. Export the probes, load the human answers and score a "
            "model first:\n"
-           "  python -m probes.export -p 'semrel/*'\n"
-           "  python -m probes.semrel humans\n"
-           "  python -m probes.run -m MODEL -p 'semrel/*'")
+           "  python -m probes.engine.export -p 'semrel/*'\n"
+           "  python -m probes.benchmarks.semrel humans\n"
+           "  python -m probes.engine.run -m MODEL -p 'semrel/*'")
 
 
 NO_VOCAB = ("the shared vocabulary of {label} ({declared}) limits every word and relatum, but "
             "the results file has no vocabulary (model_vocab) for {missing}, so every word "
             "would be left out and every figure, the humans' included, would print as –. "
             "Write it (tokenizers only, no weights) and run the report again:\n"
-            "  python -m probes.semrel vocab")
+            "  python -m probes.benchmarks.semrel vocab")
 
 
 def check_vocab(con: duckdb.DuckDBPyConnection, settings: Settings) -> None:

@@ -222,8 +222,8 @@ def entropy_table(res: Results) -> str:
                      PAPER_R_MEAN.get(r, "–"), f"{_num(e['mean_r_nonzero'])} ± "
                      f"{_num(e['sd_r_nonzero'])}", _num(PAPER_PROTO.get(r)), _num(proto)])
     if not rows:
-        return "No human answers (human_responses): load them with `python -m probes.semrel " \
-               "humans`."
+        return ("No human answers (human_responses): load them with "
+                "`python -m probes.benchmarks.semrel humans`.")
     rows.append(["all", "", "", "", "", "", "", "", "", _num(PAPER_PROTO["all"]),
                  _num(res.value("semrel_proto_probes", "all"))])
     return _table(["relation", "R = 0 (paper)", "R = 0 (ours)", "length (paper)",
@@ -236,7 +236,7 @@ def paper_table(res: Results) -> str:
     """The humans' S, C, M_k and AuDC of the paper beside ours."""
     humans = sorted(res.humans)
     if not humans:
-        return "No human runs: load them with `python -m probes.semrel humans`."
+        return "No human runs: load them with `python -m probes.benchmarks.semrel humans`."
     rows = []
     for r in RELATIONS:
         lo, hi = PAPER_HUMAN_S[r]

@@ -148,7 +148,7 @@ class MetricFile:
 
 class MetricHeader(BaseModel):
     """The validated header of a metric file (the fields are described in the module's
-    docstring); read and checked by kg.header like a probe file's header (probes.spec)."""
+    docstring); read and checked by kg.header like a probe file's header (probes.engine.spec)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 

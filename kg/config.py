@@ -61,7 +61,7 @@ def model_cache() -> Path:
 
 
 def exports_dir() -> Path:
-    """Where ``python -m probes.export`` writes Parquet files."""
+    """Where ``python -m probes.engine.export`` writes Parquet files."""
     return _env_path("KGPROBE_EXPORTS", home() / "exports")
 
 

@@ -1,7 +1,7 @@
 """Errors raised by the knowledge-graph layer, and :class:`UserError`, the base of every layer's
 errors that a command reports as one line. Each names the thing and the fix; and
 :func:`disk_error`, the one reader of what a failed write says about the disk (every layer
-uses it: kg.build, probes.export, probes.run, results files)."""
+uses it: kg.build, probes.engine.export, probes.engine.run, results files)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 Probe files (``*.rq``, comments start with ``#``) and metric files (``*.sql``, comments start
 with ``--``) both begin with a block of comment lines holding ``field: value`` pairs; the rest
 of the file is the query, unchanged, so it runs in any SPARQL or SQL tool. This module is the
-one reader of that block for every layer (probes.spec reads ``.rq`` probe headers, kg.derived
+one reader of that block for every layer (probes.engine.spec reads ``.rq`` probe headers, kg.derived
 ``.rq`` derived headers, eval.sqlfile ``.sql`` metric headers), and validates it the same way
 for all of them: :func:`read_header` finds the block, remembers the line of each top-level
 field and parses the YAML; :func:`validate_header` checks the fields against the caller's

@@ -17,7 +17,7 @@ rule. The "-ful" nouns ("boxesful") and collocations are not handled.
 
 :meth:`Morphology.inflected_forms` runs the rules backwards: from a lemma, every form whose base
 forms include it ("finger" -> "fingers", "foot" -> "feet"). It is what relatum probes with
-``params: {inflections: noun}`` store as the gold's forms (probes.export).
+``params: {inflections: noun}`` store as the gold's forms (probes.engine.export).
 
 >>> m = Morphology({"noun": frozenset({"finger", "foot", "body", "glass"})},
 ...                {"noun": {"feet": frozenset({"foot"})}})

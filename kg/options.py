@@ -3,7 +3,7 @@
 (``$KGPROBE_RESULTS``, ``$KGPROBE_STORE``, ``$KGPROBE_QUERIES``), so they live beside it in the
 base layer, where ``probes`` and ``eval`` may both import them (``eval`` may import no
 ``probes`` module but the results contract). Model options, used only by ``probes``, are in
-:mod:`probes.options`. Here too is how every layer's command runs and reports a user's error
+:mod:`probes.engine.options`. Here too is how every layer's command runs and reports a user's error
 (:func:`run_command`, :func:`call_handler`, :func:`error_line`: one line ``error: ...``, exit
 status 2).
 

@@ -6,7 +6,8 @@ A class expression is a small immutable tree of :class:`Named`, :class:`Not`, :c
 in RDF, which SPARQL cannot walk recursively: the blank node triples are read in one query
 (:func:`read_blank_triples`) and parsed here (:func:`parse_expression`);
 :func:`expression_ntriples` writes one back as N-Triples (for a reasoner), :func:`functional`
-in OWL 2 functional-style syntax. ``probes.ontolama.verbalise`` turns a tree into English.
+in OWL 2 functional-style syntax. ``probes.benchmarks.ontolama.verbalise`` turns a tree into
+English.
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ The codes are the vocabulary the semrel sources are written in: the human respon
 (kg.responses maps the file's relation names to them), the derived graphs
 (``kgp:relationCode`` in ``queries/derived/semrel-*.rq``) and the probe files
 (``queries/semrel/<code in lower case>.rq``, one per relation). Every Python user imports them
-from here: kg.responses, probes.semrel (the human agent) and eval (the semrel report and the
-profile; eval may import kg). SQL and SPARQL files, which cannot import, spell them out
+from here: kg.responses, probes.benchmarks.semrel (the human agent) and eval (the semrel report and
+the profile; eval may import kg). SQL and SPARQL files, which cannot import, spell them out
 (``eval/semrel/_views.sql``, ``queries/derived/semrel-tuples.rq``);
 ``tests/test_architecture.py`` fails on a second Python definition.
 

@@ -294,8 +294,8 @@ def names_dataset(sparql: str) -> bool:
 
 class RowTally:
     """How many rows the store's query now running has produced so far (updated every 256
-    rows and at its end), for progress lines of a long export (probes.progress). One query runs
-    at a time in a kgprobe process."""
+    rows and at its end), for progress lines of a long export (probes.engine.progress). One query
+    runs at a time in a kgprobe process."""
 
     rows: int = 0
 

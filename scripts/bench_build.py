@@ -27,9 +27,9 @@ from pathlib import Path
 from kg.build import SourceReport, build, format_reports, peak_memory_mb
 from kg.derived import DerivedReport
 from kg.store import LocalStore
-from probes.export import export
-from probes.export import format_reports as format_exports
-from probes.spec import discover
+from probes.engine.export import export
+from probes.engine.export import format_reports as format_exports
+from probes.engine.spec import discover
 
 
 def one_build(store_path: Path) -> dict:

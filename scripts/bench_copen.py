@@ -3,9 +3,9 @@ not a test).
 
 Workload: ``--instances`` CSJ instances of 21 candidates (query entity and candidate names drawn
 deterministically from the names in the KoLA CSJ samples, ../shared/data/copen/kola_samples),
-built as ``probes.copen.zeroshot`` builds them (:mod:`probes.copen.marked`, the authors'
-piece-by-piece tokenisation) and scored for every text part at once
-(:func:`probes.copen.tokenscore.score_marked`: query, candidate and the ``all`` negative
+built as ``probes.benchmarks.copen.zeroshot`` builds them (:mod:`probes.benchmarks.copen.marked`,
+the authors' piece-by-piece tokenisation) and scored for every text part at once
+(:func:`probes.benchmarks.copen.tokenscore.score_marked`: query, candidate and the ``all`` negative
 perplexity). A causal LM needs one forward per prompt; a masked LM one per scored token.
 
 Passes over the same prompts with ``batch_rows`` 1 (unbatched reference) and ``--batch-rows``;
@@ -27,8 +27,8 @@ import torch
 
 from kg import config
 from probes.backends.registry import load_scorer
-from probes.copen.marked import Marked, mark, pieces_for
-from probes.copen.tokenscore import score_marked
+from probes.benchmarks.copen.marked import Marked, mark, pieces_for
+from probes.benchmarks.copen.tokenscore import score_marked
 
 
 def kola_names(data: Path) -> list[str]:

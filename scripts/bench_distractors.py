@@ -7,7 +7,7 @@ On a store with WordNet (python -m kg.build -s wordnet): ``--targets`` noun word
 hash order) with one direct hypernym's label as gold, and a pool of ``--pool`` hypernym labels
 (seven letters, alphabetical). Both are written into two probe files as VALUES, so that only
 the draw differs: the idiom's self-join of the hashed (target, word) pairs, and the header
-option (probes/distractors.py). Prints the seconds of each ``build_instances`` (query and
+option (probes/engine/distractors.py). Prints the seconds of each ``build_instances`` (query and
 instances) and whether the two give the same instances.
 """
 
@@ -20,8 +20,8 @@ import time
 from pathlib import Path
 
 from kg.store import LocalStore
-from probes.export import QueryLimits, build_instances
-from probes.spec import load_probe
+from probes.engine.export import QueryLimits, build_instances
+from probes.engine.spec import load_probe
 
 PREFIX = """PREFIX wn: <http://www.w3.org/2006/03/wn/wn20/schema/>
 PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>

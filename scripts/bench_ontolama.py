@@ -9,7 +9,7 @@ Per ontology it prints:
 - the complex probe's time and, inside it, the HermiT run that checks the negatives;
 - peak memory of this process and of its children (the JVM);
 - zero-shot scoring throughput (``--model``, default SmolLM2-135M): the first ``--scoring-n``
-  (50) pizza-atomic test instances by instance id, scored through ``probes.run`` (cache off,
+  (50) pizza-atomic test instances by instance id, scored through ``probes.engine.run`` (cache off,
   an in-memory results file) with one template x label-word set (T1, L1) and with all six
   (T1, T2 x L1, L2, L3): requests/s (distinct model calls, as ``runs.requests`` counts them)
   and instances/s, after a two-instance warm-up. ``--threads`` sets torch's CPU threads.
@@ -32,13 +32,13 @@ import polars as pl
 from kg.build import build, peak_memory_mb
 from kg.errors import KgError
 from kg.store import LocalStore
-from probes import ontolama
-from probes.errors import ProbeError
-from probes.export import instances_for, write_instances
+from probes.benchmarks import ontolama
+from probes.engine.errors import ProbeError
+from probes.engine.export import instances_for, write_instances
+from probes.engine.runner.plan import RunOptions
+from probes.engine.runner.probe import run_probe
+from probes.engine.spec import Probe
 from probes.results import connect
-from probes.runner.plan import RunOptions
-from probes.runner.probe import run_probe
-from probes.spec import Probe
 
 SOURCES = ["pizza", "schemaorg", "go", "foodon", "doid"]
 SCORING_PROBE = "ontolama/pizza-atomic"

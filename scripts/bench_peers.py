@@ -83,16 +83,16 @@ def default_peers_venv() -> Path:
 def resolve_model(name: str) -> Path:
     """The Hugging Face format folder for ``name`` (an alias such as ``smollm2-135m`` or a folder).
 
-    Aliases and GGUF files go through ``probes.models.resolve``, which dequantises a GGUF once
-    into the model cache; every tool then loads that same folder.
+    Aliases and GGUF files go through ``probes.engine.models.resolve``, which dequantises a GGUF
+    once into the model cache; every tool then loads that same folder.
     """
     path = Path(name).expanduser()
     if path.is_dir() and (path / "config.json").is_file():
         return path.resolve()
     try:
-        from probes.models import resolve
+        from probes.engine.models import resolve
     except ImportError as exc:
-        raise BenchError(f"--model {name!r} is not a model folder and probes.models is not "
+        raise BenchError(f"--model {name!r} is not a model folder and probes.engine.models is not "
                          f"importable ({exc}); pass a folder with config.json") from exc
     source = resolve(name)
     folder = Path(source.location)

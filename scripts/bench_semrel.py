@@ -8,11 +8,11 @@ over the same probes with the same scorer:
 
 - ``a/an mixed`` (the probe's ``slot_det: both``): a template with ``[DET]`` before the slot is
   run twice, with "a" and with "an", and the two next-token distributions are mixed on the device
-  (``probes.tasks.relatum``);
+  (``probes.engine.tasks.relatum``);
 - ``single``: ``slot_det: a``, one forward pass per probe.
 
 Prints probes/s and forward passes/s of each pass and the cost of the mixing. Needs the probe
-exported (``python -m probes.export -p 'semrel/*'``).
+exported (``python -m probes.engine.export -p 'semrel/*'``).
 
 Run: ``.venv/bin/python scripts/bench_semrel.py --model smollm2-135m --threads 2``
 """
@@ -27,12 +27,12 @@ import torch
 
 from kg import config, options
 from probes.backends.registry import load_scorer
-from probes.errors import ProbeError
+from probes.engine.errors import ProbeError
+from probes.engine.runner.plan import load_instances, task_context
+from probes.engine.runner.scoring import score_requests
+from probes.engine.spec import discover
+from probes.engine.tasks import get_task
 from probes.results import connect
-from probes.runner.plan import load_instances, task_context
-from probes.runner.scoring import score_requests
-from probes.spec import discover
-from probes.tasks import get_task
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -142,7 +142,7 @@ def main() -> int:
                 f"~/.cache/kgprobe/models/{args.model}-* with tokenizer.json; pass --tokenizer")
 
     from probes.backends.registry import load_scorer
-    from probes.models import ALIASES
+    from probes.engine.models import ALIASES
 
     work = json.loads(args.workload.read_text())["mc"][: args.mc]
     pairs = [(w["context"], c) for w in work for c in w["candidates"]]

@@ -54,9 +54,9 @@ import kg.build
 import kg.derived
 from kg.manifest import Source
 from kg.store import LocalStore, RemoteStore
-from probes.export import QueryLimits, export, instances_for
-from probes.export import main as export_main
-from probes.spec import discover, load_probe, parse_probe
+from probes.engine.export import QueryLimits, export, instances_for
+from probes.engine.export import main as export_main
+from probes.engine.spec import discover, load_probe, parse_probe
 
 # --- the cases ----------------------------------------------------------------------------------
 
@@ -68,7 +68,7 @@ def security(d: Drill) -> None:
         def listing() -> tuple[str, str]:
             code = export_main(["--queries", str(q), "--only-extra", "--list"])
             return f"exit {code}", f"requests the server received: {len(srv['bodies'])}"
-        d.record("1", "`probes.export --list` over a probe with SERVICE to a silent server",
+        d.record("1", "`probes.engine.export --list` over a probe with SERVICE to a silent server",
                  listing)
         res = f / "r.duckdb"
         d.record("1", "export of that probe (no --allow-service)",
@@ -130,7 +130,7 @@ def wrong_numbers(d: Drill) -> None:
     f = d.folder()
     q, res = exported(f, CHOICE, score=True)
     (q / "p0.rq").write_text(CHOICE.replace('("cat" "animal" "tree") ', ""))
-    d.record("6", "probe query edited after export, then `probes.run`", lambda: run(q, res),
+    d.record("6", "probe query edited after export, then `probes.engine.run`", lambda: run(q, res),
              results_counts(res))
 
     f = d.folder()
@@ -352,7 +352,7 @@ def results_file(d: Drill) -> None:
     data = bytearray(res.read_bytes())
     data[12288:] = b"\x5a" * (len(data) - 12288)
     res.write_bytes(bytes(data))
-    d.record("15", "fully cached `probes.run` on a file damaged after its headers",
+    d.record("15", "fully cached `probes.engine.run` on a file damaged after its headers",
              lambda: run(q2, res))
     f = d.folder()
     q3, res = exported(f, CHOICE)
@@ -387,7 +387,7 @@ def one_line(d: Drill) -> None:
     s = ox.Store(str(st))
     s.flush()
     del s
-    d.record("16", "`probes.export --out FILE`", lambda: export_main(
+    d.record("16", "`probes.engine.export --out FILE`", lambda: export_main(
         ["--queries", str(q), "--only-extra", "--results", str(res), "--out",
          str(f / "out.txt"), "--quiet", "--store", str(st)]), results_counts(res))
     (f / "exports" / "d").mkdir(parents=True)
@@ -410,7 +410,7 @@ def one_line(d: Drill) -> None:
              lambda: export_cli(qh, h / "r.duckdb"), results_counts(h / "r.duckdb"))
 
     def pickle_flag() -> tuple[str, str]:
-        from probes.runner.command import build_parser
+        from probes.engine.runner.command import build_parser
         helps = {a.option_strings[0]: a.help for a in build_parser()._actions
                  if a.option_strings}
         return "ok", f"--allow-pickle: {helps.get('--allow-pickle', 'MISSING')}"
@@ -500,7 +500,7 @@ def truthful_errors(d: Drill) -> None:
     """Issue 21, point 4: a full disk, the notebook API, a cut-off GGUF."""
     import errno
 
-    import probes.export
+    import probes.engine.export
     import probes.results.combine as combine_mod
     from probes.app import api
     from probes.results.__main__ import main as results_main
@@ -512,12 +512,12 @@ def truthful_errors(d: Drill) -> None:
     q, res = exported(f, CHOICE, score=True)
 
     def export_full() -> int:
-        real = probes.export.write_instances
-        probes.export.write_instances = full  # type: ignore[assignment]
+        real = probes.engine.export.write_instances
+        probes.engine.export.write_instances = full  # type: ignore[assignment]
         try:
             return export_cli(q, res)
         finally:
-            probes.export.write_instances = real  # type: ignore[assignment]
+            probes.engine.export.write_instances = real  # type: ignore[assignment]
     d.record("21.4", "export onto a full disk (simulated: the write raises ENOSPC)",
              export_full, results_counts(res))
 
@@ -574,7 +574,7 @@ def truthful_errors(d: Drill) -> None:
     stub = h / "stub.gguf"
     stub.write_bytes(b"GGUF" + b"\0" * 60)
     d.record("21.4", "`api.load_scorer` of a 64-byte GGUF", lambda: api.load_scorer(str(stub)))
-    d.record("21.4", "`probes.run --model` a 64-byte GGUF", lambda: _run_model(q, res, stub),
+    d.record("21.4", "`probes.engine.run --model` a 64-byte GGUF", lambda: _run_model(q, res, stub),
              results_counts(res))
 
 
@@ -589,9 +589,9 @@ def _run_model(q: Path, res: Path, model: Path) -> int:
 _KILLED_EXPORT = """
 import os, signal, sys
 from pathlib import Path
-import probes.export as ex
+import probes.engine.export as ex
 from kg.store import LocalStore
-from probes.spec import discover
+from probes.engine.spec import discover
 ex.publish_parquet = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)
 q, r, o = map(Path, sys.argv[1:4])
 ex.export(discover([q], include_default=False), LocalStore.in_memory(), r, o, progress=False)
@@ -600,8 +600,8 @@ ex.export(discover([q], include_default=False), LocalStore.in_memory(), r, o, pr
 
 def no_silent_numbers(d: Drill) -> None:
     from kg.reason import clean_dead_reason_dirs, reason_dir
-    from probes.models import resolve
-    from probes.shard import merge
+    from probes.engine.models import resolve
+    from probes.engine.shard import merge
     from tests.hostile_http import serving
 
     big = CHOICE.replace("d/choice", "d/big").split("SELECT")[0] + (
@@ -610,7 +610,7 @@ def no_silent_numbers(d: Drill) -> None:
     f = d.folder()
     q, res = exported(f, big)
     (q / "p0.rq").write_text(big.replace("WHERE {", "WHERE { # edited\n", 1))
-    d.record("21.3", "probe edited after export, then `probes.run --shard 0/2`",
+    d.record("21.3", "probe edited after export, then `probes.engine.run --shard 0/2`",
              lambda: run(q, res, "--shard", "0/2"), results_counts(res))
 
     f = d.folder()
@@ -681,7 +681,7 @@ def no_silent_numbers(d: Drill) -> None:
         return f"{n} in DuckDB / {parquet} in Parquet / {len(list(out.rglob('*.tmp')))} .tmp"
     (q / "y.rq").write_text(RECORDS.replace("d/x", "d/y") + "SELECT ?x WHERE { }\n")
     d.record("21.3", "`kill -9` between the DuckDB commit and the Parquet rename, then "
-             "the next `probes.export` (of another probe)",
+             "the next `probes.engine.export` (of another probe)",
              lambda: export_main(["--queries", str(q), "--only-extra", "--results", str(res),
                                   "--out", str(out), "--store", str(EMPTY_STORE[0]), "--quiet",
                                   "-p", "d/y"]), in_step)

@@ -85,11 +85,11 @@ def stack_crashers(d: Drill) -> None:
         d.record("30.1", f"`kgprobe list` beside a probe file with {what}",
                  _sub("-m", "probes.app.cli", "list", "--queries", str(one), "--only-extra"))
         (q / f"{name}.rq").write_text(HEAD.format(f"t/{name}") + body + "\n")
-    d.record("30.1", "`probes.run --list` over the three files and a good one",
-             _sub("-m", "probes.run", "--list", "--queries", str(q), "--only-extra"))
+    d.record("30.1", "`probes.engine.run --list` over the three files and a good one",
+             _sub("-m", "probes.engine.run", "--list", "--queries", str(q), "--only-extra"))
     d.record("30.1", "`export --preview 1 -p t/terms` (the 50,000-term file)",
-             _sub("-m", "probes.export", "--queries", str(q), "--only-extra", "-p", "t/terms",
-                  "--preview", "1", "--store", str(EMPTY_STORE[0])))
+             _sub("-m", "probes.engine.export", "--queries", str(q), "--only-extra",
+                  "-p", "t/terms", "--preview", "1", "--store", str(EMPTY_STORE[0])))
     store, derived = f / "store", f / "derived"
     s = ox.Store(str(store))
     s.add(ox.Quad(ox.NamedNode("http://e.org/s"), ox.NamedNode("http://e.org/p"),
@@ -112,8 +112,8 @@ def unreadable_matches(d: Drill) -> None:
         note = "# a note: the query follows\n" if name != "c" else ""
         (q / f"{name}.rq").write_text(HEAD.format(f"nu/{name}") + note + GOOD)
     res = f / "r.duckdb"
-    base = ["-m", "probes.export", "--queries", str(q), "--only-extra", "--results", str(res),
-            "--no-parquet", "--quiet", "--store", str(EMPTY_STORE[0])]
+    base = ["-m", "probes.engine.export", "--queries", str(q), "--only-extra",
+            "--results", str(res), "--no-parquet", "--quiet", "--store", str(EMPTY_STORE[0])]
     d.record("30.2", "`export -p 'nu/*'`: 3 files match, 2 cannot be read",
              _sub(*base, "-p", "nu/*"), results_counts(res))
     d.record("30.2", "the same with `--preview 1`", _sub(*base, "-p", "nu/*", "--preview", "1"))
@@ -198,7 +198,7 @@ def full_disks(d: Drill) -> None:
         res = f / "r.duckdb"
 
         def export_full() -> tuple[str, str]:
-            code, message = _sub("-m", "probes.export", "--queries", str(q), "--only-extra",
+            code, message = _sub("-m", "probes.engine.export", "--queries", str(q), "--only-extra",
                                  "--results", str(res), "--out", str(disk / "exports"),
                                  "--quiet", "--store", str(EMPTY_STORE[0]))()
             left = [p.name for p in disk.rglob("*") if p.is_file() and p.name != "filler"]
@@ -210,7 +210,7 @@ def _tiny_model(folder: Path) -> Path:
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from probes.models import load_tokenizer
+    from probes.engine.models import load_tokenizer
     tok = load_tokenizer("smollm2-135m")
     torch.manual_seed(0)
     LlamaForCausalLM(LlamaConfig(vocab_size=len(tok), hidden_size=16, intermediate_size=32,
@@ -245,7 +245,7 @@ def crafted_files(d: Drill) -> None:
     (q / "good.rq").write_text(HEAD.format("t/good") + GOOD)
     (q / "big.rq").write_text(HEAD.format("t/big") + "# seed: " + "7" * 5000 + "\n" + GOOD)
     d.record("30.4", "`--list` beside a header with a 5,000-digit `seed`",
-             _sub("-m", "probes.export", "--queries", str(q), "--only-extra", "--list"))
+             _sub("-m", "probes.engine.export", "--queries", str(q), "--only-extra", "--list"))
     derived = f / "derived"
     derived.mkdir()
     (derived / "my copy.rq").write_text("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }\n")
@@ -255,7 +255,7 @@ def crafted_files(d: Drill) -> None:
 
 def advice(d: Drill) -> None:
     from probes.app import api
-    from probes.spec import parse_probe
+    from probes.engine.spec import parse_probe
     text = (HEAD.format("t/x") + "SELECT ?x WHERE { ?x <http://e.org/a#b> ?o . SERVICE "
             "<http://127.0.0.1:9/q> { ?x ?p ?o } }\n")
 
@@ -269,7 +269,7 @@ def advice(d: Drill) -> None:
     (f / "model.safetensors").write_bytes(bytes(8))
 
     def remote() -> Any:
-        from probes.errors import ModelError
+        from probes.engine.errors import ModelError
         try:
             api.load_scorer(f, device="cpu")
             return "loaded", ""

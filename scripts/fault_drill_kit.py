@@ -26,9 +26,9 @@ import pyoxigraph as ox
 from kg.store import LocalStore
 from probes.app.run import main as run_main
 from probes.backends.protocol import CAUSAL_LM
-from probes.export import export
-from probes.export import main as export_main
-from probes.spec import discover
+from probes.engine.export import export
+from probes.engine.export import main as export_main
+from probes.engine.spec import discover
 
 ROOT = Path(__file__).resolve().parents[1]
 EMPTY = b'{"head": {"vars": ["x"]}, "results": {"bindings": []}}'
@@ -66,7 +66,7 @@ class StandInScorer:
         return {}
 
     def loglik(self, requests: Any) -> list[Score]:
-        from probes.models import PromptTooLongError
+        from probes.engine.models import PromptTooLongError
 
         for i, (c, x) in enumerate(requests):
             if self.refuse and self.refuse in c:

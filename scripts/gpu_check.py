@@ -36,7 +36,7 @@ What it measures, each written to ``check.json`` and ``check.md`` under ``--out`
 5. ``--device-map`` (accelerate; GPU + CPU, on the CPU memory + disk) equal to the whole model on
    one device, and the scorer under ``torchrun --nproc-per-node 1`` (NCCL on a GPU, gloo on the
    CPU) equal to a plain run. This last check is at the scorer level: the worker loads the saved
-   model folder through ``load_scorer`` as a ``probes.run`` rank does, without a store.
+   model folder through ``load_scorer`` as a ``probes.engine.run`` rank does, without a store.
 
 Usage (see docs/gpu.md)::
 
@@ -175,7 +175,7 @@ def local_tokenizers() -> dict[str, Any]:
     (masked) and a T5-style Unigram built from that vocabulary (``bench_models``)."""
     from transformers import AutoTokenizer
 
-    from probes.models import load_tokenizer
+    from probes.engine.models import load_tokenizer
 
     return {"causal": load_tokenizer("smollm2-135m"),
             "masked": AutoTokenizer.from_pretrained(bench_models.minilm_dir()),

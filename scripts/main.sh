@@ -11,8 +11,8 @@ PY="${KGPROBE_VENV:-.venv}/bin/python"
 MODEL="${KGPROBE_MODEL:-smollm2-135m}"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 "$PY" -m kg.build
-"$PY" -m probes.export -p 'starter/*'
-"$PY" -m probes.run --model "$MODEL" --probe 'starter/*'
+"$PY" -m probes.engine.export -p 'starter/*'
+"$PY" -m probes.engine.run --model "$MODEL" --probe 'starter/*'
 "$PY" -m eval.report --probe 'starter/*'
 
 bash scripts/profile.sh "$MODEL"   # the knowledge profile (eval/profile.py): ~3.5 min

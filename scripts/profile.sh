@@ -17,22 +17,22 @@ export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 # fixed pseudo-random draw), the same N for each of the six relations; --sample takes N/2
 # instances of each gold class, ordered by MD5(instance id + "42").
 RELATIONS=(-p semrel/hyp -p semrel/hpo -p semrel/hol -p semrel/mer -p semrel/ant -p semrel/syn)
-"$PY" -m probes.export -p 'semrel/*'                        # relation probes, tuples, relata
-"$PY" -m probes.semrel humans                               # the human ceiling (Cao et al.)
-"$PY" -m probes.run --model "$MODEL" "${RELATIONS[@]}" --limit 40 --quiet "${THREADS[@]}"
+"$PY" -m probes.engine.export -p 'semrel/*'                        # relation probes, tuples, relata
+"$PY" -m probes.benchmarks.semrel humans                               # the human ceiling (Cao et al.)
+"$PY" -m probes.engine.run --model "$MODEL" "${RELATIONS[@]}" --limit 40 --quiet "${THREADS[@]}"
 ONTOLOGIES=(-p ontolama/pizza-atomic -p ontolama/schemaorg-atomic)
-"$PY" -m probes.ontolama build "${ONTOLOGIES[@]}" --no-parquet
+"$PY" -m probes.benchmarks.ontolama build "${ONTOLOGIES[@]}" --no-parquet
 # Pizza's test split holds 94 instances, 47 per class: --sample 100 takes all of them;
 # Schema.org's 2,830: 50 of each class
-"$PY" -m probes.run --model "$MODEL" "${ONTOLOGIES[@]}" --split test --sample 100 --quiet \
+"$PY" -m probes.engine.run --model "$MODEL" "${ONTOLOGIES[@]}" --split test --sample 100 --quiet \
   "${THREADS[@]}"
 # COPEN: the released-format files in the repository (5 instances per task, built from the KoLA
 # samples of ../shared/data/copen; the released test labels are hidden: train + dev count)
-"$PY" -m probes.copen load tests/fixtures/copen/released \
+"$PY" -m probes.benchmarks.copen load tests/fixtures/copen/released \
   --taxonomy "${KGPROBE_DATA_DIR:-../shared/data}/copen/schema/father.txt"
-"$PY" -m probes.copen zero-shot --model "$MODEL" --quiet "${THREADS[@]}"
+"$PY" -m probes.benchmarks.copen zero-shot --model "$MODEL" --quiet "${THREADS[@]}"
 # BEAR (relational knowledge): one seeded instance per relation under its first template,
 # against the relation's whole answer space (bear/bear-sample: 60 instances, 1,902 statements)
-"$PY" -m probes.export -p bear/bear-sample
-"$PY" -m probes.run --model "$MODEL" -p bear/bear-sample --quiet "${THREADS[@]}"
+"$PY" -m probes.engine.export -p bear/bear-sample
+"$PY" -m probes.engine.run --model "$MODEL" -p bear/bear-sample --quiet "${THREADS[@]}"
 "$PY" -m eval.profile --model "$MODEL"

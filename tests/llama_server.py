@@ -42,10 +42,11 @@ def need_llama_cpp() -> None:
 
 @functools.cache
 def gguf(alias: str) -> Path:
-    """The GGUF file of a packaged model alias (probes.models), as a path that stays until this
+    """The GGUF file of a packaged model alias (probes.engine.models), as a path that stays until
+    this
     process ends: located (Gemma 3: assembled from its parts, about 270 MB) once per process, and
     an assembled copy is removed at exit."""
-    from probes.models import ALIASES
+    from probes.engine.models import ALIASES
 
     scratch = Path(tempfile.mkdtemp(prefix="kgp-gguf-"))
     atexit.register(shutil.rmtree, scratch, ignore_errors=True)

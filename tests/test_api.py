@@ -15,7 +15,7 @@ import pytest
 
 from kg.store import LocalStore
 from probes.app import api
-from probes.errors import ProbeError
+from probes.engine.errors import ProbeError
 from tests.test_outputs import expected_mean_scores
 from tests.test_run import ANIMALS, FakeScorer, choice_probe, fake_value
 from tests.test_stats import wilson_by_hand
@@ -95,7 +95,7 @@ def test_export_score_metrics_query_with_a_fake_model(tmp_path: Path) -> None:
 def test_score_before_export_is_a_clear_error(tmp_path: Path) -> None:
     folder, results = probe_folder(tmp_path)
     api.export(api.load_probe(folder / "other.rq"), LocalStore.in_memory(), results)
-    with pytest.raises(ProbeError, match=r"probes\.export -p t/choice"):
+    with pytest.raises(ProbeError, match=r"probes\.engine\.export -p t/choice"):
         api.score(api.load_probe(folder / "choice.rq"), FakeScorer(), results)
 
 

@@ -97,7 +97,7 @@ def test_checker_finds_bad_imports_in_synthetic_modules(tmp_path: Path) -> None:
         from kg import vocab
 
         def load():
-            from probes.run import main
+            from probes.engine.run import main
             return main
         """)
     write(tmp_path, "kg/sub/__init__.py", "")
@@ -111,7 +111,7 @@ def test_checker_finds_bad_imports_in_synthetic_modules(tmp_path: Path) -> None:
     write(tmp_path, "eval/bad.py", """
         from typing import TYPE_CHECKING
         if TYPE_CHECKING:
-            from probes.spec import Probe
+            from probes.engine.spec import Probe
         from probes import api, results
         from probes.resultsx import y
         import tests.test_run
@@ -139,7 +139,7 @@ def test_checker_finds_bad_imports_in_synthetic_modules(tmp_path: Path) -> None:
         import tests.test_run
         """)
     assert violations(tmp_path) == [
-        "kg/store.py:6 imports probes.run.main",
+        "kg/store.py:6 imports probes.engine.run.main",
         "kg/sub/x.py:1 imports eval.report",
         "probes/a.py:1 imports tests.test_run",
         "probes/b.py:2 imports probes.app.outputs",
@@ -147,7 +147,7 @@ def test_checker_finds_bad_imports_in_synthetic_modules(tmp_path: Path) -> None:
         "probes/b.py:6 imports eval",
         "probes/b.py:11 imports eval.report",
         "probes/app/run.py:5 imports tests.test_run",
-        "eval/bad.py:4 imports probes.spec.Probe",
+        "eval/bad.py:4 imports probes.engine.spec.Probe",
         "eval/bad.py:5 imports probes.api",
         "eval/bad.py:6 imports probes.resultsx.y",
         "eval/bad.py:7 imports tests.test_run",
@@ -174,25 +174,26 @@ def test_checker_catches_a_bad_import_added_to_a_copy_of_kg(tmp_path: Path) -> N
 
 
 def test_checker_catches_the_issue_example_in_a_copy_of_probes(tmp_path: Path) -> None:
-    # issue 26: `from eval.copen_report import main` inside a function of probes/spec.py
+    # issue 26: `from eval.copen_report import main` inside a function of probes/engine/spec.py
     shutil.copytree(ROOT / "probes", tmp_path / "probes",
                     ignore=shutil.ignore_patterns("__pycache__"))
     probes_rules = tuple(r for r in RULES if within(r.layer, "probes"))
     assert violations(tmp_path, probes_rules) == []
-    spec = tmp_path / "probes" / "spec.py"
+    spec = tmp_path / "probes" / "engine" / "spec.py"
     lines = spec.read_text(encoding="utf-8").splitlines()
     spec.write_text("\n".join([*lines, "", "def _report():",
                                "    from eval.copen_report import main", "    return main", ""]),
                     encoding="utf-8")
     assert violations(tmp_path, probes_rules) == [
-        f"probes/spec.py:{len(lines) + 3} imports eval.copen_report.main"]
+        f"probes/engine/spec.py:{len(lines) + 3} imports eval.copen_report.main"]
 
 
 def test_the_engine_entry_modules_load_no_eval_module() -> None:
     # the rules above are static; this checks the same on what the imports actually load
     code = textwrap.dedent("""
         import sys
-        import probes.run, probes.export, probes.spec, probes.ontolama, probes.copen
+        import probes.engine.run, probes.engine.export, probes.engine.spec
+        import probes.benchmarks.ontolama, probes.benchmarks.copen
         print(",".join(sorted(m for m in sys.modules if m == "eval" or m.startswith("eval.")))
               or "-")
     """)
@@ -324,13 +325,13 @@ def test_write_checker_catches_a_raw_write_planted_in_a_copy_of_probes(tmp_path:
     for layer in ("kg", "eval"):
         (tmp_path / layer).mkdir()
     assert raw_result_writes(tmp_path, result_tables()) == []
-    target = tmp_path / "probes" / "runner" / "probe.py"
+    target = tmp_path / "probes" / "engine" / "runner" / "probe.py"
     lines = target.read_text(encoding="utf-8").splitlines()
     target.write_text("\n".join([*lines, "", "def _leak(con):",
                                  "    con.execute('update runs set wall_s = 0')", ""]),
                       encoding="utf-8")
     assert raw_result_writes(tmp_path, result_tables()) == [
-        f"probes/runner/probe.py:{len(lines) + 3} writes runs (UPDATE)"]
+        f"probes/engine/runner/probe.py:{len(lines) + 3} writes runs (UPDATE)"]
 
 
 # --- imports made at run time and by name -----------------------------------------------------
@@ -362,12 +363,12 @@ def test_dynamic_imports_are_read_from_the_syntax_tree(tmp_path: Path) -> None:
 def test_module_names_in_strings_count_as_imports(tmp_path: Path) -> None:
     write(tmp_path, "probes/__init__.py", "")
     write(tmp_path, "probes/t.py", """
-        TABLE = {"a": "eval.report", "b": "probes.spec", "c": "eval"}
+        TABLE = {"a": "eval.report", "b": "probes.engine.spec", "c": "eval"}
         ENTRY = ("eval.copen_report:main",)
         PROSE = "see eval.report for the tables"
         """)
     assert module_strings(tmp_path / "probes/t.py") == [
-        (2, "eval.report"), (2, "probes.spec"), (3, "eval.copen_report")]
+        (2, "eval.report"), (2, "probes.engine.spec"), (3, "eval.copen_report")]
     assert violations(tmp_path) == ["probes/t.py:2 names module eval.report",
                                     "probes/t.py:3 names module eval.copen_report"]
 
@@ -381,9 +382,10 @@ def test_every_dynamic_import_site_still_exists() -> None:
 
 def test_the_contract_imports_no_other_probes_module(tmp_path: Path) -> None:
     write(tmp_path, "probes/results/__init__.py", "from probes.results import writers\n")
-    write(tmp_path, "probes/results/x.py", "from probes.errors import ProbeError\n")
+    write(tmp_path, "probes/results/x.py", "from probes.engine.errors import ProbeError\n")
     rules = tuple(r for r in RULES if r.layer == "probes.results")
-    assert violations(tmp_path, rules) == ["probes/results/x.py:1 imports probes.errors.ProbeError"]
+    assert violations(tmp_path, rules) == ["probes/results/x.py:1 imports "
+                                           "probes.engine.errors.ProbeError"]
 
 
 # --- SQL read by DuckDB's tokenizer -----------------------------------------------------------

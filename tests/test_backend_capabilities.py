@@ -27,8 +27,8 @@ from probes.backends.protocol import (
     capabilities,
     family,
 )
-from probes.errors import ProbeError
-from probes.tasks import TaskContext, get_task
+from probes.engine.errors import ProbeError
+from probes.engine.tasks import TaskContext, get_task
 from tests.test_backends import smol_tokenizer, tiny_llama  # noqa: F401  (fixtures)
 from tests.test_run import ANIMALS, choice_probe, query, setup
 from tests.tolerance import approx_logprob
@@ -145,8 +145,8 @@ def test_a_scorer_that_declares_nothing_is_one_clear_error() -> None:
 
 
 def test_tasks_read_capabilities_not_names() -> None:
-    from probes.spec import ProbeSpec
-    from probes.tasks import Instance
+    from probes.engine.spec import ProbeSpec
+    from probes.engine.tasks import Instance
 
     spec = ProbeSpec(name="d/r", task="relatum", split="test", prompts=["[W] is a [V]."])
     inst = Instance("d/r", "test", "i1", "owl", ["bird"], [], {})

@@ -37,8 +37,8 @@ from probes.backends import (
     shared_words,
 )
 from probes.backends.base import Batcher
-from probes.models import load_tokenizer
-from probes.wordvocab import WholeWordVocab, token_word
+from probes.engine.models import load_tokenizer
+from probes.engine.wordvocab import WholeWordVocab, token_word
 from tests.data import package_dir
 from tests.tolerance import approx_logprob, logprob_close
 
@@ -319,7 +319,7 @@ def test_causal_topk_matches_softmax(llama: Any, smol_tokenizer: Any) -> None:
 def test_causal_topk_over_every_token(llama: Any, smol_tokenizer: Any) -> None:
     # Cao et al. section 5: the list is "as long as their vocabulary". vocab = every
     # non-special token: the top k of the full softmax, a lower-case whole word as itself and
-    # any other token as its raw entry in angle brackets (probes.wordvocab.nonword).
+    # any other token as its raw entry in angle brackets (probes.engine.wordvocab.nonword).
     vocab = llama.word_vocab(every_token=True)
     special = set(smol_tokenizer.all_special_ids)
     assert len(vocab) == len(smol_tokenizer) - len(special & set(range(len(smol_tokenizer))))
@@ -332,7 +332,7 @@ def test_causal_topk_over_every_token(llama: Any, smol_tokenizer: Any) -> None:
     order = probs.argsort(descending=True)[:8].tolist()
     inverse = {i: t for t, i in smol_tokenizer.get_vocab().items()}
 
-    def shown(i: int) -> str:  # the whole-word rule itself is tested in probes.wordvocab
+    def shown(i: int) -> str:  # the whole-word rule itself is tested in probes.engine.wordvocab
         t = inverse[i]
         w = token_word(t, "bytelevel")
         return w if w is not None and w == w.lower() else f"⟨{t}⟩"

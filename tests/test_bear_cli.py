@@ -1,4 +1,5 @@
-"""``kgprobe bear`` (probes/bear): subset writes a valid probe file, bad input is one line;
+"""``kgprobe bear`` (probes/benchmarks/bear): subset writes a valid probe file, bad input is one
+line;
 ``kgprobe bear report`` (eval/bear_report.py) and the profile's BEAR lines on the hand-worked
 results of tests/test_bear_metrics.py."""
 
@@ -13,7 +14,7 @@ from eval.bear_report import render
 from eval.profile import profile_lines
 from eval.report import metric_rows
 from probes.app.cli import main
-from probes.spec import load_probe
+from probes.engine.spec import load_probe
 from tests.test_bear_metrics import con  # noqa: F401  (the fixture)
 
 ROOT = Path(__file__).parents[1]

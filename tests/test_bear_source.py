@@ -15,11 +15,11 @@ from kg.errors import SourceError
 from kg.manifest import Source, SourceFile, load_manifest, pick
 from kg.store import LocalStore
 from probes.backends.protocol import CAUSAL_LM, MASKED_LM
-from probes.errors import ProbeError, ProbeFileError
-from probes.export import instances_for
-from probes.spec import load_probe, parse_probe
-from probes.tasks import Instance, TaskContext
-from probes.tasks.choice import TASK as CHOICE
+from probes.engine.errors import ProbeError, ProbeFileError
+from probes.engine.export import instances_for
+from probes.engine.spec import load_probe, parse_probe
+from probes.engine.tasks import Instance, TaskContext
+from probes.engine.tasks.choice import TASK as CHOICE
 
 QUERIES = Path(__file__).parents[1] / "queries" / "bear"
 
@@ -197,7 +197,7 @@ def test_template_without_slot_names_the_instance() -> None:
 
 
 def test_stats_query_counts_statements(tmp_path: Path) -> None:
-    from probes.bear.__main__ import stats_query
+    from probes.benchmarks.bear.__main__ import stats_query
 
     rows = {r["code"]: r for r in bear_store(tmp_path).query(stats_query("bear"))}
     # P19: 3 answers x 2 instances x 2 templates; P103: 2 x 3 x 3 (the repeated template counts)

@@ -11,9 +11,9 @@ import polars as pl
 import pytest
 
 from kg.store import LocalStore
-from probes.errors import ProbeFileError
-from probes.export import build_instances, instances_for
-from probes.spec import Probe, parse_probe
+from probes.engine.errors import ProbeFileError
+from probes.engine.export import build_instances, instances_for
+from probes.engine.spec import Probe, parse_probe
 
 ROOT = Path(__file__).parents[1]
 HEADER = """# name: demo/built

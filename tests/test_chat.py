@@ -1,4 +1,4 @@
-"""``--apply-chat-template`` (probes.chat): prompts wrapped in the tokenizer's chat template,
+"""``--apply-chat-template`` (probes.engine.chat): prompts wrapped in the tokenizer's chat template,
 cached and identified apart from plain runs."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Any, ClassVar
 
 import pytest
 
-from probes.chat import ChatTemplateScorer, chat_prompt, matching_stand_in
-from probes.errors import ProbeError
+from probes.engine.chat import ChatTemplateScorer, chat_prompt, matching_stand_in
+from probes.engine.errors import ProbeError
 from tests.test_run import FakeScorer, choice_probe, query, run, setup
 
 
@@ -100,7 +100,7 @@ def test_recorded_stand_in_must_match_the_choice() -> None:
 
 
 def test_smollm2_tokenizer_wraps_the_prompt_in_its_template() -> None:
-    from probes.models import load_tokenizer
+    from probes.engine.models import load_tokenizer
 
     tok = load_tokenizer("smollm2-135m")
     text = chat_prompt(tok, "A dog is a kind of ")

@@ -17,8 +17,8 @@ import pytest
 
 from probes.app.cli import main
 from probes.app.run import main as run_main
-from probes.errors import ProbeFileError
-from probes.export import main as export_main
+from probes.engine.errors import ProbeFileError
+from probes.engine.export import main as export_main
 
 ROOT = Path(__file__).parents[1]
 HYPERNYMS = """# name: mine/hyp
@@ -78,7 +78,7 @@ def test_shared_options_before_or_after_the_command(tmp_path: Path, tiny_store_p
         assert rows == [("bird", ["animal"]), ("cat", ["mammal"]), ("dog", ["mammal", "pet"]),
                         ("mammal", ["animal"]), ("sparrow", ["bird"])]
     assert "KGPROBE_QUERIES" not in os.environ  # passed to the step, never through the env
-    # --queries given to the CLI once reaches probes.run too: it finds the probe
+    # --queries given to the CLI once reaches probes.engine.run too: it finds the probe
     capsys.readouterr()
     assert main(["--queries", str(mine), "run", "--list", "-p", "mine/*"]) == 0
     assert "mine/hyp" in capsys.readouterr().out
@@ -168,8 +168,8 @@ def _export_error(tmp_path: Path, store: Path, text: str) -> str:
     write_probe(mine, text)
     with pytest.raises(ProbeFileError) as e:
         from kg.store import LocalStore
-        from probes.export import build_instances
-        from probes.spec import discover
+        from probes.engine.export import build_instances
+        from probes.engine.spec import discover
 
         probe = discover([mine], include_default=False)[0]
         build_instances(probe, LocalStore.open(store, read_only=True))
@@ -274,7 +274,7 @@ def tiny_llama(folder: Path) -> Path:
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    from probes.models import load_tokenizer
+    from probes.engine.models import load_tokenizer
 
     tok = load_tokenizer("smollm2-135m")
     torch.manual_seed(0)

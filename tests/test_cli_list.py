@@ -1,5 +1,5 @@
-"""``kgprobe list --what``: probes (the default, as ``probes.export --list``), tasks, metrics,
-model args, or all of them, each with its description."""
+"""``kgprobe list --what``: probes (the default, as ``probes.engine.export --list``), tasks,
+metrics, model args, or all of them, each with its description."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from probes.app.cli import main
-from probes.export import main as export_main
+from probes.engine.export import main as export_main
 
 ROOT = Path(__file__).resolve().parents[1]
 

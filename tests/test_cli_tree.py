@@ -1,6 +1,6 @@
 """The one command-line tree (issue 26, point 4): ``kgprobe COMMAND`` and the ``python -m`` form
 of a command build the same parser from the command's ``add_arguments``; the shared options
-are defined once (kg/options.py, probes/options.py); the values given before a command are
+are defined once (kg/options.py, probes/engine/options.py); the values given before a command are
 handed to it explicitly, never through the environment, so they never reach the next step.
 """
 
@@ -35,8 +35,8 @@ def _help(call: object, argv: list[str], capsys: pytest.CaptureFixture[str]) -> 
 
 
 @pytest.mark.parametrize(("command", "module"), [
-    ("run", "probes.app.run"), ("export", "probes.export"), ("report", "eval.report"),
-    ("kshot", "probes.ontolama.kshot"), ("build", "kg.build"),
+    ("run", "probes.app.run"), ("export", "probes.engine.export"), ("report", "eval.report"),
+    ("kshot", "probes.benchmarks.ontolama.kshot"), ("build", "kg.build"),
     ("results", "probes.results.__main__")])
 def test_kgprobe_and_python_m_build_the_same_parser(command: str, module: str,
                                                     capsys: pytest.CaptureFixture[str]) -> None:
@@ -49,8 +49,8 @@ def test_kgprobe_and_python_m_build_the_same_parser(command: str, module: str,
 
 
 def test_python_m_forms_run_the_same_options() -> None:
-    # python -m probes.run and kgprobe run both refuse a missing --probe the same way
-    for argv in ([sys.executable, "-m", "probes.run", "-m", "x"],
+    # python -m probes.engine.run and kgprobe run both refuse a missing --probe the same way
+    for argv in ([sys.executable, "-m", "probes.engine.run", "-m", "x"],
                  [sys.executable, "-m", "probes.app.cli", "run", "-m", "x"]):
         out = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
         assert out.returncode == 2 and "--probe" in out.stderr, argv
@@ -66,7 +66,7 @@ def test_shared_options_are_defined_once() -> None:
                         f'"{flag}"' in line for flag in ("--results", "--store", "--queries",
                                                           "--threads", "--device", "--dtype")):
                     hits.append(f"{path.relative_to(ROOT)}:{n}")
-    assert {h.split(":")[0] for h in hits} <= {"kg/options.py", "probes/options.py"}, hits
+    assert {h.split(":")[0] for h in hits} <= {"kg/options.py", "probes/engine/options.py"}, hits
 
 
 def test_two_steps_in_one_process_do_not_leak(tmp_path: Path, tiny_store_path: Path,

@@ -22,8 +22,8 @@ import kg.copen
 from kg import config
 from kg.store import LocalStore, RemoteStore
 from kg.vocab import graph
-from probes.copen import TRAIN_TOPS
-from probes.copen.construct import (
+from probes.benchmarks.copen import TRAIN_TOPS
+from probes.benchmarks.copen.construct import (
     bind_values,
     build_csj,
     cic_chains,
@@ -31,9 +31,9 @@ from probes.copen.construct import (
     sparql_term,
     taxonomy,
 )
-from probes.copen.released import load
-from probes.errors import ProbeError
-from probes.export import instances_for
+from probes.benchmarks.copen.released import load
+from probes.engine.errors import ProbeError
+from probes.engine.export import instances_for
 from tests.data import require
 from tests.local_server import free_port
 from tests.sparql_server import serve
@@ -175,7 +175,12 @@ def test_entities_named_after_their_concept_are_kept(built: tuple) -> None:
 def test_members_per_concept_are_capped_per_concept(taxonomy_store: LocalStore,
                                                     wikidata: str) -> None:
     """A cap per concept, not one LIMIT for the whole request: every concept keeps members."""
-    from probes.copen.construct import ConstructReport, add_members, taxonomy, working_store
+    from probes.benchmarks.copen.construct import (
+        ConstructReport,
+        add_members,
+        taxonomy,
+        working_store,
+    )
 
     concepts = taxonomy(taxonomy_store)
     work = working_store(concepts)

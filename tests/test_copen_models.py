@@ -20,16 +20,16 @@ import torch
 from eval.copen_report import build, render, table2
 from eval.sqlfile import discover_metrics, run_metric
 from probes.backends.registry import load_scorer
-from probes.copen.classify import default_pooling, load_examples
-from probes.copen.decoder_eos import decoder_eos_features
-from probes.copen.finetune import FinetuneConfig, finetune, run_finetune
-from probes.copen.linear import run_linear
-from probes.copen.released import load
-from probes.copen.text2text import TextToText
-from probes.copen.zeroshot import run_zero_shot, settings
-from probes.models import load_tokenizer
+from probes.benchmarks.copen.classify import default_pooling, load_examples
+from probes.benchmarks.copen.decoder_eos import decoder_eos_features
+from probes.benchmarks.copen.finetune import FinetuneConfig, finetune, run_finetune
+from probes.benchmarks.copen.linear import run_linear
+from probes.benchmarks.copen.released import load
+from probes.benchmarks.copen.text2text import TextToText
+from probes.benchmarks.copen.zeroshot import run_zero_shot, settings
+from probes.engine.models import load_tokenizer
+from probes.engine.tasks import Instance
 from probes.results import connect
-from probes.tasks import Instance
 from tests.data import package_dir
 
 RELEASED = Path(__file__).parent / "fixtures" / "copen" / "released"

@@ -1,4 +1,5 @@
-"""The released-format loader (probes.copen.released) on the fixture built from the KoLA samples.
+"""The released-format loader (probes.benchmarks.copen.released) on the fixture built from the KoLA
+samples.
 
 Expected values come from the KoLA sample files themselves (read here with plain regular
 expressions) and from ../shared/data/copen/README.md: 5 instances per task, CSJ with 21
@@ -18,7 +19,7 @@ import duckdb
 import pytest
 
 from kg import config
-from probes.copen.released import (
+from probes.benchmarks.copen.released import (
     ReleasedFormatError,
     cic_row,
     cpj_row,

@@ -20,11 +20,11 @@ import torch
 from eval.copen_report import build, table2
 from eval.copen_table8 import TABLE8, table8_part
 from probes.backends.registry import load_scorer
-from probes.copen.marked import CIC_PREFIX, mark, pieces_for
-from probes.copen.released import load
-from probes.copen.tokenscore import score_marked
-from probes.copen.zeroshot import run_zero_shot
-from probes.models import load_tokenizer
+from probes.benchmarks.copen.marked import CIC_PREFIX, mark, pieces_for
+from probes.benchmarks.copen.released import load
+from probes.benchmarks.copen.tokenscore import score_marked
+from probes.benchmarks.copen.zeroshot import run_zero_shot
+from probes.engine.models import load_tokenizer
 from probes.results import connect
 from tests.data import package_dir
 from tests.tolerance import approx_logprob
@@ -303,7 +303,7 @@ def test_default_part_scores_are_the_executed_per_token_means(
 
 @torch.inference_mode()
 def test_a_part_cut_at_120_tokens_scores_zero_as_the_authors() -> None:
-    from probes.copen.marked import MAX_TOKENS, cut
+    from probes.benchmarks.copen.marked import MAX_TOKENS, cut
 
     assert MAX_TOKENS == 120  # max_seq_length of code/probing/task*/config.yaml
     ids, markers = list(range(130)), ["begin"] + ["#"] * 125 + ["concept"] * 3 + ["end"]

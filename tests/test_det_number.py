@@ -23,8 +23,8 @@ from kg.build import load_source
 from kg.manifest import pick
 from kg.morphology import read_morphology
 from kg.store import LocalStore
-from probes.inflections import mark_plurals
-from probes.render import render
+from probes.engine.inflections import mark_plurals
+from probes.engine.render import render
 
 NOUNS = ["spectacles", "spectacle", "scissors", "pair_of_scissors", "trouser", "foot", "knife",
          "glass", "bus", "tool"]

@@ -14,9 +14,9 @@ import pytest
 
 from kg.store import LocalStore
 from kg.vocab import graph
-from probes.errors import ProbeFileError
-from probes.export import build_instances
-from probes.spec import load_probe, parse_probe
+from probes.engine.errors import ProbeFileError
+from probes.engine.export import build_instances
+from probes.engine.spec import load_probe, parse_probe
 
 EXAMPLES = Path(__file__).parents[1] / "queries" / "examples"
 KGP = "https://w3id.org/kgprobe/vocab#"

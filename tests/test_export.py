@@ -1,4 +1,4 @@
-"""``probes.export``: instances from probe queries into DuckDB and Parquet.
+"""``probes.engine.export``: instances from probe queries into DuckDB and Parquet.
 
 Expected instances come from the tiny store's facts (tests/conftest.py): 6 animal edges,
 2 colour edges; dog's superclasses are mammal and pet.
@@ -18,13 +18,13 @@ import polars as pl
 import pyoxigraph as ox
 import pytest
 
-import probes.export as export_mod
+import probes.engine.export as export_mod
 from kg.store import LocalStore
 from kg.vocab import RDFS, graph
-from probes.errors import ProbeFileError, ResultsError
-from probes.export import export, instances_for, main, write_instances, write_parquet
+from probes.engine.errors import ProbeFileError, ResultsError
+from probes.engine.export import export, instances_for, main, write_instances, write_parquet
+from probes.engine.spec import Probe, discover, parse_probe
 from probes.results import connect
-from probes.spec import Probe, discover, parse_probe
 
 GOOD = Path(__file__).parent / "fixtures" / "probes" / "good"
 PAIRS_ID = '# id: ["?child", "?parent"]'
@@ -163,7 +163,7 @@ def test_a_damaged_parquet_file_is_noticed_and_rewritten(
     from the results file and says so in one line."""
     import hashlib
 
-    from probes import parquet_sync
+    from probes.engine import parquet_sync
 
     results, out = tmp_path / "r.duckdb", tmp_path / "out"
     probes = good_probes()
@@ -332,7 +332,7 @@ def test_help_documents_every_option(monkeypatch: pytest.MonkeyPatch,
     capsys.readouterr()
     options = [a for a in parsers[0]._actions if a.option_strings]
     assert len(options) >= 10
-    done = subprocess.run([sys.executable, "-m", "probes.export", "--help"], cwd=ROOT,
+    done = subprocess.run([sys.executable, "-m", "probes.engine.export", "--help"], cwd=ROOT,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     text = " ".join(done.stdout.split())

@@ -6,8 +6,8 @@ import pytest
 
 from eval.sqlfile import MetricFileError, parse_metric
 from kg.header import HeaderError, read_header
-from probes.errors import ProbeFileError
-from probes.spec import parse_probe
+from probes.engine.errors import ProbeFileError
+from probes.engine.spec import parse_probe
 
 
 @pytest.mark.parametrize("marker", ["#", "--"])

@@ -21,9 +21,9 @@ import pytest
 from eval.report import main as report_main
 from kg.store import LocalStore
 from kg.vocab import graph
-from probes.export import export
+from probes.engine.export import export
+from probes.engine.spec import parse_probe
 from probes.results import connect
-from probes.spec import parse_probe
 from tests.data import missing
 
 EX = "http://example.org/"

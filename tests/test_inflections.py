@@ -1,6 +1,6 @@
 """Inflection-aware gold matching of relatum probes (issue 24, point 4): WordNet's exception
 lists in the store (kg.wordnet), morphy over them (kg.morphology), the forms the export stores
-(probes.inflections) and the relatum metrics that count them.
+(probes.engine.inflections) and the relatum metrics that count them.
 
 The mini WordNet below is loaded with the real loader. Expected forms are worked out by hand
 from morphy(7WN)'s rules of detachment: noun "-s" -> "", "-ies" -> "-y", "-ches" -> "-ch";
@@ -22,12 +22,12 @@ from kg.lexicon import LexiconError
 from kg.manifest import pick
 from kg.morphology import read_morphology
 from kg.store import LocalStore
-from probes.export import write_instances
-from probes.inflections import gold_form_rows
+from probes.engine.export import write_instances
+from probes.engine.inflections import gold_form_rows
+from probes.engine.spec import ProbeSpec
+from probes.engine.tasks.registry import TASK_ENTRIES
 from probes.results import connect, transaction
 from probes.results.writers import ResponseRow, Run, insert_run, write_responses
-from probes.spec import ProbeSpec
-from probes.tasks.registry import TASK_ENTRIES
 
 NOUNS = ["finger", "foot", "tooth", "body", "glass", "hand", "watch"]
 VERBS = ["finger"]

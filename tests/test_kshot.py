@@ -1,4 +1,5 @@
-"""K-shot prompt-based fine-tuning (probes.ontolama.kshot) end to end on a tiny random Llama.
+"""K-shot prompt-based fine-tuning (probes.benchmarks.ontolama.kshot) end to end on a tiny random
+Llama.
 
 The model is built from a config with SmolLM2's offline tokenizer (as in test_backends.py), the
 instances are made-up pizza pairs under the real OntoLAMA probe header
@@ -19,12 +20,12 @@ import pytest
 import torch
 
 from eval.sqlfile import discover_metrics, run_metric
-from probes.errors import ProbeError
-from probes.models import load_tokenizer
-from probes.ontolama import kshot
+from probes.benchmarks.ontolama import kshot
+from probes.engine.errors import ProbeError
+from probes.engine.models import load_tokenizer
+from probes.engine.spec import load_probe
+from probes.engine.tasks import Instance
 from probes.results import connect
-from probes.spec import load_probe
-from probes.tasks import Instance
 
 ROOT = Path(__file__).parents[1]
 PIZZA = load_probe(ROOT / "queries" / "ontolama" / "pizza-atomic.rq")
@@ -188,7 +189,7 @@ def test_nli_comparison_path_on_a_tiny_masked_lm(tmp_path: Path) -> None:
     tokenizer (no masked LM with its head ships offline) and made-up NLI pairs."""
     from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
-    from probes.spec import parse_probe
+    from probes.engine.spec import parse_probe
     from tests.test_backends import _minilm_dir
 
     tok = AutoTokenizer.from_pretrained(_minilm_dir())

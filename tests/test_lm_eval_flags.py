@@ -1,4 +1,4 @@
-"""lm-evaluation-harness habits on ``python -m probes.run`` (issue 24, point 7): the
+"""lm-evaluation-harness habits on ``python -m probes.engine.run`` (issue 24, point 7): the
 underscore spellings as aliases, ``--batch-size auto``, and ``--tasks`` / ``--num_fewshot``
 answered with the kgprobe way of doing the same."""
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from probes.app.run import main
-from probes.runner.command import build_parser
+from probes.engine.runner.command import build_parser
 
 
 def test_underscore_spellings_are_aliases() -> None:

@@ -1,5 +1,5 @@
-"""``--model-args`` (probes.model_args): parsing, validation, and how it reaches the model
-loader through ``python -m probes.run``."""
+"""``--model-args`` (probes.engine.model_args): parsing, validation, and how it reaches the model
+loader through ``python -m probes.engine.run``."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from probes.app.run import main
-from probes.errors import ProbeError
-from probes.model_args import merge_flags, parse_model_args
-from probes.runner.command import build_parser
+from probes.engine.errors import ProbeError
+from probes.engine.model_args import merge_flags, parse_model_args
+from probes.engine.runner.command import build_parser
 from tests.test_run import FakeScorer, choice_probe, query, setup
 
 

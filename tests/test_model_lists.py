@@ -1,4 +1,4 @@
-"""The papers' model lists (probes/model_lists/*.toml) and ``probes.run --models``.
+"""The papers' model lists (probes/engine/model_lists/*.toml) and ``probes.engine.run --models``.
 
 Expected entries are copied by hand from the papers: Cao et al. Table 4 and Section 7.1 ("we
 use the cased version" of BERT), COPEN Appendix A Table 7, OntoLAMA Tables 3 and 4.
@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from probes.app.run import main
-from probes.model_lists import load_list
-from probes.models import hub_reachable
+from probes.engine.model_lists import load_list
+from probes.engine.models import hub_reachable
 from tests.test_run import FakeScorer, choice_probe, query, setup
 
 

@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 import torch
 
-from probes import model_files
 from probes.backends import ModelError, detect_kind, load_scorer
-from probes.model_files import MARKER
-from probes.models import resolve, suggest
+from probes.engine import model_files
+from probes.engine.model_files import MARKER
+from probes.engine.models import resolve, suggest
 from tests.data import package_dir
 
 MERGES = ["Ġ t", "h e", "Ġt he", "Ġ d", "o g", "Ġd og", "Ġ c", "a t", "Ġc at"]

@@ -14,12 +14,12 @@ import pytest
 
 from eval.sqlfile import discover_metrics, run_metric
 from probes.backends.protocol import CAUSAL_LM, MASKED_LM
-from probes.errors import ProbeError
+from probes.engine.errors import ProbeError
+from probes.engine.spec import ProbeSpec
+from probes.engine.tasks import Instance, Request, TaskContext, get_task
+from probes.engine.tasks.registry import TASK_ENTRIES
 from probes.results import connect, transaction
 from probes.results.writers import Run, ScoreRow, insert_run, write_scores
-from probes.spec import ProbeSpec
-from probes.tasks import Instance, Request, TaskContext, get_task
-from probes.tasks.registry import TASK_ENTRIES
 from tests.tolerance import approx_logprob
 
 METRICS = {m.name: m for m in discover_metrics()}

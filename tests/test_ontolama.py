@@ -1,4 +1,4 @@
-"""OntoLAMA datasets (queries/ontolama, probes/ontolama.py) on the Pizza ontology.
+"""OntoLAMA datasets (queries/ontolama, probes/benchmarks/ontolama.py) on the Pizza ontology.
 
 One Pizza store is built with HermiT through ``kg.build``. Expected facts come from the Pizza
 README (``shared/data/pizza/README.md``: 15 equivalence axioms, of which Country uses
@@ -24,10 +24,10 @@ from kg.build import load_source
 from kg.manifest import Source, SourceFile
 from kg.store import LocalStore
 from kg.vocab import KGP, OWL, RDF, RDFS, graph, inferred_graph
-from probes import ontolama
-from probes.errors import ProbeError, ProbeFileError
-from probes.ontolama.verbalise import Named, Verbaliser, entities, functional
-from probes.spec import discover, parse_probe
+from probes.benchmarks import ontolama
+from probes.benchmarks.ontolama.verbalise import Named, Verbaliser, entities, functional
+from probes.engine.errors import ProbeError, ProbeFileError
+from probes.engine.spec import discover, parse_probe
 from tests.data import needs_data
 from tests.wordnet_mini import add_mini_wordnet
 
@@ -137,8 +137,8 @@ def test_atomic_probe_files_are_the_template_s_output() -> None:
 
 def test_controlled_probe_files_are_their_standard_files_with_the_control() -> None:
     """queries/ontolama/<onto>-atomic-controlled.rq (issue 23, to score a controlled split with
-    probes.run / probes.ontolama.kshot) is <onto>-atomic.rq with another name and control:
-    super_class: the same query, prompts and label words, so only the split differs."""
+    probes.engine.run / probes.benchmarks.ontolama.kshot) is <onto>-atomic.rq with another name and
+    control: super_class: the same query, prompts and label words, so only the split differs."""
     files = sorted(QUERIES.glob("*-controlled.rq"))
     assert {f.name for f in files} == {"schemaorg-atomic-controlled.rq",
                                        "pizza-atomic-controlled.rq"}

@@ -24,9 +24,9 @@ import pytest
 from kg.build import SourceReport, load_source
 from kg.manifest import Source, SourceFile
 from kg.store import LocalStore
-from probes import ontolama
+from probes.benchmarks import ontolama
+from probes.engine.spec import Probe, parse_probe
 from probes.results import connect
-from probes.spec import Probe, parse_probe
 from tests.wordnet_mini import add_mini_wordnet
 
 T = "http://example.org/t#"

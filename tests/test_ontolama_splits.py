@@ -25,12 +25,12 @@ from eval.sqlfile import discover_metrics, run_metric
 from kg.build import load_source
 from kg.manifest import Source, SourceFile
 from kg.store import LocalStore
-from probes import ontolama
-from probes.errors import ProbeFileError
-from probes.ontolama.complex import Sample
-from probes.ontolama.verbalise import And, Named, Some
+from probes.benchmarks import ontolama
+from probes.benchmarks.ontolama.complex import Sample
+from probes.benchmarks.ontolama.verbalise import And, Named, Some
+from probes.engine.errors import ProbeFileError
+from probes.engine.spec import Probe, parse_probe
 from probes.results import connect
-from probes.spec import Probe, parse_probe
 
 T = "http://example.org/s#"
 ROOT = Path(__file__).resolve().parents[1]
@@ -149,7 +149,7 @@ def test_complex_balance_removes_the_side_shortcut(tmp_path: Path) -> None:
     # the same through the instances table and the SQL metric
     names = {"X": "x", "p": "has y"} | {f"{s.anchor}-y": "y" for s in out} | {
         s.anchor: s.anchor for s in out}
-    from probes.ontolama.verbalise import PosLexicon, Verbaliser
+    from probes.benchmarks.ontolama.verbalise import PosLexicon, Verbaliser
 
     df = ontolama.sample_instances("ontolama/t-complex", out,
                                    Verbaliser(names, {"p": "has y"}, PosLexicon.small()))

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from probes.backends import ModelError, load_scorer
-from probes.placement import Placement, parse_max_memory
+from probes.engine.placement import Placement, parse_max_memory
 from tests.test_run import ANIMALS, tiny_causal_model, tiny_masked_model
 from tests.tolerance import approx_logprob
 

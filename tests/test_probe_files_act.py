@@ -20,11 +20,11 @@ import pytest
 from kg.derived import Derived, DerivedError, derived_graph, discover, main, materialise
 from kg.store import LocalStore
 from kg.textfile import MAX_BYTES
-from probes.errors import ProbeFileError
-from probes.export import export, instances_for
-from probes.export import main as export_main
-from probes.spec import discover as discover_probes
-from probes.spec import load_probe, parse_probe
+from probes.engine.errors import ProbeFileError
+from probes.engine.export import export, instances_for
+from probes.engine.export import main as export_main
+from probes.engine.spec import discover as discover_probes
+from probes.engine.spec import load_probe, parse_probe
 from tests.hostile_http import serving
 
 HEAD = "# name: t/x\n# task: records\n# split: test\n"

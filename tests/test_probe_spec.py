@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from probes.errors import ProbeFileError
-from probes.spec import discover, load_probe, parse_probe
+from probes.engine.errors import ProbeFileError
+from probes.engine.spec import discover, load_probe, parse_probe
 
 FIXTURES = Path(__file__).parent / "fixtures" / "probes"
 GOOD, BAD, DUP = FIXTURES / "good", FIXTURES / "bad", FIXTURES / "dup"

@@ -13,7 +13,7 @@ import pyoxigraph as ox
 
 from kg.store import QUERY_ROWS, LocalStore
 from kg.vocab import graph
-from probes.progress import Heartbeat
+from probes.engine.progress import Heartbeat
 
 
 def store(n: int) -> LocalStore:

@@ -22,8 +22,8 @@ import kg.build
 import kg.derived
 import kg.sparql
 from kg.manifest import Source
-from probes.errors import ProbeFileError
-from probes.spec import discover, parse_probe
+from probes.engine.errors import ProbeFileError
+from probes.engine.spec import discover, parse_probe
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAD = "# name: {}\n# task: records\n# split: test\n"
@@ -54,7 +54,7 @@ def crash_folder(tmp_path: Path) -> Path:
 
 # --- point 1: nesting and expression size are bounded before any parser ---------------------
 
-@pytest.mark.parametrize("command", [["-m", "probes.export"], ["-m", "probes.run"],
+@pytest.mark.parametrize("command", [["-m", "probes.engine.export"], ["-m", "probes.engine.run"],
                                      ["-m", "probes.app.cli", "list"]])
 def test_stack_crashers_are_one_line_each_in_every_list(tmp_path: Path, command: list[str]
                                                         ) -> None:
@@ -73,7 +73,7 @@ def test_stack_crashers_are_one_line_each_in_every_list(tmp_path: Path, command:
 
 def test_a_stack_crasher_asked_for_by_name_is_its_own_error(tmp_path: Path) -> None:
     q = crash_folder(tmp_path)
-    got = cli("-m", "probes.export", "--queries", str(q), "--only-extra", "-p", "t/terms",
+    got = cli("-m", "probes.engine.export", "--queries", str(q), "--only-extra", "-p", "t/terms",
               "--preview", "1", "--store", str(tmp_path / "nostore"))
     assert got.returncode == 2, got.stderr[-500:]
     assert "terms.rq:4: the query holds more than 1,000 operators" in got.stderr
@@ -138,7 +138,7 @@ def nu_folder(tmp_path: Path) -> Path:
 def test_export_names_every_unreadable_matched_file_and_fails(tmp_path: Path, extra: list[str]
                                                               ) -> None:
     q = nu_folder(tmp_path)
-    got = cli("-m", "probes.export", "--queries", str(q), "--only-extra", "-p", "nu/*",
+    got = cli("-m", "probes.engine.export", "--queries", str(q), "--only-extra", "-p", "nu/*",
               "--results", str(tmp_path / "r.duckdb"), "--no-parquet", "--quiet", *extra)
     assert got.returncode == 2, got.stderr
     assert "a.rq:4: unknown header field 'a note'" in got.stderr
@@ -151,7 +151,7 @@ def test_skip_bad_files_exports_the_others_and_names_each(tmp_path: Path) -> Non
     q = nu_folder(tmp_path)
     store = tmp_path / "store"
     ox.Store(str(store)).flush()
-    got = cli("-m", "probes.export", "--queries", str(q), "--only-extra", "-p", "nu/*",
+    got = cli("-m", "probes.engine.export", "--queries", str(q), "--only-extra", "-p", "nu/*",
               "--results", str(tmp_path / "r.duckdb"), "--no-parquet", "--quiet",
               "--skip-bad-files", "--store", str(store))
     assert got.returncode == 0, got.stderr
@@ -237,7 +237,7 @@ def fill(disk: Path) -> None:
 
 def test_full_disk_under_out_during_export_is_one_line_and_leaves_no_tmp(
         tmp_path: Path, capsys: Any) -> None:
-    from probes.export import main as export_main
+    from probes.engine.export import main as export_main
 
     q = tmp_path / "q"
     q.mkdir()
@@ -299,7 +299,7 @@ def crafted(folder: Path, how: str) -> Path:
 ])
 def test_crafted_safetensors_headers_are_one_line(tmp_path: Path, how: str, why: str) -> None:
     from probes.app import api
-    from probes.errors import ModelError
+    from probes.engine.errors import ModelError
 
     folder = crafted(tmp_path / how, how)
     with pytest.raises(ModelError) as info:
@@ -312,7 +312,7 @@ def test_crafted_safetensors_headers_are_one_line(tmp_path: Path, how: str, why:
 
 def test_a_5000_digit_number_in_a_header_is_one_line_and_the_list_goes_on(
         tmp_path: Path, capsys: Any) -> None:
-    from probes.export import main as export_main
+    from probes.engine.export import main as export_main
 
     (tmp_path / "good.rq").write_text(HEAD.format("t/good") + GOOD)
     (tmp_path / "big.rq").write_text(HEAD.format("t/big") + "# seed: " + "7" * 5000 + "\n"
@@ -355,7 +355,7 @@ def test_an_iri_with_a_hash_before_a_service_on_one_line_is_read(tmp_path: Path)
 
 def test_the_remote_code_refusal_names_kgprobes_opt_in_and_its_risk(tmp_path: Path) -> None:
     from probes.app import api
-    from probes.errors import ModelError
+    from probes.engine.errors import ModelError
 
     folder = tmp_path / "custom"
     folder.mkdir()

@@ -18,11 +18,11 @@ import kg.build
 from kg.build import build
 from kg.errors import StoreError
 from kg.store import LocalStore, QueryLimitError
-from probes.errors import ProbeError, ProbeFileError, ResultsError
-from probes.export import QueryLimits, export, instances_for
-from probes.export import main as export_main
+from probes.engine.errors import ProbeError, ProbeFileError, ResultsError
+from probes.engine.export import QueryLimits, export, instances_for
+from probes.engine.export import main as export_main
+from probes.engine.spec import parse_probe
 from probes.results import connect, diagnose
-from probes.spec import parse_probe
 from tests.test_run import FakeScorer, choice_probe, query, run, setup
 from tests.test_store import fake_sources, source  # noqa: F401 (fixture)
 
@@ -275,7 +275,7 @@ def test_parquet_failure_rolls_back_the_duckdb_rows(tmp_path: Path) -> None:
     out = tmp_path / "exports"
     (out / "t").mkdir(parents=True)
     (out / "t" / "choice").write_text("a file where the probe's folder goes")
-    from probes.spec import discover
+    from probes.engine.spec import discover
 
     with pytest.raises(ProbeError, match="cannot write the Parquet files of probe 't/choice'"):
         export(discover([qdir], include_default=False), LocalStore.in_memory(), results, out,
@@ -285,7 +285,7 @@ def test_parquet_failure_rolls_back_the_duckdb_rows(tmp_path: Path) -> None:
 
 def test_template_naming_a_missing_variable_fails_at_export(tmp_path: Path) -> None:
     (tmp_path / "p.rq").write_text(choice_probe(prompts='["[W] lives in [PLACE]: [V]"]'))
-    from probes.spec import discover
+    from probes.engine.spec import discover
 
     results = tmp_path / "r.duckdb"
     with pytest.raises(ProbeFileError, match=r"p\.rq:8: template .* uses \[PLACE\] but the "
@@ -300,7 +300,7 @@ class LimitedScorer(FakeScorer):
     """Refuses prompts about the emu as a real backend refuses a too-long prompt."""
 
     def loglik(self, requests: Any) -> list[Any]:
-        from probes.models import PromptTooLongError
+        from probes.engine.models import PromptTooLongError
 
         for i, (c, x) in enumerate(requests):
             if "emu" in c:

@@ -24,14 +24,14 @@ import pytest
 from kg.errors import StoreError
 from kg.reason import clean_dead_reason_dirs
 from kg.store import LocalStore, QueryLimitError, RemoteStore
-from probes import cache
 from probes.app.run import main
 from probes.backends.protocol import CAUSAL_LM
-from probes.export import export, instances_for
-from probes.export import main as export_main
-from probes.ontolama.splits import balance
-from probes.spec import discover, parse_probe
-from probes.tasks import Instance, TaskContext, get_task
+from probes.benchmarks.ontolama.splits import balance
+from probes.engine import cache
+from probes.engine.export import export, instances_for
+from probes.engine.export import main as export_main
+from probes.engine.spec import discover, parse_probe
+from probes.engine.tasks import Instance, TaskContext, get_task
 from tests.hostile_http import serving
 from tests.test_run import (
     FakeScorer,
@@ -128,9 +128,9 @@ def test_reason_folders_of_killed_builds_are_removed_and_live_ones_kept(tmp_path
 KILLED_EXPORT = """
 import os, signal, sys
 from pathlib import Path
-import probes.export as ex
+import probes.engine.export as ex
 from kg.store import LocalStore
-from probes.spec import discover
+from probes.engine.spec import discover
 
 def killed(*args, **kwargs):  # after the DuckDB commit, before the first Parquet rename
     os.kill(os.getpid(), signal.SIGKILL)
@@ -252,9 +252,9 @@ def test_a_smaller_top_k_is_scored_not_cut_from_the_cache(tmp_path: Path) -> Non
 
 def test_a_finished_run_plus_one_new_instance_loads_the_model(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import probes.models
+    import probes.engine.models
 
-    monkeypatch.setattr(probes.models, "resolve", lambda name, **kw: SimpleNamespace(
+    monkeypatch.setattr(probes.engine.models, "resolve", lambda name, **kw: SimpleNamespace(
         revision=FakeScorer.revision))
     qdir, results = setup(tmp_path, choice_probe())
     argv = ["--results", str(results), "--queries", str(qdir), "--only-extra", "--quiet",
@@ -339,7 +339,7 @@ def test_an_edited_tokenizer_is_scored_anew_not_answered_from_the_cache(tmp_path
 
 
 def _revision(folder: Path) -> str:
-    from probes.models import resolve as resolve_model
+    from probes.engine.models import resolve as resolve_model
 
     rev = resolve_model(str(folder)).revision
     assert rev is not None

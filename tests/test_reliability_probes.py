@@ -18,10 +18,10 @@ from SPARQLWrapper.SPARQLExceptions import QueryBadFormed
 
 from kg.errors import StoreError
 from kg.store import LocalStore, QueryLimitError, RemoteStore, TaggedStr, json_rows
-from probes.errors import ProbeError, ProbeFileError
-from probes.export import QueryLimits, export, instances_for
-from probes.export import main as export_main
-from probes.spec import discover, parse_probe
+from probes.engine.errors import ProbeError, ProbeFileError
+from probes.engine.export import QueryLimits, export, instances_for
+from probes.engine.export import main as export_main
+from probes.engine.spec import discover, parse_probe
 from tests.hostile_http import serving
 from tests.test_run import FakeScorer, choice_probe, query, run, setup
 
@@ -117,7 +117,7 @@ def test_builder_outside_the_registry_is_never_imported() -> None:
 def test_builder_module_under_the_users_probe_folder_is_allowed(tmp_path: Path) -> None:
     (tmp_path / "mybuild").mkdir()
     (tmp_path / "mybuild" / "rows.py").write_text(
-        "from probes.export import instances_for\n"
+        "from probes.engine.export import instances_for\n"
         "def make(probe, store):\n    return instances_for(probe, store).head(1)\n")
     (tmp_path / "p.rq").write_text(HEAD + "# builder: mybuild.rows:make\n"
                                    'SELECT ?x WHERE { VALUES ?x { "a" "b" } }\n')
@@ -233,7 +233,7 @@ def test_run_stops_when_the_probe_changed_since_export(tmp_path: Path, capsys: A
     assert run(qdir, results, FakeScorer(), "-p", "t/choice") == 2
     err = capsys.readouterr().err
     assert "changed since its instances were exported" in err
-    assert "python -m probes.export -p t/choice" in err
+    assert "python -m probes.engine.export -p t/choice" in err
     assert query(results, "SELECT count(*) FROM scores") == [(0,)]
     setup(tmp_path, (qdir / "p0.rq").read_text())  # the fix: re-export
     assert run(qdir, results, FakeScorer(), "-p", "t/choice") == 0

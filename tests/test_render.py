@@ -1,4 +1,5 @@
-"""``probes.render``: templates, the a/an rule, slots, spans; and the task modules' requests."""
+"""``probes.engine.render``: templates, the a/an rule, slots, spans; and the task modules'
+requests."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ from dataclasses import replace
 import pytest
 
 from probes.backends.protocol import CAUSAL_LM, MASKED_LM
-from probes.errors import ProbeError
-from probes.render import causal_prompt, indefinite_article, placeholders, render, text_span
-from probes.spec import ProbeSpec
-from probes.tasks import Instance, Request, TaskContext, get_task, span_request
+from probes.engine.errors import ProbeError
+from probes.engine.render import causal_prompt, indefinite_article, placeholders, render, text_span
+from probes.engine.spec import ProbeSpec
+from probes.engine.tasks import Instance, Request, TaskContext, get_task, span_request
 
 # English articles as a dictionary gives them (not derived from the rule's lists)
 ARTICLES = {

@@ -270,7 +270,7 @@ def test_report_cli_writes_markdown_and_plots(choice_db: duckdb.DuckDBPyConnecti
 
 def test_report_on_missing_results_file_is_a_clear_error(tmp_path: Path, capsys: Any) -> None:
     assert main(["--results", str(tmp_path / "none.duckdb"), "--out", str(tmp_path)]) == 2
-    assert "python -m probes.export" in capsys.readouterr().err
+    assert "python -m probes.engine.export" in capsys.readouterr().err
 
 
 def test_two_runs_of_one_model_get_a_run_column(choice_db: duckdb.DuckDBPyConnection) -> None:
@@ -497,13 +497,13 @@ def test_an_empty_report_fails_loudly(choice_db: duckdb.DuckDBPyConnection, tmp_
     out = tmp_path / "rep"
     assert main(["--results", str(results), "--out", str(out), "--probe", "nothing/*"]) == 2
     err = capsys.readouterr().err
-    assert "no metric rows for --probe nothing/*" in err and "probes.run" in err
+    assert "no metric rows for --probe nothing/*" in err and "probes.engine.run" in err
     assert not (out / "report.md").exists()
     empty = tmp_path / "empty.duckdb"
     connect(str(empty)).close()
     assert main(["--results", str(empty), "--out", str(out)]) == 2
     err = capsys.readouterr().err
-    assert "no metric rows in" in err and "python -m probes.run -m MODEL -p PROBE" in err
+    assert "no metric rows in" in err and "python -m probes.engine.run -m MODEL -p PROBE" in err
 
 
 def test_items_file_must_extend_the_grain_by_instance_and_prompt(

@@ -13,10 +13,10 @@ from scipy.stats import spearmanr
 from eval.sqlfile import discover_metrics, run_metric
 from kg.store import LocalStore
 from kg.vocab import graph
-from probes.export import build_instances
+from probes.engine.export import build_instances
+from probes.engine.spec import load_probe
 from probes.results import connect, transaction
 from probes.results.writers import Run, ScoreRow, insert_run, write_scores
-from probes.spec import load_probe
 
 RESEARCH = Path(__file__).parents[1] / "queries" / "research"
 METRICS = {m.name: m for m in discover_metrics([RESEARCH / "metrics"])}

@@ -1,4 +1,4 @@
-"""``probes.run`` and ``probes.cache``: scoring exported instances, caching, resuming.
+"""``probes.engine.run`` and ``probes.engine.cache``: scoring exported instances, caching, resuming.
 
 The model is a FakeScorer whose scores are computed from the request strings (an md5 of the
 text), so every expected score below is computed here from the text the task should have
@@ -25,11 +25,11 @@ import pytest
 from kg.store import LocalStore
 from probes.app.run import main
 from probes.backends.protocol import CAUSAL_LM, MASKED_LM
-from probes.errors import ProbeError, ProbeFileError
-from probes.export import export
+from probes.engine.errors import ProbeError, ProbeFileError
+from probes.engine.export import export
+from probes.engine.runner.command import build_parser
+from probes.engine.spec import discover
 from probes.results import connect
-from probes.runner.command import build_parser
-from probes.spec import discover
 
 ROOT = Path(__file__).parents[1]
 
@@ -343,7 +343,7 @@ def test_probe_not_exported_is_a_clear_error(tmp_path: Path, capsys: Any) -> Non
     qdir, results = setup(tmp_path, choice_probe())
     (qdir / "later.rq").write_text(choice_probe(name="t/later"))
     assert run(qdir, results, FakeScorer(), "-p", "t/later") == 2
-    assert "python -m probes.export -p t/later" in capsys.readouterr().err
+    assert "python -m probes.engine.export -p t/later" in capsys.readouterr().err
 
 
 def test_empty_probe_is_a_clear_error(tmp_path: Path, capsys: Any) -> None:
@@ -352,7 +352,7 @@ def test_empty_probe_is_a_clear_error(tmp_path: Path, capsys: Any) -> None:
     qdir, results = setup(tmp_path, probe)
     assert run(qdir, results, FakeScorer(), "-p", "t/empty") == 2
     err = capsys.readouterr().err
-    assert "no instances of t/empty" in err and "python -m probes.export" in err
+    assert "no instances of t/empty" in err and "python -m probes.engine.export" in err
 
 
 def test_records_probe_cannot_be_scored(tmp_path: Path, capsys: Any) -> None:
@@ -409,8 +409,8 @@ def test_run_id_is_deterministic_across_results_files(tmp_path: Path) -> None:
 
 
 def test_cache_lookup_is_one_join_over_all_keys() -> None:
-    from probes import cache
-    from probes.tasks import Request
+    from probes.engine import cache
+    from probes.engine.tasks import Request
 
     con = connect(":memory:")
     reqs = [Request("loglik", ("ctx", f" w{i}")) for i in range(50)]
@@ -491,10 +491,10 @@ def test_relatum_runs_record_the_model_vocabulary_once(tmp_path: Path) -> None:
 
 
 def test_cached_rerun_does_not_load_the_model(tmp_path: Path, monkeypatch: Any) -> None:
-    import probes.models
+    import probes.engine.models
 
     qdir, results = setup(tmp_path, choice_probe())
-    monkeypatch.setattr(probes.models, "resolve", lambda name, **kw: SimpleNamespace(
+    monkeypatch.setattr(probes.engine.models, "resolve", lambda name, **kw: SimpleNamespace(
         revision=FakeScorer.revision))
     argv = ["--results", str(results), "--queries", str(qdir), "--only-extra", "--quiet",
             "--model", "fake/model", "-p", "t/*"]

@@ -1,4 +1,4 @@
-"""The scorer behind its cache (probes.runner.caching, issue 26 point 3): requests the
+"""The scorer behind its cache (probes.engine.runner.caching, issue 26 point 3): requests the
 score cache holds are answered from it, the rest go to the model, and the model is
 constructed only when a request is not cached."""
 
@@ -13,13 +13,13 @@ import duckdb
 import pytest
 from tqdm import tqdm
 
-from probes import cache
 from probes.app.run import main
 from probes.backends.protocol import CAUSAL_LM
+from probes.engine import cache
+from probes.engine.runner.caching import CachingScorer, RecordedScorer, needs_model
+from probes.engine.runner.plan import Plan
+from probes.engine.tasks import Request
 from probes.results import connect
-from probes.runner.caching import CachingScorer, RecordedScorer, needs_model
-from probes.runner.plan import Plan
-from probes.tasks import Request
 from tests.test_run import FakeScore, FakeScorer, choice_probe, query, setup
 from tests.tolerance import logprob_close
 
@@ -40,9 +40,9 @@ class Recording(FakeScorer):
 def argv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """A scored choice probe (3 instances x 3 candidates x 2 prompts = 18 requests) whose
     model's revision is known without loading it (as a local model's checksum is)."""
-    import probes.models
+    import probes.engine.models
 
-    monkeypatch.setattr(probes.models, "resolve", lambda name, **kw: SimpleNamespace(
+    monkeypatch.setattr(probes.engine.models, "resolve", lambda name, **kw: SimpleNamespace(
         revision=FakeScorer.revision))
     qdir, results = setup(tmp_path, choice_probe())
     args = ["--results", str(results), "--queries", str(qdir), "--only-extra", "--quiet",

@@ -1,5 +1,5 @@
-"""``probes.run`` with tiny real models (random weights, built from a config) through the real
-backends: every score against a direct, unbatched transformers computation written here.
+"""``probes.engine.run`` with tiny real models (random weights, built from a config) through the
+real backends: every score against a direct, unbatched transformers computation written here.
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def test_real_tiny_masked_model_end_to_end(tmp_path: Path) -> None:
     a = direct_mask_probs(folder, "owl is a [MASK].")
     an = direct_mask_probs(folder, "owl is an [MASK].")
     words = {w for w in WORDS if w.islower()} | {"is", "a", "an", "kind", "of", "x"}
-    f_a = round(21626 / (21626 + 3430), 4)  # probes.tasks.relatum.det_mix rounds to 4 digits
+    f_a = round(21626 / (21626 + 3430), 4)  # probes.engine.tasks.relatum.det_mix rounds to 4 digits
     merged = {w: f_a * a[w] + (1 - f_a) * an[w] for w in words}
     expected = sorted(merged.items(), key=lambda kv: -kv[1])[:3]
     ranks = query(results, "SELECT token, probability FROM responses ORDER BY rank")

@@ -1,5 +1,5 @@
-"""``probes.run`` when things go wrong: failed and interrupted runs, re-exports, a locked file,
-a SIGKILL half way and the resume.
+"""``probes.engine.run`` when things go wrong: failed and interrupted runs, re-exports, a locked
+file, a SIGKILL half way and the resume.
 
 The model is the FakeScorer of test_run, whose scores are computed from the request strings, so
 a resumed run can be compared row by row with an uninterrupted one.
@@ -55,7 +55,7 @@ def test_failed_run_is_marked_failed_and_keeps_committed_chunks(tmp_path: Path) 
 
 def test_model_error_mid_run_is_a_clear_error_and_marks_the_run_failed(
         tmp_path: Path, capsys: Any) -> None:
-    from probes.models import PromptTooLongError
+    from probes.engine.models import PromptTooLongError
 
     qdir, results = setup(tmp_path, choice_probe())
 
@@ -69,7 +69,7 @@ def test_model_error_mid_run_is_a_clear_error_and_marks_the_run_failed(
 
 
 def test_missing_operation_fails_before_any_work(tmp_path: Path, capsys: Any) -> None:
-    from probes.errors import ModelError
+    from probes.engine.errors import ModelError
 
     probe = ("# name: t/rel\n# task: relatum\n# split: test\n# target: ?w\n"
              '# prompts: ["[W] is [V]."]\nSELECT ?w WHERE { VALUES ?w { "owl" } }\n')

@@ -1,7 +1,8 @@
 """Probes against a SPARQL endpoint that holds the sources (docs/scale.md, "The store side").
 
 ``oxigraph serve --union-default-graph`` on 127.0.0.1 serves the tiny store (tests/conftest.py).
-The whole pipeline — ``probes.export --endpoint URL`` then ``probes.run`` (plain and sharded) —
+The whole pipeline — ``probes.engine.export --endpoint URL`` then ``probes.engine.run`` (plain and
+sharded) —
 must give the same instances and scores as the embedded store, with the probe's ``graphs:``
 header checked against the endpoint's named graphs.
 """
@@ -14,7 +15,7 @@ import pytest
 
 from kg.vocab import graph
 from probes.app.run import main
-from probes.export import main as export_main
+from probes.engine.export import main as export_main
 from tests.test_run import FakeScorer, query
 
 PROBE = f"""# name: t/kinds
@@ -34,7 +35,8 @@ SELECT ?w ?g WHERE {{
 
 
 def pipeline(tmp_path: Path, name: str, source: list[str], *run_args: str) -> Path:
-    """probes.export from ``source`` (--endpoint URL or --store DIR), then probes.run."""
+    """probes.engine.export from ``source`` (--endpoint URL or --store DIR), then
+    probes.engine.run."""
     qdir = tmp_path / "queries"
     qdir.mkdir(exist_ok=True)
     (qdir / "kinds.rq").write_text(PROBE)

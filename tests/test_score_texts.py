@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from probes.app import api
-from probes.errors import ProbeError
+from probes.engine.errors import ProbeError
 
 
 class S(NamedTuple):

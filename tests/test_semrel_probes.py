@@ -18,8 +18,8 @@ from kg import config
 from kg.derived import materialise
 from kg.store import LocalStore
 from probes.backends.protocol import CAUSAL_LM
-from probes.export import instances_for
-from probes.spec import Probe, discover
+from probes.engine.export import instances_for
+from probes.engine.spec import Probe, discover
 from tests.data import require
 
 SEMREL = Path(__file__).resolve().parents[1] / "queries" / "semrel"
@@ -180,7 +180,7 @@ APPENDIX_A = {"HYP": 7, "HPO": 4, "HOL": 7, "MER": 6, "ANT": 9, "SYN": 7}
 
 
 def test_prompts_are_appendix_a_lower_case(probes) -> None:
-    from probes.semrel.humans import prompt_key
+    from probes.benchmarks.semrel.humans import prompt_key
 
     path = require(config.data_dir() / "cao-probe-responses" / "human_responses.json.gz",
                    "the human responses of Cao et al.")
@@ -224,10 +224,10 @@ GRAPH <https://w3id.org/kgprobe/graph/responses> {
 
 def test_human_agent_ranks_counts_and_keeps_other_rows(probes, mini_store,
                                                        tmp_path: Path) -> None:
-    from probes.export import export
+    from probes.benchmarks.semrel.humans import load_humans, relation_probes
+    from probes.engine.export import export
     from probes.results import connect
     from probes.results.writers import Run, insert_run
-    from probes.semrel.humans import load_humans, relation_probes
 
     store = LocalStore.in_memory()
     store.oxigraph.load((MINI + HUMANS).encode(), format=ox.RdfFormat.TRIG)
@@ -262,8 +262,8 @@ def test_lists_rank_the_whole_vocabulary_and_reach_the_set_size(probes) -> None:
     # Section 5: "The list returned by models is as long as their vocabulary"; eq. 13 sets
     # completeness's k to the relatum set size (eq. 24 distinguishability's too), so the stored
     # list must not be shorter than the set: 100 answers, or the set size rounded up to 2^n.
-    from probes.tasks import Instance, TaskContext
-    from probes.tasks.relatum import TASK
+    from probes.engine.tasks import Instance, TaskContext
+    from probes.engine.tasks.relatum import TASK
 
     for stem in RELATION_FILES.values():
         params = probes[f"semrel/{stem}"].spec.params

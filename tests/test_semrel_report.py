@@ -97,8 +97,9 @@ def test_no_semrel_runs_names_the_commands(tmp_path: Path, capsys: Any) -> None:
         assert semrel_report.main(["--results", str(path), "--out", str(tmp_path / "o")]) == 2
         err = capsys.readouterr().err
         assert f"no semrel runs in {path}" in err
-        for command in ("python -m probes.export -p 'semrel/*'", "python -m probes.semrel humans",
-                        "python -m probes.run -m MODEL -p 'semrel/*'"):
+        for command in ("python -m probes.engine.export -p 'semrel/*'",
+                        "python -m probes.benchmarks.semrel humans",
+                        "python -m probes.engine.run -m MODEL -p 'semrel/*'"):
             assert command in err
     assert not (tmp_path / "o").exists()
 
@@ -120,7 +121,7 @@ def test_a_failing_metric_is_named(results: Path, tmp_path: Path, capsys: Any,
 def test_missing_vocabulary_is_named_with_its_command(results: Path, tmp_path: Path,
                                                       capsys: Any,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    # mB's vocabulary was never written (`probes.semrel vocab` not run): the shared
+    # mB's vocabulary was never written (`probes.benchmarks.semrel vocab` not run): the shared
     # vocabulary is empty and every figure would be –; the report says so and writes nothing
     declared = tmp_path / "shared_vocab.yaml"
     declared.write_text("name: test-vocab\nversion: 3\nmodels: [mA, mB]\n")
@@ -134,7 +135,7 @@ def test_missing_vocabulary_is_named_with_its_command(results: Path, tmp_path: P
     assert semrel_report.main(["--results", str(copy), "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "no vocabulary (model_vocab) for mB," in err and "test-vocab v3 (mA, mB)" in err
-    assert "python -m probes.semrel vocab" in err
+    assert "python -m probes.benchmarks.semrel vocab" in err
     assert not (out / "semrel_report.md").exists()
 
 

@@ -1,4 +1,4 @@
-"""Data-parallel runs (probes.shard): sharded results equal unsharded results.
+"""Data-parallel runs (probes.engine.shard): sharded results equal unsharded results.
 
 The reference is always an unsharded run of the same probes in its own results file. A sharded
 run (``--shard i/n`` + ``merge``, or ``torchrun`` with 2 CPU processes on gloo) must leave the
@@ -23,10 +23,10 @@ import pytest
 from eval.report import build_report
 from kg.store import LocalStore
 from probes.app.run import main
-from probes.errors import ProbeError
-from probes.export import export
-from probes.shard import Shard, merge, shard_path
-from probes.spec import discover
+from probes.engine.errors import ProbeError
+from probes.engine.export import export
+from probes.engine.shard import Shard, merge, shard_path
+from probes.engine.spec import discover
 from tests.test_run import (
     FakeScorer,
     big_probe,
@@ -184,7 +184,7 @@ def test_torchrun_two_cpu_processes_equal_one(tmp_path: Path) -> None:
         proc = subprocess.run(
             [sys.executable, "-m", "torch.distributed.run", "--nnodes", "1",
              "--nproc-per-node", "2", "--master-addr", "127.0.0.1", "--master-port",
-             str(port), "-m", "probes.run", *common, "--results", str(results),
+             str(port), "-m", "probes.engine.run", *common, "--results", str(results),
              "--queries", str(qdir)],
             env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1",
                  "HF_HUB_OFFLINE": "1"}, cwd=ROOT, capture_output=True, text=True,

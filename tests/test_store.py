@@ -21,8 +21,8 @@ from kg.errors import SourceError, StoreError
 from kg.manifest import Source, SourceFile
 from kg.store import LocalStore, RemoteStore, open_store
 from kg.vocab import graph, inferred_graph
-from probes.export import export, instances_for
-from probes.spec import discover
+from probes.engine.export import export, instances_for
+from probes.engine.spec import discover
 from tests.local_server import free_port
 
 GOOD = Path(__file__).parent / "fixtures" / "probes" / "good"

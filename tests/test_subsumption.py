@@ -19,14 +19,14 @@ import pytest
 
 from eval.sqlfile import discover_metrics, run_metric, run_support
 from probes.backends.protocol import CAUSAL_LM, MASKED_LM
-from probes.errors import ProbeError
+from probes.engine.errors import ProbeError
+from probes.engine.runner.plan import RunOptions
+from probes.engine.runner.probe import run_probe
+from probes.engine.spec import ProbeSpec, load_probe
+from probes.engine.tasks import Instance, TaskContext, get_task
+from probes.engine.tasks.subsumption import decode_prompt_id
 from probes.results import connect
 from probes.results.writers import PromptRow, Run, insert_run, write_prompts
-from probes.runner.plan import RunOptions
-from probes.runner.probe import run_probe
-from probes.spec import ProbeSpec, load_probe
-from probes.tasks import Instance, TaskContext, get_task
-from probes.tasks.subsumption import decode_prompt_id
 
 ROOT = Path(__file__).parents[1]
 PIZZA = load_probe(ROOT / "queries" / "ontolama" / "pizza-atomic.rq")
@@ -224,7 +224,8 @@ def test_l3_sum_of_probabilities_against_a_hand_computation() -> None:
     assert class0 == pytest.approx(ln(0.651))
 
 
-# --- end to end through probes.run ----------------------------------------------------------
+# --- end to end through probes.engine.run
+# ----------------------------------------------------------
 
 
 class FakeScore(NamedTuple):

@@ -10,11 +10,11 @@ import pytest
 
 from eval.sqlfile import parse_metric
 from probes.backends.protocol import CAUSAL_LM
-from probes.errors import ProbeError, ProbeFileError
+from probes.engine.errors import ProbeError, ProbeFileError
+from probes.engine.spec import ProbeSpec, load_probe, parse_probe
+from probes.engine.tasks import TaskContext, get_task
+from probes.engine.tasks.registry import TASK_ENTRIES, markdown_table
 from probes.results import TASKS
-from probes.spec import ProbeSpec, load_probe, parse_probe
-from probes.tasks import TaskContext, get_task
-from probes.tasks.registry import TASK_ENTRIES, markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -85,7 +85,7 @@ def test_builder_settings_live_apart_from_task_params() -> None:
     assert set(probe.spec.builder_params) == {"ontolama", "balance"}
     assert set(probe.spec.params) == {"label_words"}
     old_style = ("# name: t/s\n# task: subsumption\n# split: test\n"
-                 "# builder: probes.ontolama:instances\n"
+                 "# builder: probes.benchmarks.ontolama:instances\n"
                  "# params: {ontolama: {ontology: pizza, kind: atomic}}\n"
                  "SELECT ?a WHERE { VALUES ?a { 1 } }\n")
     with pytest.raises(ProbeFileError) as info:

@@ -1,5 +1,5 @@
-"""probes.train.loop.fit's progress bar: shown on stderr with the epoch, loss and dev accuracy
-when asked for, absent otherwise (the bar is what a researcher watches in a long fully
+"""probes.engine.train.loop.fit's progress bar: shown on stderr with the epoch, loss and dev
+accuracy when asked for, absent otherwise (the bar is what a researcher watches in a long fully
 supervised run)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from probes.train.loop import LoopSettings, fit, torch_shuffle
+from probes.engine.train.loop import LoopSettings, fit, torch_shuffle
 
 
 def _fit(progress: str | None) -> None:

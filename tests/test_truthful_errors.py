@@ -24,18 +24,18 @@ import pyoxigraph as ox
 import pytest
 import torch
 
-import probes.cache
-import probes.export
+import probes.engine.cache
+import probes.engine.export
 import probes.results.combine as combine_mod
 from kg.store import LocalStore
 from probes.app import api
 from probes.app.run import main as run_main
-from probes.errors import ModelError, ProbeError, ResultsError
-from probes.export import main as export_main
-from probes.models import resolve
+from probes.engine.errors import ModelError, ProbeError, ResultsError
+from probes.engine.export import main as export_main
+from probes.engine.models import resolve
+from probes.engine.spec import parse_probe
 from probes.results import connect, diagnose, disk_error
 from probes.results.__main__ import main as results_main
-from probes.spec import parse_probe
 from tests.test_models import _tiny_llama_folder, cache, tiny_gguf  # noqa: F401 (fixtures)
 from tests.test_results_combine import _file, _rows
 from tests.test_run import FakeScorer, choice_probe, query, run, setup
@@ -75,7 +75,7 @@ def test_full_disk_during_export_is_named_and_loses_no_row(
 
     def full(*args: Any, **kwargs: Any) -> None:
         raise io_error(code, results.with_suffix(".duckdb.wal"))
-    monkeypatch.setattr(probes.export, "write_instances", full)
+    monkeypatch.setattr(probes.engine.export, "write_instances", full)
     capsys.readouterr()
     assert export_main(["--queries", str(qdir), "--only-extra", "--results", str(results),
                         "--no-parquet", "--quiet", "--store", str(empty_store)]) == 2
@@ -93,7 +93,7 @@ def test_full_disk_during_a_run_is_named_and_keeps_every_row(
 
     def full(*args: Any, **kwargs: Any) -> None:
         raise io_error(errno.ENOSPC, results)
-    monkeypatch.setattr(probes.cache, "write_scores", full)
+    monkeypatch.setattr(probes.engine.cache, "write_scores", full)
     assert run(qdir, results, FakeScorer(), "-p", "t/choice") == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "the disk is full" in err and "is damaged" not in err

@@ -1,5 +1,5 @@
-"""The OntoLAMA verbaliser (probes/ontolama/verbalise.py) against the rules of the paper's
-Table 1.
+"""The OntoLAMA verbaliser (probes/benchmarks/ontolama/verbalise.py) against the rules of the
+paper's Table 1.
 
 Worked examples whose expected strings come from OntoLAMA's authors:
 
@@ -34,7 +34,7 @@ from kg.build import load_source
 from kg.lexicon import LexiconError, parts_of_speech
 from kg.manifest import pick
 from kg.store import LocalStore
-from probes.ontolama.verbalise import (
+from probes.benchmarks.ontolama.verbalise import (
     And,
     MissingName,
     Named,

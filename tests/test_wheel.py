@@ -61,12 +61,12 @@ def test_installed_wheel_lists_the_probes(tmp_path: Path) -> None:
     files = sorted(Path(line.split()[2]).relative_to(purelib).as_posix()
                    for line in listed.splitlines())
     assert files == expected
-    assert listed == _run(py, "-m", "probes.export", "--list", cwd=elsewhere, env=env)
+    assert listed == _run(py, "-m", "probes.engine.export", "--list", cwd=elsewhere, env=env)
 
     # the data files the code reads by path: eval's metrics, derived queries, shared vocabulary
     check = ("from eval.sqlfile import discover_metrics\n"
              "from kg.derived import DERIVED_DIR\n"
-             "from probes.semrel import SHARED_VOCAB\n"
+             "from probes.benchmarks.semrel import SHARED_VOCAB\n"
              "print(len(discover_metrics()), len(list(DERIVED_DIR.glob('*.rq'))), "
              "SHARED_VOCAB.is_file())")
     shipped = len([p for p in (ROOT / "eval" / "metrics").glob("*.sql")

@@ -126,7 +126,7 @@
     const b = I.bindings[i], t = I.triples[i];
     parts.push(el("h3", {}, "Provenance: the SPARQL bindings"));
     if (!b) parts.push(el("p", { class: "note" }, "No provenance stored for this instance: " +
-      "export the probe again (python -m probes.export) with this kgprobe version."));
+      "export the probe again (python -m probes.engine.export) with this kgprobe version."));
     else parts.push(table(["variable", "value", "label", "named graph(s)"], b.map((x) =>
       el("tr", {}, el("td", {}, "?" + x.var), el("td", { class: x.iri ? "iri" : "" }, x.value),
         el("td", {}, x.label || "–"), el("td", { class: "iri" }, (x.graphs || []).join(" ") || "–"))),

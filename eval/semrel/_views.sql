@@ -174,7 +174,7 @@ FROM (
 WHERE relation IN (SELECT relation FROM semrel_relations) AND semrel_keep(relatum);
 
 -- Ranked answer lists, one row per (agent, probe, instance, prompt): answers[1] is the top.
--- A model's non-word token (vocab 'all': '⟨token⟩', probes.wordvocab.nonword) keeps its case,
+-- A model's non-word token (vocab 'all': '⟨token⟩', probes.engine.wordvocab.nonword) keeps its case,
 -- so two tokens never merge; words are lower-cased.
 CREATE OR REPLACE TEMP VIEW semrel_lists AS
 WITH kept AS (

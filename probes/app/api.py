@@ -5,9 +5,10 @@ returns a polars DataFrame (or the loaded object). See ``docs/api.md`` for a wor
 >>> sorted(api.list_tasks()["task"])
 ['binary', 'choice', 'records', 'relatum', 'subsumption']
 
-Everything here calls the same functions as the command line (``probes.export.export``,
-``probes.runner.probe.run_probe``, ``eval.sqlfile.run_metric``), so a notebook and ``python -m
-probes.run`` write and read the same results file and share its score cache. Importing this
+Everything here calls the same functions as the command line (``probes.engine.export.export``,
+``probes.engine.runner.probe.run_probe``, ``eval.sqlfile.run_metric``), so a notebook and ``python
+-m
+probes.engine.run`` write and read the same results file and share its score cache. Importing this
 module does not import torch; :func:`load_scorer` does.
 """
 
@@ -22,14 +23,14 @@ import polars as pl
 
 from kg import config
 from kg.store import KnowledgeStore, open_store
-from probes import export as export_mod
-from probes import model_args as model_args_mod
 from probes.app import outputs
-from probes.errors import ProbeError
-from probes.frames import frame
+from probes.engine import export as export_mod
+from probes.engine import model_args as model_args_mod
+from probes.engine.errors import ProbeError
+from probes.engine.frames import frame
+from probes.engine.spec import Probe, discover
+from probes.engine.spec import load_probe as load_probe_file
 from probes.results import connect
-from probes.spec import Probe, discover
-from probes.spec import load_probe as load_probe_file
 
 ProbeLike = str | Path | Probe
 Results = str | Path | None
@@ -40,7 +41,7 @@ Results = str | Path | None
 
 def list_probes(queries: Sequence[Path] | None = None, include_default: bool = True,
                 pattern: str | None = None) -> pl.DataFrame:
-    """The probes that ``python -m probes.export`` exports (files under ``queries/`` and the
+    """The probes that ``python -m probes.engine.export`` exports (files under ``queries/`` and the
     extra folders ``queries``; building blocks with ``export: false`` left out), one row each:
     name, task, split, description, path. ``pattern``: a glob on the name (``semrel/*``)."""
     found = discover([Path(q) for q in queries or []], [pattern] if pattern else None,
@@ -53,7 +54,7 @@ def list_probes(queries: Sequence[Path] | None = None, include_default: bool = T
 
 def list_tasks() -> pl.DataFrame:
     """The task kinds a probe header's ``task:`` may name, with one line on each."""
-    from probes.tasks.registry import TASK_ENTRIES
+    from probes.engine.tasks.registry import TASK_ENTRIES
 
     rows = [(name, entry.description) for name, entry in sorted(TASK_ENTRIES.items())]
     return pl.DataFrame(rows, schema=["task", "description"], orient="row")
@@ -166,7 +167,7 @@ def load_scorer(model: str | Path, model_args: str | None = None, *,
     ``options``: keyword arguments of :func:`probes.backends.registry.load_scorer` (``device``,
     ``dtype``, ``batch_size``, ``threads``, ``revision``, ...); a key given both ways must
     agree. ``apply_chat_template``: wrap prompts in the model's chat template
-    (:mod:`probes.chat`)."""
+    (:mod:`probes.engine.chat`)."""
     from probes.backends.registry import load_scorer as load
 
     parsed = model_args_mod.parse_model_args(model_args)
@@ -174,8 +175,8 @@ def load_scorer(model: str | Path, model_args: str | None = None, *,
         if key in options and options[key] != value:
             raise ProbeError(f"{key}={options[key]!r} and model_args {key}={value} disagree; "
                              "give the option one way only")
-    from probes.chat import with_chat_template
-    from probes.runner.command import check_device
+    from probes.engine.chat import with_chat_template
+    from probes.engine.runner.command import check_device
 
     merged = {**options, **parsed}
     check_device(merged.get("device"), "device={!r}", "device='cpu'")  # as the CLI does
@@ -186,14 +187,14 @@ def score(probe: ProbeLike, scorer: Any, results: Results = None, *,
           split: str | Sequence[str] | None = None, sample: int | None = None,
           limit: int | None = None, top_k: int = 10, use_cache: bool = True,
           queries: Sequence[Path] | None = None) -> pl.DataFrame:
-    """Score a probe's exported instances with ``scorer`` (as ``python -m probes.run`` does:
+    """Score a probe's exported instances with ``scorer`` (as ``python -m probes.engine.run`` does:
     cached, resumable, one ``runs`` row) and return the run's rows: the ``scores`` table for
     probes that score candidates or label words, ``responses`` (ranked top-k answers) for
     relatum probes; with the model's name as the first column. ``sample``: a seeded sample of N
     instances per split, stratified by gold class; ``limit``: the first N per split."""
-    from probes.runner.plan import RunOptions
-    from probes.runner.probe import run_probe
-    from probes.runner.select import check_exported
+    from probes.engine.runner.plan import RunOptions
+    from probes.engine.runner.probe import run_probe
+    from probes.engine.runner.select import check_exported
 
     probe = load_probe(probe, queries)
     splits = [split] if isinstance(split, str) else (list(split) if split else None)
@@ -228,9 +229,9 @@ def score_texts(texts: Sequence[str | tuple[str, str]], scorer: Any, results: Re
     the sentence), logprob (summed over the scored tokens), n_tokens, and with ``per_token``
     the columns tokens and token_logprobs. A sentence's first token has no context and is not
     scored when the model has no start token (a server's model)."""
-    from probes import cache
     from probes.backends.tokens import token_logprobs
-    from probes.tasks import Request
+    from probes.engine import cache
+    from probes.engine.tasks import Request
 
     pairs: list[tuple[str, str]] = []
     for i, text in enumerate(texts):

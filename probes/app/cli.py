@@ -3,14 +3,14 @@ defined by its module's ``add_arguments(parser)`` (the same function its ``pytho
 builds its parser with), which also sets the ``handler(args, argv)`` that runs it; the options
 every layer shares (``--results``, ``--store``, ``--queries``, ``--endpoint``) are defined once in
 :mod:`kg.options`, the model options (``--model``, ``--device``, ``--dtype``, ``--threads``) in
-:mod:`probes.options`.
+:mod:`probes.engine.options`.
 
     kgprobe build                      # python -m kg.build
-    kgprobe list                       # the probes found (as probes.export --list)
+    kgprobe list                       # the probes found (as probes.engine.export --list)
     kgprobe list --what metrics        # ... or tasks, metrics, model_args, all, described
     kgprobe query my/probe.rq          # a probe's SELECT: first rows, row count, seconds
     kgprobe export --preview 3         # rendered prompts, nothing written
-    kgprobe export -p 'mine/*'         # python -m probes.export
+    kgprobe export -p 'mine/*'         # python -m probes.engine.export
     kgprobe run -m smollm2-135m -p 'mine/*'
     kgprobe report                     # python -m eval.report
     kgprobe semrel humans | ontolama build | copen zero-shot | bear subset | kshot ...
@@ -43,7 +43,7 @@ from kg import options
 from kg.errors import UserError
 
 if TYPE_CHECKING:
-    from probes.spec import Probe
+    from probes.engine.spec import Probe
 
 #: command -> (``module:function`` that adds its options, one line of help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -55,27 +55,28 @@ COMMANDS: dict[str, tuple[str, str]] = {
              "metrics, model_args, all), with descriptions"),
     "query": ("probes.app.cli:add_query_arguments",
               "run a probe file's SELECT and print its first rows"),
-    "export": ("probes.export:add_arguments", "export probe instances; --preview N shows "
-               "rendered prompts (python -m probes.export)"),
+    "export": ("probes.engine.export:add_arguments", "export probe instances; --preview N shows "
+               "rendered prompts (python -m probes.engine.export)"),
     "run": ("probes.app.run:add_arguments",
-            "score exported probes with a model (python -m probes.run)"),
+            "score exported probes with a model (python -m probes.engine.run)"),
     "report": ("eval.report:add_arguments", "metric tables and plots (python -m eval.report)"),
     "results": ("probes.results.__main__:add_arguments", "results files: upgrade an older one, "
                 "combine several into one (python -m probes.results)"),
-    "semrel": ("probes.semrel.__main__:add_arguments",
+    "semrel": ("probes.benchmarks.semrel.__main__:add_arguments",
                "semantic relations (Cao et al.): humans, vocab, report"),
     "ontolama": ("probes.app.ontolama:add_arguments",
                  "OntoLAMA: build, stats, inheritance, export, report"),
-    "copen": ("probes.copen.__main__:add_arguments",
+    "copen": ("probes.benchmarks.copen.__main__:add_arguments",
               "COPEN: load, zero-shot, submission, construct, report"),
-    "bear": ("probes.bear.__main__:add_arguments",
+    "bear": ("probes.benchmarks.bear.__main__:add_arguments",
              "BEAR (Wiland et al. 2024): stats, subset, report"),
-    "kshot": ("probes.ontolama.kshot:add_arguments",
-              "OntoLAMA K-shot prompt-based fine-tuning (python -m probes.ontolama.kshot)"),
-    "linear": ("probes.copen.linear:add_arguments",
-               "COPEN linear probing (python -m probes.copen.linear)"),
-    "finetune": ("probes.copen.finetune:add_arguments",
-                 "COPEN fine-tuning (python -m probes.copen.finetune)"),
+    "kshot": ("probes.benchmarks.ontolama.kshot:add_arguments",
+              "OntoLAMA K-shot prompt-based fine-tuning (python -m "
+              "probes.benchmarks.ontolama.kshot)"),
+    "linear": ("probes.benchmarks.copen.linear:add_arguments",
+               "COPEN linear probing (python -m probes.benchmarks.copen.linear)"),
+    "finetune": ("probes.benchmarks.copen.finetune:add_arguments",
+                 "COPEN fine-tuning (python -m probes.benchmarks.copen.finetune)"),
 }
 
 #: Sub-commands of a benchmark that live in ``eval`` (which the benchmark package may not
@@ -211,11 +212,12 @@ def _where(args: argparse.Namespace, command: str) -> tuple[str, ...]:
 
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     """Run ``kgprobe``; returns the command's exit status. ``prog`` names the command's program
-    in its help and errors (a ``python -m`` form that runs the tree: ``python -m probes.copen``)."""
+    in its help and errors (a ``python -m`` form that runs the tree: ``python -m
+    probes.benchmarks.copen``)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     top = top_parser().parse_args(argv)
     if top.command == "run" and top.args[:1] == ["merge"]:  # kgprobe run merge --shards N
-        from probes.shard import merge_main
+        from probes.engine.shard import merge_main
 
         given = ["--results", str(top.top_results)] if top.top_results else []
         return merge_main([*given, *top.args[1:]])
@@ -255,11 +257,12 @@ def add_list_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def list_main(args: argparse.Namespace, argv: list[str]) -> int:
-    """``kgprobe list``: the probes found (the same list as ``probes.export --list``), or with
+    """``kgprobe list``: the probes found (the same list as ``probes.engine.export --list``), or
+    with
     ``--what`` the task kinds, the metrics or the ``--model-args`` keys, each with its
     description (:func:`probes.app.api.listing`), or all of them."""
-    from probes.errors import ProbeFileError
-    from probes.export import format_probe_list, list_probes
+    from probes.engine.errors import ProbeFileError
+    from probes.engine.export import format_probe_list, list_probes
 
     if args.probe and args.what not in ("probes", "all"):
         args.usage_error(f"--probe selects probes; it does not apply to --what {args.what}")
@@ -285,7 +288,7 @@ def list_main(args: argparse.Namespace, argv: list[str]) -> int:
 
 def _find_probe(ref: str, queries: list[Path]) -> Probe:
     """A probe by file path, else by name among the probes found."""
-    from probes.spec import discover, load_probe
+    from probes.engine.spec import discover, load_probe
 
     path = Path(ref)
     if path.suffix == ".rq" or path.exists():
@@ -316,8 +319,8 @@ def query_main(args: argparse.Namespace, argv: list[str]) -> int:
     """``kgprobe query FILE``: run a probe's SELECT (validated first) and print its first rows,
     the number of rows and the seconds it took. Writes nothing."""
     from kg.store import open_store
-    from probes.export import QueryLimits, check_graphs, run_query
-    from probes.preview import format_rows
+    from probes.engine.export import QueryLimits, check_graphs, run_query
+    from probes.engine.preview import format_rows
 
     probe = _find_probe(args.probe, args.queries)
     store = open_store(args.endpoint, args.store)

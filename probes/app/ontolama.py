@@ -1,4 +1,4 @@
-"""``kgprobe ontolama build|stats|inheritance|export`` and ``python -m probes.ontolama``
+"""``kgprobe ontolama build|stats|inheritance|export`` and ``python -m probes.benchmarks.ontolama``
 (see docs/ontolama.md). In the application layer because ``stats`` adds the shortcut ceiling,
 a metric of ``eval``."""
 
@@ -10,15 +10,15 @@ from pathlib import Path
 from eval.ontolama_report import ceiling_lines
 from kg import config, options
 from kg.store import KnowledgeStore, open_store
-from probes.ontolama.common import ontolama_probes, with_controlled
-from probes.ontolama.dataset import build, export_files, format_build, stats
-from probes.ontolama.inheritance import inheritance_report
+from probes.benchmarks.ontolama.common import ontolama_probes, with_controlled
+from probes.benchmarks.ontolama.dataset import build, export_files, format_build, stats
+from probes.benchmarks.ontolama.inheritance import inheritance_report
 from probes.results import connect
 
 
 def stats_with_ceiling(store: KnowledgeStore, results: Path | None) -> str:
-    """The dataset statistics (:func:`probes.ontolama.dataset.stats`) and the shortcut ceiling
-    of every split (:func:`eval.ontolama_report.ceiling_lines`)."""
+    """The dataset statistics (:func:`probes.benchmarks.ontolama.dataset.stats`) and the shortcut
+    ceiling of every split (:func:`eval.ontolama_report.ceiling_lines`)."""
     text = stats(store, results)
     con = connect(results, read_only=True)
     try:
@@ -28,8 +28,8 @@ def stats_with_ceiling(store: KnowledgeStore, results: Path | None) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
-    """The sub-commands of ``kgprobe ontolama`` / ``python -m probes.ontolama``; returns them,
-    so that ``report`` (:mod:`eval.ontolama_report`) is added beside them."""
+    """The sub-commands of ``kgprobe ontolama`` / ``python -m probes.benchmarks.ontolama``; returns
+    them, so that ``report`` (:mod:`eval.ontolama_report`) is added beside them."""
     parser.description = (
         "OntoLAMA datasets (atomic and complex subsumption inference) from the "
         "probe files in queries/ontolama: build them into the results file, print their "
@@ -65,7 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse._SubParsersAction
 
 
 def main(argv: list[str] | None = None) -> int:
-    return options.run_command("python -m probes.ontolama", add_arguments, argv)
+    return options.run_command("python -m probes.benchmarks.ontolama", add_arguments, argv)
 
 
 def run(args: argparse.Namespace, argv: list[str]) -> int:

@@ -39,8 +39,8 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from probes.errors import ProbeError
-from probes.frames import frame
+from probes.engine.errors import ProbeError
+from probes.engine.frames import frame
 
 VERSIONED = ("kgprobe", "torch", "transformers", "duckdb", "polars", "pyoxigraph")
 LOCK = Path(__file__).resolve().parents[2] / "requirements.lock"  # the checkout's lock file
@@ -113,12 +113,13 @@ def empty_metric_reason(con: duckdb.DuckDBPyConnection, metric: Any) -> str:
                           "FROM instances").fetchone()
     instances, train = counted if counted else (0, 0)
     if not instances:
-        return "the results file has no instances; export probes first (python -m probes.export)"
+        return ("the results file has no instances; export probes first "
+                "(python -m probes.engine.export)")
     if metric.name in ("shortcut_panel", "shortcut_ceiling") and not train:
         return ("no probe has a train split (the model-free rules are fitted on train only, "
                 "docs/shortcuts.md); export a probe whose query makes one")
     return (f"no finished {'/'.join(metric.tasks)} run with rows for it; score a probe "
-            "with python -m probes.run")
+            "with python -m probes.engine.run")
 
 
 def _compute(con: duckdb.DuckDBPyConnection, found: list[Any], names: Sequence[str] | None,

@@ -1,8 +1,8 @@
-"""The ``run`` command (``kgprobe run``, ``python -m probes.run``): score exported probe
+"""The ``run`` command (``kgprobe run``, ``python -m probes.engine.run``): score exported probe
 instances with a model and, with ``--output-path``, write the run's files with its metrics.
 
-The engine is :mod:`probes.runner` (re-exported by :mod:`probes.run`); this module is the
-command: parse the options, route model lists and shards (:mod:`probes.scale`), load the
+The engine is :mod:`probes.engine.runner` (re-exported by :mod:`probes.engine.run`); this module is
+the command: parse the options, route model lists and shards (:mod:`probes.engine.scale`), load the
 scorer only when a request is not cached, and hand the finished runs to
 :mod:`probes.app.outputs`, which computes metrics with ``eval``. It is in the application layer
 because of that last step.
@@ -20,22 +20,27 @@ from typing import Any
 import duckdb
 
 from kg import config, options
-from probes import chat, model_args, parquet_sync, scale
 from probes.app import outputs
-from probes.errors import ProbeError, ProbeFileError
+from probes.engine import chat, model_args, parquet_sync, scale
+from probes.engine.errors import ProbeError, ProbeFileError
+from probes.engine.runner import command as run_command
+from probes.engine.runner.caching import open_scorer, recorded_scorer
+from probes.engine.runner.command import (
+    ScorerFactory,
+    check_device,
+    check_lm_eval_flags,
+    default_factory,
+)
+from probes.engine.runner.plan import Plan, RunOptions
+from probes.engine.runner.probe import RunReport, format_reports, run_probe
+from probes.engine.runner.select import select_probes
+from probes.engine.spec import Probe
 from probes.results import connect, diagnose, disk_error
-from probes.runner import command as run_command
-from probes.runner.caching import open_scorer, recorded_scorer
-from probes.runner.command import ScorerFactory, check_device, check_lm_eval_flags, default_factory
-from probes.runner.plan import Plan, RunOptions
-from probes.runner.probe import RunReport, format_reports, run_probe
-from probes.runner.select import select_probes
-from probes.spec import Probe
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``kgprobe run`` / ``python -m probes.run``
-    (:func:`probes.runner.command.add_arguments`) and the handler."""
+    """The options of ``kgprobe run`` / ``python -m probes.engine.run``
+    (:func:`probes.engine.runner.command.add_arguments`) and the handler."""
     run_command.add_arguments(parser)
     parser.set_defaults(handler=run, usage_error=parser.error)
 
@@ -44,11 +49,11 @@ def main(argv: list[str] | None = None, scorer_factory: ScorerFactory | None = N
     """The command line. ``scorer_factory(name, device=, dtype=, batch_size=, threads=)`` replaces
     ``probes.backends.registry.load_scorer`` (tests pass a fake scorer)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["merge"]:  # python -m probes.run merge --shards N (probes.shard)
-        from probes.shard import merge_main
+    if argv[:1] == ["merge"]:  # python -m probes.engine.run merge --shards N (probes.engine.shard)
+        from probes.engine.shard import merge_main
 
         return merge_main(argv[1:])
-    parser = argparse.ArgumentParser(prog="python -m probes.run")
+    parser = argparse.ArgumentParser(prog="python -m probes.engine.run")
     add_arguments(parser)
     return options.call_handler(partial(run, scorer_factory=scorer_factory),
                                 parser.parse_args(argv), argv)
@@ -60,8 +65,8 @@ def run(args: argparse.Namespace, argv: list[str],
     model of a ``--models`` list and to each shard. A user's error is raised, and reported as
     one line by the command's runner (``kg.options.call_handler``)."""
     check_lm_eval_flags(args)
-    if args.list:  # the same list as probes.export --list
-        from probes.export import print_probe_list
+    if args.list:  # the same list as probes.engine.export --list
+        from probes.engine.export import print_probe_list
 
         return print_probe_list(args.queries, args.probe, not args.only_extra)
     if not args.probe:
@@ -102,7 +107,7 @@ def run_options(args: argparse.Namespace) -> RunOptions:
 def _scorer(con: duckdb.DuckDBPyConnection, args: argparse.Namespace, factory: ScorerFactory,
             model_kwargs: dict[str, Any], probes: list[Probe], opts: RunOptions, where: str
             ) -> tuple[Any, dict[str, Plan]]:
-    """The scorer (probes.runner.caching.CachingScorer: cached requests answered from the
+    """The scorer (probes.engine.runner.caching.CachingScorer: cached requests answered from the
     cache, the model constructed only when one is not) and the plans already made with it."""
 
     def load() -> Any:  # the model, constructed only when a request is not cached

@@ -31,18 +31,18 @@ from probes.backends.device import is_oom as is_oom
 from probes.backends.device import resolve_device as resolve_device
 from probes.backends.device import resolve_dtype as resolve_dtype
 from probes.backends.protocol import SLOT, Capabilities
-from probes.errors import ModelError
-from probes.models import (
+from probes.engine.errors import ModelError
+from probes.engine.models import (
     ModelSource,
     PromptTooLongError,
     hub_commit,
     load_model,
     load_tokenizer,
 )
-from probes.wordvocab import WholeWordVocab
+from probes.engine.wordvocab import WholeWordVocab
 
 if TYPE_CHECKING:
-    from probes.placement import Placement
+    from probes.engine.placement import Placement
 
 MASK = SLOT
 """The slot marker in prompts for ``topk`` (masked LMs and seq2seq; a causal LM's prompt ends at

@@ -70,9 +70,9 @@ from probes.backends.causal_statements import (
 from probes.backends.protocol import CAUSAL_LM
 from probes.backends.registry import register
 from probes.backends.scoring_options import BOUNDARIES
-from probes.errors import ModelError
-from probes.models import ModelSource
-from probes.wordvocab import WholeWordVocab
+from probes.engine.errors import ModelError
+from probes.engine.models import ModelSource
+from probes.engine.wordvocab import WholeWordVocab
 
 Ids = tuple[int, ...]
 PREFIX_MODES = ("packed", "cache", None)
@@ -339,7 +339,7 @@ class CausalScorer(Scorer):
         if prompt.count(MASK) > 1:
             raise PromptError(f"prompt {prompt!r} has more than one {MASK} slot")
         text, _, after = prompt.partition(MASK)
-        if after.strip() not in ("", ".", "!", "?"):  # as probes.render.causal_prompt
+        if after.strip() not in ("", ".", "!", "?"):  # as probes.engine.render.causal_prompt
             raise PromptError(f"prompt {prompt!r} has text after its {MASK} slot; a causal LM "
                               "reads the slot as the next token, so the prompt must end there")
         text = text.rstrip()

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from probes.backends.causal_model import tree_mask
-from probes.errors import ModelError
+from probes.engine.errors import ModelError
 
 if TYPE_CHECKING:
     from probes.backends.causal import CausalScorer

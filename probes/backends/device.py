@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from probes.errors import ModelError
+from probes.engine.errors import ModelError
 
 
 def is_oom(exc: BaseException) -> bool:

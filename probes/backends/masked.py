@@ -33,8 +33,8 @@ from probes.backends.base import (
 from probes.backends.protocol import MASKED_LM
 from probes.backends.registry import register
 from probes.backends.scoring_options import PLL_METRICS
-from probes.errors import ModelError
-from probes.wordvocab import WholeWordVocab
+from probes.engine.errors import ModelError
+from probes.engine.wordvocab import WholeWordVocab
 
 
 @register("masked")

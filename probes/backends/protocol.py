@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from probes.errors import ProbeError
+from probes.engine.errors import ProbeError
 
 SLOT = "[MASK]"
 """The slot marker of ``topk`` prompts for a scorer that reads a slot inside the prompt."""

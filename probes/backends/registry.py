@@ -1,7 +1,7 @@
 """Pick and load the scorer backend for a model name.
 
 ``load_scorer(name)`` resolves the name (alias, .gguf file, folder or hub id, see
-:mod:`probes.models`), reads the model config and chooses the backend from it, unless the
+:mod:`probes.engine.models`), reads the model config and chooses the backend from it, unless the
 caller names one with ``kind=`` (a built-in kind, or any backend registered with
 :func:`register`, which then loads the model as it sees fit):
 
@@ -32,9 +32,9 @@ from typing import Any, cast
 
 from probes.backends.base import Scorer, resolve_device, resolve_dtype
 from probes.backends.server import is_server_name
-from probes.errors import ModelError
-from probes.models import load_config, resolve
-from probes.placement import Placement, parse_max_memory
+from probes.engine.errors import ModelError
+from probes.engine.models import load_config, resolve
+from probes.engine.placement import Placement, parse_max_memory
 
 _BACKENDS: dict[str, type[Scorer]] = {}
 _MODULES = {
@@ -146,8 +146,8 @@ def load_scorer(
     device over several and offload the rest to CPU or disk (accelerate). Backend options:
     ``verify`` (causal, masked: check the fast paths against a plain forward at load, default
 from probes.backends.server import is_server_name
-from probes.errors import ModelError
-from probes.models import load_config, resolve
+from probes.engine.errors import ModelError
+from probes.engine.models import load_config, resolve
     """
     if is_server_name(name) or options.get("base_url"):  # an inference server's model
         from probes.backends.server import load_server

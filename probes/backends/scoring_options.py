@@ -1,5 +1,5 @@
 """The names of the backends' scoring options (a light module: no torch), shared by the
-backends and ``--model-args`` (:mod:`probes.model_args`).
+backends and ``--model-args`` (:mod:`probes.engine.model_args`).
 
 >>> PLL_METRICS[:2], BOUNDARIES[0]
 (('original', 'within_word_l2r'), 'lm-eval')

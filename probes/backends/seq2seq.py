@@ -37,9 +37,9 @@ from probes.backends.base import (
 from probes.backends.causal_model import cache_argument, returned_cache
 from probes.backends.protocol import SEQ2SEQ_LM
 from probes.backends.registry import register
-from probes.errors import ModelError
-from probes.models import ModelSource
-from probes.wordvocab import WholeWordVocab
+from probes.engine.errors import ModelError
+from probes.engine.models import ModelSource
+from probes.engine.wordvocab import WholeWordVocab
 
 SENTINEL = "<extra_id_0>"
 

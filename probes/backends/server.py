@@ -43,8 +43,8 @@ from typing import Any
 
 from probes.backends.protocol import CAUSAL_LM
 from probes.backends.server_client import CompletionsClient, Echo, ServerError
-from probes.models import ModelError
-from probes.wordvocab import WholeWordVocab
+from probes.engine.models import ModelError
+from probes.engine.wordvocab import WholeWordVocab
 
 PREFIX = "server:"
 FINGERPRINT_TEXT = ("The capital of France is Paris, and the capital of Italy is Rome; "
@@ -343,7 +343,7 @@ def load_server(name: str | None = None, *, base_url: str | None = None,
                                                "n_ctx", "model_alias", "is_generation")}
     tok = None
     if tokenizer:
-        from probes.models import load_tokenizer, resolve
+        from probes.engine.models import load_tokenizer, resolve
 
         tok = load_tokenizer(resolve(tokenizer))
     scorer = ServerScorer(client, model, entry, tok, tokenizer, revision, top_logprobs)

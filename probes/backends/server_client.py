@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from probes.models import ModelError
+from probes.engine.models import ModelError
 
 
 class ServerError(ModelError):

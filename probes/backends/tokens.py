@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from probes.models import ModelError
+from probes.engine.models import ModelError
 
 TokenScores = list[tuple[str, float]]
 

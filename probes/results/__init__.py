@@ -47,7 +47,7 @@ TASKS = ("relatum", "choice", "binary", "subsumption", "records")
 
 
 class ProbeError(UserError):
-    """Base class of kgprobe's probe-layer errors (probes.errors re-exports it; it lives here
+    """Base class of kgprobe's probe-layer errors (probes.engine.errors re-exports it; it lives here
     so that eval, which imports only this package from probes, can catch it). A command reports
     one as a single ``error:`` line (``kg.options.call_handler``)."""
 
@@ -116,7 +116,7 @@ def diagnose(path: Path, error: Exception | None = None) -> str:
         return (f"the results file {path} is locked by {who}; wait for it to finish or stop "
                 "it, or write to another file with --results PATH")
     return (f"the results file {path} is damaged ({detail}); move it away and re-export "
-            "(python -m probes.export) and re-run, or restore a copy")
+            "(python -m probes.engine.export) and re-run, or restore a copy")
 
 
 def connect(path: str | Path | None = None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
@@ -125,7 +125,8 @@ def connect(path: str | Path | None = None, read_only: bool = False) -> duckdb.D
     path = str(path or config.results_path())
     if path != ":memory:":
         if read_only and not Path(path).exists():
-            raise ResultsError(f"no results file at {path}: run `python -m probes.export` first "
+            raise ResultsError(f"no results file at {path}: run `python -m probes.engine.export` "
+                               f"first "
                                "(or point --results / KGPROBE_RESULTS at the right file).")
         try:
             Path(path).parent.mkdir(parents=True, exist_ok=True)

@@ -1,8 +1,8 @@
 """COPEN's declared run settings: the values ``runs.config.runtime.copen.part`` takes per task
 (the text parts a zero-shot run scores, each stored as its own run), the parts whose scores
 cannot differ for a model kind, and the seed summary of trained runs. Here, in the results
-contract, because both the writers (probes.copen) and the readers (eval) need them. Which part
-the paper reports per model (its Table 8) is a reporting choice: :mod:`eval.copen_table8`.
+contract, because both the writers (probes.benchmarks.copen) and the readers (eval) need them. Which
+part the paper reports per model (its Table 8) is a reporting choice: :mod:`eval.copen_table8`.
 """
 
 from __future__ import annotations

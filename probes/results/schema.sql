@@ -3,7 +3,7 @@
 -- columns and tables it lacks on its next writable connect (probes.results.upgrade).
 -- The contract (tables, columns, grain) is described in docs/results.md.
 
--- One row per probe instance, written by `python -m probes.export`.
+-- One row per probe instance, written by `python -m probes.engine.export`.
 CREATE TABLE IF NOT EXISTS instances (
     probe        VARCHAR NOT NULL,   -- probe name from the file header
     split        VARCHAR NOT NULL,   -- train / dev / test / ...
@@ -16,7 +16,7 @@ CREATE TABLE IF NOT EXISTS instances (
     PRIMARY KEY (probe, split, instance_id)
 );
 
--- Where each instance came from (probes.provenance), written by `python -m probes.export` with
+-- Where each instance came from (probes.engine.provenance), written by `python -m probes.engine.export` with
 -- the instances: the SPARQL bindings of its fields (per variable and value: IRI or literal, the
 -- IRI's label, the named graphs holding it) and the triples, with their named graph, that link
 -- its values. A file from before this table gains it (empty) on its next connect; export again
@@ -32,7 +32,7 @@ CREATE TABLE IF NOT EXISTS instance_provenance (
 
 -- Inflected forms that count as a gold answer of an instance (relatum probes with params
 -- inflections: WordNet's morphy, kg.morphology): "fingers" for gold "finger". Written by
--- `python -m probes.export` with the instances; no rows: responses must match a gold exactly.
+-- `python -m probes.engine.export` with the instances; no rows: responses must match a gold exactly.
 CREATE TABLE IF NOT EXISTS gold_forms (
     probe        VARCHAR NOT NULL,
     split        VARCHAR NOT NULL,
@@ -42,7 +42,7 @@ CREATE TABLE IF NOT EXISTS gold_forms (
     PRIMARY KEY (probe, split, instance_id, form, gold)
 );
 
--- One row per (model, probe) run of `python -m probes.run`.
+-- One row per (model, probe) run of `python -m probes.engine.run`.
 CREATE TABLE IF NOT EXISTS runs (
     run_id       VARCHAR PRIMARY KEY,
     model        VARCHAR NOT NULL,   -- name as given (hub id, local path or alias); 'human' for people
@@ -63,7 +63,7 @@ CREATE TABLE IF NOT EXISTS runs (
     cache_hits   INTEGER,            -- how many of them the latest invocation found cached
     -- Settings that metrics select or group runs by (NULL where they do not apply):
     method       VARCHAR,            -- zero-shot | linear | finetune (COPEN) | kshot (OntoLAMA);
-                                     -- NULL for probes.run and human runs
+                                     -- NULL for probes.engine.run and human runs
     part         VARCHAR,            -- COPEN: the scored text part (query, concept, all, ...)
     context      BOOLEAN,            -- COPEN CiC zero-shot: with the context sentence
     k            INTEGER,            -- K-shot: examples per class (-1: fully supervised)
@@ -142,9 +142,9 @@ CREATE TABLE IF NOT EXISTS score_cache (
     op           VARCHAR
 );
 
--- Whole-word vocabulary of a model (written by probes.run for relatum runs), so metrics can
+-- Whole-word vocabulary of a model (written by probes.engine.run for relatum runs), so metrics can
 -- limit relatum sets and ranked lists to the words that every compared model can produce.
--- vocab: lowercase | words (probes.wordvocab).
+-- vocab: lowercase | words (probes.engine.wordvocab).
 CREATE TABLE IF NOT EXISTS model_vocab (
     model        VARCHAR NOT NULL,
     vocab        VARCHAR NOT NULL,
@@ -153,7 +153,7 @@ CREATE TABLE IF NOT EXISTS model_vocab (
 );
 
 -- One row per exported probe: the hash of what shaped its instances (the query and the header
--- fields other than prompts, probes.spec.Probe.instances_hash), so probes.run can tell that the
+-- fields other than prompts, probes.engine.spec.Probe.instances_hash), so probes.engine.run can tell that the
 -- probe file was edited since the export. Written in the export's transaction.
 CREATE TABLE IF NOT EXISTS probe_exports (
     probe        VARCHAR PRIMARY KEY,

@@ -40,7 +40,7 @@ class GoldFormRow(NamedTuple):
 
 class ProvenanceRow(NamedTuple):
     """One ``instance_provenance`` row: an instance's bindings and linking triples (JSON text,
-    probes.provenance)."""
+    probes.engine.provenance)."""
 
     probe: str
     split: str
@@ -154,7 +154,8 @@ def write_model_vocab(con: duckdb.DuckDBPyConnection, model: str, vocab: str, wo
         con.unregister("kgp_vocab")
 
 
-# --- copies between a results file and its shard files (probes.shard) ---------------------------
+# --- copies between a results file and its shard files (probes.engine.shard)
+# ---------------------------
 
 def copy_model_rows(con: duckdb.DuckDBPyConnection, source: str,
                     model: str | None = None) -> None:

@@ -134,7 +134,7 @@ def insert_run(con: duckdb.DuckDBPyConnection, run: Run) -> None:
                 _run_values(run))
 
 
-# Columns a restarted probes.run run keeps from its earlier row (its identity and history).
+# Columns a restarted probes.engine.run run keeps from its earlier row (its identity and history).
 _KEPT_ON_RESTART = ("run_id", "model", "revision", "backend", "task", "probe", "cache_hits")
 
 

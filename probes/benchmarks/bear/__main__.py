@@ -1,0 +1,135 @@
+"""``python -m probes.benchmarks.bear`` / ``kgprobe bear``: BEAR's own sub-commands.
+
+- ``stats``: per BEAR graph of the store (bear, bear-big) the relations, instances, answers and
+  statements (instances x answers x templates: what a full run scores); the paper's BEAR has 60
+  relations and 7,731 instances, lm-pub-quiz scores 628,497 statements for it;
+- ``subset --relation P19 --relation P103 --instances 10 --out DIR``: a probe file like
+  ``queries/bear/bear.rq`` (or ``--probe``'s) restricted to those relations and to the first N
+  instances of each (by position in the relation's file), written under DIR, to export and run
+  with ``--queries DIR`` (a subset is data: a probe file, not an option of the run);
+- ``report``: the BEAR report (:mod:`eval.bear_report`, added to the tree by the application
+  layer, :mod:`probes.app.cli`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+from kg import options
+from kg.store import open_store
+from probes.benchmarks.bear import PROBES
+from probes.engine.errors import ProbeError
+from probes.engine.spec import parse_probe
+
+QUERIES = Path(__file__).resolve().parents[3] / "queries" / "bear"
+_ANCHOR = "    ?r kgp:code ?relation .\n"
+
+
+def stats_query(source: str) -> str:
+    """The SPARQL that counts one BEAR graph (one row per relation)."""
+    return f"""PREFIX kgp: <https://w3id.org/kgprobe/vocab#>
+SELECT ?code ?answers ?instances (COUNT(?t) AS ?templates) WHERE {{
+  GRAPH <https://w3id.org/kgprobe/graph/{source}> {{
+    ?r a kgp:BearRelation ; kgp:code ?code ; kgp:answerCount ?answers ;
+       kgp:instanceCount ?instances ; kgp:template ?t .
+  }}
+}} GROUP BY ?code ?answers ?instances"""
+
+
+def _stats(args: argparse.Namespace) -> int:
+    store = open_store(args.endpoint, args.store)
+    print("| source | relations | instances | answers (sum) | statements |")
+    print("|---|---:|---:|---:|---:|")
+    for source in ("bear", "bear-big"):
+        rows = store.query(stats_query(source))
+        if not rows:
+            print(f"| {source} | not in the store (`kgprobe build -s {source}`) | | | |")
+            continue
+        inst = sum(int(r["instances"]) for r in rows)
+        answers = sum(int(r["answers"]) for r in rows)
+        statements = sum(int(r["instances"]) * int(r["answers"]) * int(r["templates"])
+                         for r in rows)
+        print(f"| {source} | {len(rows)} | {inst:,} | {answers:,} | {statements:,} |")
+    return 0
+
+
+def subset_text(base: str, name: str, relations: list[str], instances: int | None) -> str:
+    """``base`` (a queries/bear probe file) renamed and restricted; an error when it has not
+    the shape of those files.
+
+    >>> text = subset_text((QUERIES / "bear.rq").read_text(), "bear/mine", ["P19"], 10)
+    >>> [line for line in text.splitlines() if "FILTER" in line or "name:" in line]
+    ['# name: bear/mine', '    FILTER(?relation IN ("P19"))', '    FILTER(?index < 10)']
+    """
+    if _ANCHOR not in base or not re.search(r"(?m)^# name: .*$", base):
+        raise ProbeError("the base probe file is not shaped like queries/bear/bear.rq (no "
+                         "'?r kgp:code ?relation .' line or no name:); start from one of "
+                         f"{', '.join(PROBES)}")
+    for code in relations:
+        if not re.fullmatch(r"P\d+", code):
+            raise ProbeError(f"--relation {code!r} is not a Wikidata property code like P19")
+    extra = ""
+    if relations:
+        extra += f"    FILTER(?relation IN ({', '.join(json.dumps(c) for c in relations)}))\n"
+    if instances is not None:
+        extra += f"    FILTER(?index < {int(instances)})\n"
+    text = re.sub(r"(?m)^# name: .*$", f"# name: {name}", base, count=1)
+    return text.replace(_ANCHOR, _ANCHOR + extra, 1)
+
+
+def _subset(args: argparse.Namespace) -> int:
+    base = QUERIES / f"{args.probe.removeprefix('bear/')}.rq"
+    if args.probe not in PROBES or not base.is_file():
+        raise ProbeError(f"--probe {args.probe!r} is not one of {', '.join(PROBES)}")
+    if args.instances is not None and args.instances < 1:
+        raise ProbeError("--instances must be at least 1")
+    text = subset_text(base.read_text(encoding="utf-8"), args.name, args.relation or [],
+                       args.instances)
+    path = args.out / (args.name.replace("/", "_") + ".rq")
+    parse_probe(text, path)   # the header and query are checked before anything is written
+    args.out.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    print(f"wrote {path}; export and score it with `kgprobe --queries {args.out} export -p "
+          f"{args.name}` and `kgprobe --queries {args.out} run -m MODEL -p {args.name}`")
+    return 0
+
+
+def add_arguments(p: argparse.ArgumentParser) -> argparse._SubParsersAction:
+    """The sub-commands of ``kgprobe bear`` / ``python -m probes.benchmarks.bear``; returns them, so
+    that the application layer adds ``report`` (:mod:`eval.bear_report`)."""
+    p.description = __doc__.split("\n")[0]
+    p.set_defaults(handler=run)
+    sub = p.add_subparsers(dest="command", required=True)
+    st = sub.add_parser("stats", help="relations, instances and statements of the BEAR graphs")
+    options.add_store(st)
+    options.add_endpoint(st)
+    st.set_defaults(func=_stats)
+    su = sub.add_parser("subset", help="write a probe file for chosen relations and instances")
+    su.add_argument("--probe", default="bear/bear",
+                    help=f"the probe file to restrict (default bear/bear; one of "
+                    f"{', '.join(PROBES)})")
+    su.add_argument("--relation", action="append", metavar="PID",
+                    help="keep this relation (P19); repeatable; default: all")
+    su.add_argument("--instances", type=int, default=None, metavar="N",
+                    help="keep the first N instances of each relation (by position in its "
+                    "file; lm-pub-quiz's subsample draws at random instead)")
+    su.add_argument("--name", default="bear/subset", help="the new probe's name "
+                    "(default bear/subset)")
+    su.add_argument("--out", type=Path, required=True, help="folder to write the probe file to")
+    su.set_defaults(func=_subset)
+    return sub
+
+
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    """Run the chosen sub-command (an error: one line, status 2, from the command's runner)."""
+    return int(args.func(args))
+
+
+if __name__ == "__main__":  # the tree with report: the application layer's
+    from probes.app.cli import main
+
+    raise SystemExit(main(["bear", *sys.argv[1:]], prog="python -m probes.benchmarks.bear"))
