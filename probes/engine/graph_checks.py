@@ -47,8 +47,7 @@ def check_graphs(probes: list[Probe], store: KnowledgeStore) -> None:
     >>> check_graphs([probe], LocalStore.in_memory())
     Traceback (most recent call last):
     ...
-    probes.engine.errors.ProbeFileError: x.rq:4: probe 't/x' reads source(s) wordnet which are not
-    ...
+    probes.engine.errors.ProbeFileError: x.rq:4: probe 't/x' reads source(s) wordnet which ...
     """
     have = set(store.graphs())
     for probe in probes:

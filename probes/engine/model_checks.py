@@ -20,8 +20,7 @@ model that needs code from its folder or repository: what kgprobe's opt-in is an
 >>> check_safetensors(d / "big.safetensors")
 Traceback (most recent call last):
 ...
-probes.engine.errors.ModelError: safetensors file ...(tensor 'w' of shape [1099511627776, 16] (F32)
-...
+probes.engine.errors.ModelError: safetensors file ...(tensor 'w' of shape [1099511627776, 16] ...
 """
 
 from __future__ import annotations

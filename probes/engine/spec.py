@@ -46,8 +46,7 @@ SPARQL tool. Header fields (see README, "Probe files"):
 >>> parse_probe(text.replace("task:", "tsk:"), "demo.rq")
 Traceback (most recent call last):
 ...
-probes.engine.errors.ProbeFileError: demo.rq:2: unknown header field 'tsk' (did you mean 'task'?);
-...
+probes.engine.errors.ProbeFileError: demo.rq:2: unknown header field 'tsk' (did you mean 'task'?)...
 """
 
 from __future__ import annotations

@@ -115,8 +115,7 @@ def csj_row(item: Any, path: str | Path, index: int, n_candidates: int = CSJ_CAN
     >>> csj_row({"query": {"name": "Q"}, "candidates": cands, "label": "c7"}, "f", 4, 3)
     Traceback (most recent call last):
     ...
-    probes.benchmarks.copen.released.ReleasedFormatError: f: item 4: label 'c7' is not the id of any
-    of ...
+    probes.benchmarks.copen.released.ReleasedFormatError: f: item 4: label 'c7' is not the id ...
     """
     if not isinstance(item, dict):
         raise _err(path, index, f"expected a JSON object, got {type(item).__name__}")
