@@ -73,7 +73,7 @@ def register(kind: str) -> Callable[[type[Scorer]], type[Scorer]]:
     subclass registered under that name."""
 
     def decorate(cls: type[Scorer]) -> type[Scorer]:
-        if "kind" in vars(cls) and _BACKENDS.get(cls.kind) is cls and cls.kind != kind:
+        if vars(cls).get("kind") not in (None, kind):  # its own name, set by this decorator
             raise ModelError(f"{cls.__qualname__} is already the backend {cls.kind!r}; register "
                              f"a subclass of it as {kind!r}")
         cls.kind = kind
