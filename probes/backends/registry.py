@@ -42,18 +42,16 @@ from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from probes.backends.base import Scorer, resolve_device, resolve_dtype
+from probes.backends.protocol import FAMILIES
 from probes.backends.server import is_server_name
 from probes.engine.errors import ModelError
 from probes.engine.models import load_config, resolve
 from probes.engine.placement import Placement, parse_max_memory
 
 _BACKENDS: dict[str, type[Scorer]] = {}
-_MODULES = {
-    "masked": "probes.backends.masked",
-    "causal": "probes.backends.causal",
-    "seq2seq": "probes.backends.seq2seq",
-}
-KINDS: tuple[str, ...] = tuple(_MODULES)
+_MODULES = {name: f"probes.backends.{name}" for name in FAMILIES}
+"""The built-in backends: one per family, named after it, in a module of that name."""
+KINDS: tuple[str, ...] = FAMILIES
 ENTRY_POINTS = "kgprobe.backends"
 """The entry point group where an installed distribution names its own backends."""
 
