@@ -30,6 +30,7 @@ queries work through it as they do on the bare connection.
 from __future__ import annotations
 
 import functools
+import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -111,9 +112,19 @@ def _target(kind: str, words: list[tuple[str, bool]]) -> str | None:
     return name[-1].lower() if name else None
 
 
+_MAY_WRITE = re.compile(r"\b(insert|update|delete|truncate|copy|create|drop|alter|merge|prepare)\b",
+                       re.IGNORECASE)
+
+
 def write_targets(sql: str) -> list[str]:
     """The tables the writes of ``sql`` name (``"?"`` where DuckDB says a statement writes but
-    its target cannot be read), as DuckDB parses the text."""
+    its target cannot be read), as DuckDB parses the text. A text without any write keyword
+    is not parsed; a text seen before is answered from a cache (metric files run often)."""
+    return list(_write_targets(sql)) if _MAY_WRITE.search(sql) else []
+
+
+@functools.lru_cache(maxsize=2048)
+def _write_targets(sql: str) -> tuple[str, ...]:
     out = []
     for statement in duckdb.extract_statements(sql):
         kind = statement.type.name
@@ -127,7 +138,7 @@ def write_targets(sql: str) -> list[str]:
         target = _target(kind, _words(text))
         if target != "":
             out.append(target if target is not None else "?")
-    return out
+    return tuple(out)
 
 
 def _caller() -> str | None:
