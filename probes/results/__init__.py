@@ -2,7 +2,8 @@
 
 It holds the schema (``schema.sql``: instances, runs, prompts, scores, responses, human
 answers, the score cache, the instances' provenance), :func:`connect` (which creates a file
-or upgrades an older one),
+or upgrades an older one, and hands out a connection on which a write to these tables from
+code outside this package raises: :mod:`probes.results.guard`),
 :func:`transaction`, the typed writers of :mod:`probes.results.writers`, and the names that
 ``eval`` needs (:data:`TASKS`, the errors), so that ``eval`` imports this package and nothing
 else from ``probes``. It imports no other ``probes`` module and no torch. The contract (tables,
