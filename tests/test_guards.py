@@ -110,12 +110,17 @@ def test_engine_code_keeps_everything_that_is_not_a_result_write(tmp_path: Path)
     con.close()
 
 
-def test_a_temp_table_may_not_shadow_a_result_table(tmp_path: Path) -> None:
+def test_a_table_is_written_a_temp_object_is_the_connections_own(tmp_path: Path) -> None:
     con = connect(tmp_path / "r.duckdb")
-    shadow = engine_module(tmp_path, "probes.engine.shadow", (
-        "def run(con):\n    con.execute('CREATE TEMP TABLE scores AS SELECT 1 AS x')\n"))
+    code = engine_module(tmp_path, "probes.engine.ddl", (
+        "def replace(con):\n    con.execute('CREATE OR REPLACE TABLE scores AS SELECT 1 AS x')\n"
+        "def temp(con):\n    con.execute('CREATE TEMP VIEW scores AS SELECT 1 AS x')\n"
+        "    n = con.execute('SELECT count(*) FROM scores').fetchall()\n"
+        "    con.execute('DROP VIEW scores')\n    return n\n"))
     with pytest.raises(WriteOutsideContract, match="scores"):
-        shadow.run(con)
+        code.replace(con)
+    assert code.temp(con) == [(1,)]  # a metric's sandbox may shadow and drop its own views
+    assert con.execute("SELECT count(*) FROM scores").fetchall() == [(0,)]
     con.close()
 
 
@@ -132,6 +137,7 @@ def test_write_targets_read_the_final_text() -> None:
     assert write_targets("PREPARE p AS UPDATE runs SET x = 1") == ["runs"]
     assert write_targets("SELECT 'DELETE FROM runs' AS text") == []
     assert write_targets("ATTACH 'x.duckdb' AS o; INSERT INTO o.main.runs SELECT 1") == ["runs"]
+    assert write_targets("CREATE TEMP TABLE runs AS SELECT 1; DROP VIEW v") == []
 
 
 # --- the import guard ---------------------------------------------------------------------------

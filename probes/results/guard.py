@@ -5,9 +5,10 @@ behind a thin proxy that looks at every statement when it runs, not at how the c
 it. A statement is a write when DuckDB's own parser says so (``duckdb.extract_statements``:
 INSERT, UPDATE, DELETE and TRUNCATE, COPY ... FROM, CREATE, DROP, ALTER, MERGE, PREPARE of
 one of these) and its target (read from DuckDB's tokens of the final text) is a table of
-``schema.sql``; the relational writers (``append``, ``appender``, ``rel.insert``,
-``rel.insert_into``, ``rel.create``, ``rel.to_table``, ``rel.update``) are writes to the table
-they name. Such a write raises :class:`WriteOutsideContract` unless the nearest frame of
+``schema.sql`` (a TEMP object, which lives on the connection and goes with it, is not the
+file's: the metrics' sandbox makes and drops its own); the relational writers (``append``,
+``appender``, ``rel.insert``, ``rel.insert_into``, ``rel.create``, ``rel.to_table``,
+``rel.update``) are writes to the table they name. Such a write raises :class:`WriteOutsideContract` unless the nearest frame of
 kgprobe's own code (``kg``, ``probes``, ``eval``) on the call stack belongs to
 ``probes.results``: the typed writers are the only home of writes, whatever string building,
 ``format_map``, SQL read from a file, ``exec`` or third-party helper led there. Code outside
@@ -23,8 +24,8 @@ queries work through it as they do on the bare connection.
 (True, [(1,)])
 >>> write_targets("INSERT OR REPLACE INTO main.\\"Runs\\" SELECT 1; SELECT 2")
 ['runs']
->>> write_targets("COPY scores TO 'x.csv'"), write_targets("CREATE TEMP VIEW v AS SELECT 1")
-([], ['v'])
+>>> write_targets("COPY scores TO 'x.csv'"), write_targets("CREATE TEMP VIEW runs AS SELECT 1")
+([], [])
 """
 
 from __future__ import annotations
@@ -88,6 +89,11 @@ def _words(sql: str) -> list[tuple[str, bool]]:
 def _target(kind: str, words: list[tuple[str, bool]]) -> str | None:
     """The table a write statement of ``kind`` names, or None when it cannot be read."""
     upper = [w.upper() if named else "" for w, named in words]
+    head = upper[:6]
+    if kind == "CREATE" and ("TEMP" in head or "TEMPORARY" in head):
+        return ""  # the connection's own temporary object, not the file's (metrics' views)
+    if kind in ("CREATE", "DROP", "ALTER") and "TABLE" not in head:
+        return ""  # a view, macro, sequence, ...: the result tables are tables
     if kind == "COPY" and "TO" in upper and "FROM" not in upper[:upper.index("TO")]:
         return ""  # COPY t TO file: a read
     if kind == "INSERT" and "INTO" in upper:
