@@ -8,11 +8,12 @@ one of these) and its target (read from DuckDB's tokens of the final text) is a 
 ``schema.sql`` (a TEMP object, which lives on the connection and goes with it, is not the
 file's: the metrics' sandbox makes and drops its own); the relational writers (``append``,
 ``appender``, ``rel.insert``, ``rel.insert_into``, ``rel.create``, ``rel.to_table``,
-``rel.update``) are writes to the table they name. Such a write raises :class:`WriteOutsideContract` unless the nearest frame of
-kgprobe's own code (``kg``, ``probes``, ``eval``) on the call stack belongs to
-``probes.results``: the typed writers are the only home of writes, whatever string building,
-``format_map``, SQL read from a file, ``exec`` or third-party helper led there. Code outside
-the three layers (tests, notebooks, scripts) is not restricted.
+``rel.update``) are writes to the table they name. Such a write raises
+:class:`WriteOutsideContract` unless the nearest frame of kgprobe's own code (``kg``,
+``probes``, ``eval``) on the call stack belongs to ``probes.results``: the typed writers are
+the only home of writes, whatever string building, ``format_map``, SQL read from a file,
+``exec`` or third-party helper led there. Code outside the three layers (tests, notebooks,
+scripts) is not restricted.
 
 DuckDB resolves a Python variable named in a query (a "replacement scan") in the frame that
 calls it; the proxy runs each query in a namespace holding its caller's variables, so such
