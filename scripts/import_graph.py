@@ -8,8 +8,8 @@ An edge a -> b is a static ``import b`` / ``from b import x`` in module a (insid
 too; ``from pkg import sub`` counts as pkg.sub when sub is a module), between modules of the
 three layers. Layers: kg, eval, probes.results (the contract), probes.app and the engine (the
 rest of probes). Cycles are the strongly connected components of more than one module
-(Tarjan), counted with module-level imports only (what runs at import time) and with every
-import. Prints one Markdown table.
+(Tarjan), counted with module-level imports only (what runs at import time: no function
+bodies, no ``if TYPE_CHECKING:`` blocks) and with every import. Prints one Markdown table.
 """
 
 from __future__ import annotations
@@ -44,6 +44,13 @@ def modules(root: Path) -> dict[str, Path]:
     return out
 
 
+def _type_checking(node: ast.stmt) -> bool:
+    """An ``if TYPE_CHECKING:`` block (imports for the type checker only)."""
+    test = node.test if isinstance(node, ast.If) else None
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
 def edges(root: Path, module_level_only: bool) -> dict[str, set[str]]:
     known = modules(root)
     graph: dict[str, set[str]] = {m: set() for m in known}
@@ -51,10 +58,10 @@ def edges(root: Path, module_level_only: bool) -> dict[str, set[str]]:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         nodes = tree.body if module_level_only else list(ast.walk(tree))
-        if module_level_only:  # module-level statements, their if/try blocks included
+        if module_level_only:  # what runs at import: no functions, no TYPE_CHECKING blocks
             nodes = [n for top in tree.body if not isinstance(
                 top, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
-                for n in ast.walk(top)]
+                and not _type_checking(top) for n in ast.walk(top)]
         for node in nodes:
             targets: list[str] = []
             if isinstance(node, ast.Import):
