@@ -174,15 +174,15 @@ def _runs(con: duckdb.DuckDBPyConnection) -> dict[str, RunInfo]:
     """The finished COPEN runs; ``model`` is the row name: the model, then in square brackets
     the settings that set the run apart from the model's other runs of its method and task."""
     out = {}
-    rows = con.execute("""SELECT run_id, model, probe, config::VARCHAR, backend, revision, dtype
+    rows = con.execute("""SELECT run_id, model, probe, config::VARCHAR, family, revision, dtype
                           FROM runs
                           WHERE probe IN ('copen/csj', 'copen/cpj', 'copen/cic')
                             AND status = 'done'""").fetchall()
-    for rid, model, probe, cfg, backend, revision, dtype in rows:
+    for rid, model, probe, cfg, lm_family, revision, dtype in rows:
         c = (json.loads(cfg or "{}").get("runtime") or {}).get("copen") or {}
-        # the LM family the run record carries (probes.benchmarks.copen.zeroshot writes it from the
-        # scorer's declared capabilities); the backend column only for records without it
-        kind = c.get("kind") or backend or ""
+        # the LM family the run was scored as (runs.family, from the scorer's declared
+        # capabilities), never the name its backend is registered under
+        kind = lm_family or c.get("kind") or ""
         out[rid] = RunInfo(rid, _short(model), probe.split("/")[1],
                            c.get("method", "zero-shot"), c.get("part"),
                            bool(c.get("context", True)), c.get("seed"),

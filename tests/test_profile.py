@@ -70,7 +70,8 @@ def add_copen_run(con: duckdb.DuckDBPyConnection, rid: str, probe: str, part: st
                   finished: str = "2025-01-01") -> None:
     cfg = {"method": "zero-shot", "runtime": {"copen": {"method": "zero-shot", "part": part,
                                                          "context": True, "kind": "causal"}}}
-    insert_run(con, Run(run_id=rid, model="m", backend="causal", probe=probe, task="choice",
+    insert_run(con, Run(run_id=rid, model="m", backend="causal", family="causal", probe=probe,
+                        task="choice",
                         config=cfg, status="done", finished_at=datetime.fromisoformat(finished),
                         method="zero-shot", part=part, context=True))
 

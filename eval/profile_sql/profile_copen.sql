@@ -2,15 +2,16 @@
 -- description: >-
 --   Knowledge profile, COPEN (Peng et al. 2022) zero-shot: per model, task and labelled
 --   instance of the latest zero-shot run (sentence in context) of the text part Table 8 uses
---   for the model's kind (causal as GPT-2: CSJ all, CPJ all, CiC concept; masked as BERT:
---   CSJ query, CPJ concept, CiC all; seq2seq as T5: CSJ query, CPJ concept, CiC all): 1 when
+--   for the family the run was scored as (runs.family, never the backend's name; causal as
+--   GPT-2: CSJ all, CPJ all, CiC concept; masked as BERT: CSJ query, CPJ concept, CiC all;
+--   seq2seq as T5: CSJ query, CPJ concept, CiC all): 1 when
 --   the gold candidate scores strictly higher than every other (the copen_accuracy rule: mean
 --   log-probability per token over prompts; a tie is wrong), and the chance of a uniform pick,
 --   1 / candidates (CPJ: 1/2). Instances with hidden labels are left out.
 -- tasks: [choice, binary]
 -- grain: [model, probe, split, instance_id]
 -- plot: false
-WITH part_runs AS (               -- zero-shot runs of the Table 8 part of their model's kind
+WITH part_runs AS (               -- zero-shot runs of the Table 8 part of their family
     SELECT r.run_id, r.model, r.probe,
            row_number() OVER (PARTITION BY r.model, r.probe
                               ORDER BY r.finished_at DESC NULLS LAST, r.run_id DESC) AS nth
@@ -21,7 +22,7 @@ WITH part_runs AS (               -- zero-shot runs of the Table 8 part of their
                  ('seq2seq', 'copen/csj', 'query'), ('seq2seq', 'copen/cpj', 'concept'),
                  ('seq2seq', 'copen/cic', 'all')) AS t8(kind, probe, part)
         ON t8.probe = r.probe
-       AND t8.kind = r.backend
+       AND t8.kind = r.family          -- the family it was scored as, not the backend's name
        AND t8.part = r.part
     WHERE r.status = 'done'
       AND coalesce(r.method, 'zero-shot')

@@ -52,7 +52,7 @@ CREATE OR REPLACE TEMP VIEW semrel_runs AS
 SELECT run_id, model, probe, relation, trick, is_human
 FROM (
     SELECT r.run_id, r.model, r.probe, p.relation, p.trick,
-           r.model = 'human' OR coalesce(r.backend = 'human', false) AS is_human,
+           r.model = 'human' OR coalesce(r.family = 'human', false) AS is_human,
            row_number() OVER (PARTITION BY r.model, r.probe
                               ORDER BY r.finished_at DESC NULLS LAST, r.run_id DESC) AS nth
     FROM runs r JOIN semrel_all_probes p USING (probe)

@@ -112,14 +112,16 @@ def _scorer(con: duckdb.DuckDBPyConnection, args: argparse.Namespace, factory: S
 
     def load() -> Any:  # the model, constructed only when a request is not cached
         check_device(args.device)
-        extra = {"allow_pickle": True} if args.allow_pickle else {}
+        extra: dict[str, Any] = {"allow_pickle": True} if args.allow_pickle else {}
+        if args.backend is not None:  # the registered backend to load it with (a label)
+            extra["kind"] = args.backend
         return chat.with_chat_template(factory(
             args.model, device=args.device, dtype=args.dtype, batch_size=args.batch_size,
             threads=args.threads, **extra, **model_kwargs, **scale.load_options(args)),
             args.apply_chat_template)
 
     recorded = chat.matching_stand_in(recorded_scorer(
-        con, args.model, args.device, args.dtype), args.apply_chat_template
+        con, args.model, args.device, args.dtype, args.backend), args.apply_chat_template
     ) if opts.use_cache else None
     return open_scorer(con, probes, opts, where, load, recorded)
 

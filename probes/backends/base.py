@@ -30,7 +30,7 @@ from probes.backends.device import free_memory as free_memory
 from probes.backends.device import is_oom as is_oom
 from probes.backends.device import resolve_device as resolve_device
 from probes.backends.device import resolve_dtype as resolve_dtype
-from probes.backends.protocol import SLOT, Capabilities
+from probes.backends.protocol import SLOT, Capabilities, family
 from probes.engine.errors import ModelError
 from probes.engine.models import (
     ModelSource,
@@ -234,9 +234,14 @@ class Scorer:
                 raise self._unsupported(op)
 
     def cache_key_options(self) -> dict[str, Any]:
-        """What, besides model, revision and prompt, changes the numbers this scorer returns."""
+        """What, besides model, revision and prompt, changes the numbers this scorer returns:
+        the computation, never the name the backend is registered under (a copy registered
+        under another name shares the cache). ``kind`` holds the family the capabilities
+        declare (the field keeps its name so that entries cached before stay valid: for the
+        built-in backends family and name agree). A backend whose numbers differ from those
+        of its family's computation adds what sets them apart here."""
         return {
-            "kind": self.kind,
+            "kind": family(self.capabilities),
             "dtype": self.dtype,
             "scorer_version": SCORER_VERSION,
             "tokenizer": type(self.tokenizer).__name__,

@@ -82,7 +82,6 @@ PREFIX_MODES = ("packed", "cache", None)
 class CausalScorer(Scorer):
     """Scorer for decoder-only language models."""
 
-    kind = "causal"
     capabilities = CAUSAL_LM
     operations = frozenset({"loglik", "topk", "features"})
     auto_model = "AutoModelForCausalLM"

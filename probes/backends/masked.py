@@ -41,7 +41,6 @@ from probes.engine.wordvocab import WholeWordVocab
 class MaskedScorer(Scorer):
     """Scorer for bidirectional encoders with (or, for features only, without) an MLM head."""
 
-    kind = "masked"
     capabilities = MASKED_LM
     auto_model = "AutoModelForMaskedLM"
     headless_auto_model = "AutoModel"  # an encoder without MLM head: features only

@@ -100,6 +100,12 @@ SEQ2SEQ_LM = Capabilities(slot_scoring="loglik", ends_at_slot=False, slot_token=
 mask token replaces the marker) inside the prompt."""
 
 
+FAMILIES: tuple[str, ...] = ("masked", "causal", "seq2seq")
+"""The language-model families (:func:`family`), in one place: the built-in backends are one
+per family and named after it (``probes.backends.KINDS``), and a model list's ``kind`` is one
+of them."""
+
+
 def family(caps: Capabilities) -> str:
     """The language-model family the capabilities describe, as the papers name them (COPEN's
     Table 8 and frames, the linear probes' pooling): ``masked`` (PLL), ``causal`` (prompts end

@@ -11,6 +11,16 @@ caller names one with ``kind=`` (a built-in kind, or any backend registered with
 - an encoder without any head (``BertModel``, e.g. all-MiniLM-L6-v2) -> ``masked`` with
   ``features`` only: asking it for fill-mask raises a ModelError that names the head it lacks.
 
+A backend's name is a label (``runs.backend``, ``kgprobe run --backend NAME``): tasks read its
+declared capabilities, the cache key its computation, the metrics ``runs.family``. A user's own
+backend is found through the entry point group ``kgprobe.backends`` (:data:`ENTRY_POINTS`) of
+an installed distribution: the entry's name is the backend's, its value the module that
+registers it (``my_pkg.my_backend``) or the Scorer subclass itself (``my_pkg.my_backend:MyLM``,
+registered under the entry's name when its module does not register it)::
+
+    [project.entry-points."kgprobe.backends"]
+    my-lm = "my_pkg.my_backend:MyLM"
+
 >>> class Cfg:
 ...     is_encoder_decoder = False
 ...     architectures = ["BertModel"]
@@ -26,23 +36,24 @@ caller names one with ``kind=`` (a built-in kind, or any backend registered with
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import os
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 from probes.backends.base import Scorer, resolve_device, resolve_dtype
+from probes.backends.protocol import FAMILIES
 from probes.backends.server import is_server_name
 from probes.engine.errors import ModelError
 from probes.engine.models import load_config, resolve
 from probes.engine.placement import Placement, parse_max_memory
 
 _BACKENDS: dict[str, type[Scorer]] = {}
-_MODULES = {
-    "masked": "probes.backends.masked",
-    "causal": "probes.backends.causal",
-    "seq2seq": "probes.backends.seq2seq",
-}
-KINDS: tuple[str, ...] = tuple(_MODULES)
+_MODULES = {name: f"probes.backends.{name}" for name in FAMILIES}
+"""The built-in backends: one per family, named after it, in a module of that name."""
+KINDS: tuple[str, ...] = FAMILIES
+ENTRY_POINTS = "kgprobe.backends"
+"""The entry point group where an installed distribution names its own backends."""
 
 # encoders whose ForPreTraining class carries a masked-LM head (ELECTRA's is a discriminator)
 _PRETRAINING_WITH_MLM = {"bert", "albert", "roberta", "xlm-roberta", "camembert", "megatron-bert"}
@@ -55,9 +66,14 @@ _ENCODER_TYPES = {
 
 
 def register(kind: str) -> Callable[[type[Scorer]], type[Scorer]]:
-    """Class decorator: make a Scorer subclass the backend for ``kind``."""
+    """Class decorator: make a Scorer subclass the backend for ``kind`` (the one place its
+    name is written: the decorator sets the class's ``kind``). A copy under another name is a
+    subclass registered under that name."""
 
     def decorate(cls: type[Scorer]) -> type[Scorer]:
+        if vars(cls).get("kind") not in (None, kind):  # its own name, set by this decorator
+            raise ModelError(f"{cls.__qualname__} is already the backend {cls.kind!r}; register "
+                             f"a subclass of it as {kind!r}")
         cls.kind = kind
         _BACKENDS[kind] = cls
         return cls
@@ -65,17 +81,51 @@ def register(kind: str) -> Callable[[type[Scorer]], type[Scorer]]:
     return decorate
 
 
+def _entry_points() -> dict[str, importlib.metadata.EntryPoint]:
+    """The backends installed distributions name in :data:`ENTRY_POINTS`, by name."""
+    return {ep.name: ep for ep in importlib.metadata.entry_points(group=ENTRY_POINTS)}
+
+
 def kinds() -> tuple[str, ...]:
-    """Every kind ``load_scorer`` accepts: the built-in ones and any registered since."""
-    return (*KINDS, *(k for k in _BACKENDS if k not in KINDS))
+    """Every kind ``load_scorer`` accepts: the built-in ones, any registered since and any an
+    installed distribution names in the entry point group ``kgprobe.backends``."""
+    names = [*KINDS, *_BACKENDS, *_entry_points()]
+    return tuple(dict.fromkeys(names))
+
+
+def _load_entry_point(kind: str, ep: importlib.metadata.EntryPoint) -> None:
+    """Import what entry point ``ep`` names; a Scorer class its module did not register is
+    registered under ``kind``. Any failure is one ModelError naming the entry point."""
+    where = f"entry point {kind!r} = {ep.value!r} (group {ENTRY_POINTS}"
+    where += f", distribution {ep.dist.name})" if ep.dist is not None else ")"
+    try:
+        loaded = ep.load()
+    except Exception as e:  # a user's module: any error it raises is theirs to mend
+        raise ModelError(f"cannot load backend {where}: {type(e).__name__}: {e}") from e
+    if kind in _BACKENDS:
+        return
+    if isinstance(loaded, type) and issubclass(loaded, Scorer):
+        register(kind)(loaded)
+        return
+    raise ModelError(f"backend {where} registers no backend named {kind!r}: name a Scorer "
+                     f"subclass (module:Class) or a module that calls "
+                     f"probes.backends.register({kind!r})")
 
 
 def backend(kind: str) -> type[Scorer]:
-    """The Scorer class registered for ``kind`` (importing its module on first use)."""
-    if kind not in _MODULES and kind not in _BACKENDS:
-        raise ModelError(f"unknown model kind {kind!r}; use one of {', '.join(kinds())}")
-    if kind not in _BACKENDS:
+    """The Scorer class registered for ``kind`` (importing its module on first use: a built-in
+    backend's, or the one an installed distribution's entry point names)."""
+    if kind in _BACKENDS:
+        return _BACKENDS[kind]
+    if kind in _MODULES:
         importlib.import_module(_MODULES[kind])
+        return _BACKENDS[kind]
+    found = _entry_points().get(kind)
+    if found is None:
+        raise ModelError(f"unknown model kind {kind!r}; use one of {', '.join(kinds())}, or "
+                         f"install a distribution that names it in the entry point group "
+                         f"{ENTRY_POINTS}")
+    _load_entry_point(kind, found)
     return _BACKENDS[kind]
 
 

@@ -48,7 +48,6 @@ SENTINEL = "<extra_id_0>"
 class Seq2SeqScorer(Scorer):
     """Scorer for encoder-decoder models with an LM head."""
 
-    kind = "seq2seq"
     capabilities = SEQ2SEQ_LM
     operations = frozenset({"loglik", "topk", "features"})
     auto_model = "AutoModelForSeq2SeqLM"

@@ -6,26 +6,19 @@ loaders, the store); a command line catches both, ``except (ProbeError, KgError)
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from kg.errors import FileError
 from probes.results import ProbeError, ResultsError
 
 __all__ = ["ModelError", "ProbeError", "ProbeFileError", "ResultsError"]
 
 
-class ProbeFileError(ProbeError):
-    """A probe file is malformed. ``str(e)`` reads ``path:line: message``.
+class ProbeFileError(FileError, ProbeError):
+    """A probe file is malformed. ``str(e)`` reads ``path:line: message``
+    (:class:`kg.errors.FileError`).
 
     >>> str(ProbeFileError("queries/x.rq", 3, "unknown header field 'tsk'"))
     "queries/x.rq:3: unknown header field 'tsk'"
     """
-
-    def __init__(self, path: str | Path, line: int | None, message: str) -> None:
-        self.path = str(path)
-        self.line = line
-        self.message = message
-        where = f"{self.path}:{line}" if line else self.path
-        super().__init__(f"{where}: {message}")
 
 
 class ModelError(ProbeError):

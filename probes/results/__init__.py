@@ -2,7 +2,8 @@
 
 It holds the schema (``schema.sql``: instances, runs, prompts, scores, responses, human
 answers, the score cache, the instances' provenance), :func:`connect` (which creates a file
-or upgrades an older one),
+or upgrades an older one, and hands out a connection on which a write to these tables from
+code outside this package raises: :mod:`probes.results.guard`),
 :func:`transaction`, the typed writers of :mod:`probes.results.writers`, and the names that
 ``eval`` needs (:data:`TASKS`, the errors), so that ``eval`` imports this package and nothing
 else from ``probes``. It imports no other ``probes`` module and no torch. The contract (tables,
@@ -32,12 +33,15 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import cast
 
 import duckdb
 
 from kg import config
 from kg.errors import UserError
 from kg.errors import disk_error as disk_error  # kgprobe's one reader of a full disk
+from probes.results.guard import GuardedConnection
+from probes.results.guard import WriteOutsideContract as WriteOutsideContract
 from probes.results.upgrade import upgrade
 
 SCHEMA = Path(__file__).with_name("schema.sql")
@@ -121,7 +125,9 @@ def diagnose(path: Path, error: Exception | None = None) -> str:
 
 def connect(path: str | Path | None = None, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """Open (and create if needed) the results file. A file that cannot be used gives a
-    ResultsError saying what is wrong (a folder, read-only, not DuckDB, damaged, locked)."""
+    ResultsError saying what is wrong (a folder, read-only, not DuckDB, damaged, locked). The
+    connection is guarded: only the contract's writers may write the result tables
+    (:mod:`probes.results.guard`)."""
     path = str(path or config.results_path())
     if path != ":memory:":
         if read_only and not Path(path).exists():
@@ -146,7 +152,9 @@ def connect(path: str | Path | None = None, read_only: bool = False) -> duckdb.D
         raise ResultsError(f"{diagnose(Path(path), e)}. Nothing was written.") from e
     if read_only:
         _require_current(con, path)
-    return con
+    # the connection behind the contract's guard: a write to a result table from code outside
+    # probes.results raises (probes.results.guard); it is a DuckDB connection in all else
+    return cast(duckdb.DuckDBPyConnection, GuardedConnection(con))
 
 
 def _require_current(con: duckdb.DuckDBPyConnection, path: str) -> None:

@@ -47,7 +47,8 @@ CREATE TABLE IF NOT EXISTS runs (
     run_id       VARCHAR PRIMARY KEY,
     model        VARCHAR NOT NULL,   -- name as given (hub id, local path or alias); 'human' for people
     revision     VARCHAR,            -- commit or weights checksum
-    backend      VARCHAR,            -- masked | causal | seq2seq | human
+    backend      VARCHAR,            -- the name its backend is registered under (a label:
+                                     -- masked | causal | seq2seq | a user's own | human)
     probe        VARCHAR NOT NULL,
     config       JSON,               -- scoring options, templates, label words, ...
     dtype        VARCHAR,
@@ -68,7 +69,10 @@ CREATE TABLE IF NOT EXISTS runs (
     context      BOOLEAN,            -- COPEN CiC zero-shot: with the context sentence
     k            INTEGER,            -- K-shot: examples per class (-1: fully supervised)
     seed         INTEGER,            -- K-shot / COPEN training: the seed
-    scoring      VARCHAR             -- K-shot: class scoring trained with (sum_prob, ...)
+    scoring      VARCHAR,            -- K-shot: class scoring trained with (sum_prob, ...)
+    family       VARCHAR             -- the model family it was scored as: masked | causal |
+                                     -- seq2seq (from the scorer's declared capabilities,
+                                     -- never its backend's name) | human
 );
 -- started_at / finished_at / wall_s / cache_hits describe the latest invocation of a run
 -- (finished_at = started_at + wall_s); docs/results.md, "Times of a run".

@@ -4,8 +4,9 @@
 older kgprobe has the tables but not every column: :func:`upgrade` adds what is missing (the
 types come from the schema itself, so there is no second list to keep in step) and fills the
 declared settings that older versions kept only inside ``runs.config`` (COPEN's method, part
-and context; K-shot's k, seed and scoring; the subsumption prompts' templates and label-word
-sets, which the ``prompts`` table now declares).
+and context; K-shot's k, seed and scoring; the family a run was scored as, from its recorded
+capabilities; the subsumption prompts' templates and label-word sets, which the ``prompts``
+table now declares).
 
 A table the schema added later (``instance_provenance``) is created empty by the schema's own
 ``CREATE TABLE IF NOT EXISTS`` on the same connect; export the probes again to fill it.
@@ -32,6 +33,14 @@ _RUN_SETTINGS = {
             "json_extract(config, '$.runtime.copen.seed')) AS INTEGER)",
     "scoring": "CASE WHEN json_extract(config, '$.kshot') IS NOT NULL THEN "
                "coalesce(json_extract_string(config, '$.kshot.scoring'), 'sum_prob') END",
+    # the family a run was scored as, from the capabilities its record declares
+    # (probes.backends.protocol.family); before capabilities were recorded the backend's name
+    # was the family (masked, causal, seq2seq, human)
+    "family": "CASE WHEN json_extract_string(config, '$.capabilities.slot_scoring') = 'pll' "
+              "THEN 'masked' WHEN json_extract_string(config, '$.capabilities.slot_scoring') "
+              "IS NOT NULL THEN CASE WHEN TRY_CAST(json_extract(config, "
+              "'$.capabilities.ends_at_slot') AS BOOLEAN) THEN 'causal' ELSE 'seq2seq' END "
+              "ELSE coalesce(json_extract_string(config, '$.runtime.copen.kind'), backend) END",
 }
 
 

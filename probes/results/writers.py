@@ -60,6 +60,7 @@ class Run:
     k: int | None = None
     seed: int | None = None
     scoring: str | None = None
+    family: str | None = None
 
 
 RUN_COLUMNS = tuple(f.name for f in fields(Run))

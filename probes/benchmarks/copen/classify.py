@@ -153,9 +153,10 @@ class FitResult:
 def write_run(con: duckdb.DuckDBPyConnection, *, model: str, revision: str | None, kind: str,
               task: str, method: str, seed: int, settings: dict[str, Any], fit: FitResult,
               examples: Sequence[Example], logits: Sequence[torch.Tensor],
-              describe: dict[str, Any] | None = None) -> str:
+              describe: dict[str, Any] | None = None, family: str | None = None) -> str:
     """Write one trained model's predictions as a run (replacing an earlier one of the same
-    setting) and return its run id."""
+    setting) and return its run id. ``kind``: the backend's registered name; ``family``: the
+    LM family it was scored as (default: ``kind``, for a model loaded by its config's kind)."""
     probe = PROBES[task_name(task)]
     identity = {"method": method, "seed": seed, **settings}
     rid = make_run_id(model, revision, probe, identity)
@@ -171,7 +172,8 @@ def write_run(con: duckdb.DuckDBPyConnection, *, model: str, revision: str | Non
             text = ex.texts[j] if ex.pairwise else ex.texts[0]
             rows.append((rid, probe, ex.split, ex.instance_id, 0, option, option, text,
                          float(logp[j]), 1))
-    replace_run(con, rid=rid, model=model, revision=revision, kind=kind, probe=probe,
+    replace_run(con, rid=rid, model=model, revision=revision, kind=kind,
+                family=family or kind, probe=probe,
                 config=config, describe=describe or {}, batch_size=settings.get("batch_size"),
                 wall_s=fit.wall_s, rows=rows)
     return rid

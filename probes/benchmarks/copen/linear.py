@@ -196,6 +196,7 @@ def run_linear(con: Any, scorer: Any, task: str, seeds: Sequence[int] = SEEDS,
         with torch.no_grad():
             logits = _predict(head, feats, rows, everything)
         rid = write_run(con, model=scorer.name, revision=scorer.revision, kind=scorer.kind,
+                        family=family(capabilities(scorer)),
                         task=task, method="linear", seed=seed, settings=settings, fit=fit,
                         examples=everything, logits=logits,
                         describe=(scorer.describe()
@@ -232,6 +233,7 @@ def run_linear_text_to_text(con: Any, scorer: Any, task: str, seeds: Sequence[in
             result = FitResult(loop.epochs, loop.best_epoch, loop.best_dev_accuracy, loop.wall_s)
             logits = predict(t2t, everything, batch)
             rid = write_run(con, model=scorer.name, revision=scorer.revision, kind=scorer.kind,
+                            family=family(capabilities(scorer)),
                             task=task, method="linear", seed=seed, settings=settings, fit=result,
                             examples=everything, logits=logits,
                             describe=(scorer.describe()

@@ -15,9 +15,11 @@ from probes.results.writers import Run, delete_run, insert_run, write_scores
 
 
 def replace_run(con: duckdb.DuckDBPyConnection, *, rid: str, model: str, revision: str | None,
-                kind: str, probe: str, config: dict[str, Any], describe: dict[str, Any],
-                batch_size: int | None, wall_s: float, rows: Sequence[tuple]) -> None:
-    """Replace run ``rid``: one ``runs`` row (status done) and ``rows`` as its scores, each
+                kind: str, family: str, probe: str, config: dict[str, Any],
+                describe: dict[str, Any], batch_size: int | None, wall_s: float,
+                rows: Sequence[tuple]) -> None:
+    """Replace run ``rid``: one ``runs`` row (status done; ``kind`` the backend's registered
+    name, ``family`` the LM family it was scored as) and ``rows`` as its scores, each
     ``(run_id, probe, split, instance_id, prompt_id, candidate, label, prompt, score,
     n_tokens)``. Nothing is written if any step fails."""
     now = datetime.now(UTC).replace(tzinfo=None)
@@ -28,7 +30,7 @@ def replace_run(con: duckdb.DuckDBPyConnection, *, rid: str, model: str, revisio
               started_at=now - timedelta(seconds=wall_s), finished_at=now, wall_s=wall_s,
               status="done", requests=len(rows), cache_hits=0,
               method=config.get("method"), part=copen.get("part"),
-              context=copen.get("context"), seed=copen.get("seed"))
+              context=copen.get("context"), seed=copen.get("seed"), family=family)
     with transaction(con):
         delete_run(con, rid, ("scores", "runs"))
         insert_run(con, run)

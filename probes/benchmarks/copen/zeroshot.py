@@ -84,7 +84,8 @@ def write_part_run(con: duckdb.DuckDBPyConnection, *, model: str, revision: str 
     rid = make_run_id(model, revision, probe, copen)
     config = {"task": TASK_OF[probe], "method": "zero-shot", "runtime": {"copen": copen},
               "backend": describe}
-    replace_run(con, rid=rid, model=model, revision=revision, kind=kind, probe=probe,
+    replace_run(con, rid=rid, model=model, revision=revision, kind=kind,
+                family=copen["kind"], probe=probe,
                 config=config, describe=describe, batch_size=describe.get("batch_size"),
                 wall_s=wall_s, rows=[(rid, probe, *r) for r in rows])
     return rid

@@ -59,7 +59,7 @@ import duckdb
 import torch
 
 from kg import options as kg_options
-from probes.backends.protocol import Capabilities, capabilities
+from probes.backends.protocol import Capabilities, capabilities, family
 from probes.engine import options
 from probes.engine.errors import ProbeError
 from probes.engine.render import render
@@ -385,10 +385,12 @@ def _run_id(model: str, revision: str, probe: str, identity: dict[str, Any]) -> 
 
 
 def write_run(con: duckdb.DuckDBPyConnection, *, model: str, revision: str, kind: str,
-              probe: Probe, template_index: int, label_set: str, result: KshotResult,
+              lm_family: str, probe: Probe, template_index: int, label_set: str,
+              result: KshotResult,
               identity: dict[str, Any], test: Sequence[Instance],
               words: Sequence[dict[str, list[float]]]) -> None:
-    """One run row and its test scores (replacing an earlier run of the same setting)."""
+    """One run row and its test scores (replacing an earlier run of the same setting);
+    ``kind`` is the backend's registered name, ``lm_family`` the family it was scored as."""
     spec = probe.spec
     names = [n for n, _ in label_sets(spec)]
     pid = prompt_id(template_index, names.index(label_set), len(names))
@@ -410,7 +412,8 @@ def write_run(con: duckdb.DuckDBPyConnection, *, model: str, revision: str, kind
               task=spec.task, probe=spec.name, config=config,
               started_at=now - timedelta(seconds=result.wall_s), finished_at=now,
               wall_s=result.wall_s, status="done", method="kshot", k=identity.get("k"),
-              seed=identity.get("seed"), scoring=identity.get("scoring", "sum_prob"))
+              seed=identity.get("seed"), scoring=identity.get("scoring", "sum_prob"),
+              family=lm_family)
     prompt = PromptRow(result.run_id, pid, f"T{template_index + 1}",
                        spec.prompts[template_index], label_set, word_lists)
     with transaction(con):
@@ -476,7 +479,8 @@ def run_kshot(con: duckdb.DuckDBPyConnection, model_name: str, probe: Probe, k: 
     acc, words = evaluate(clf, test, cfg.eval_batch_size)
     result = KshotResult(rid, k, seed, best, dev_acc, losses, acc, len(test),
                          time.perf_counter() - t0)
-    write_run(con, model=scorer.name, revision=scorer.revision, kind=scorer.kind, probe=probe,
+    write_run(con, model=scorer.name, revision=scorer.revision, kind=scorer.kind,
+              lm_family=family(capabilities(scorer)), probe=probe,
               template_index=template - 1, label_set=label_set, result=result,
               identity=identity, test=test, words=words)
     return result

@@ -211,7 +211,8 @@ def _write(con: duckdb.DuckDBPyConnection, probe: str, run_id: str, relation: st
     cfg = {"source": "cao-probe-responses", "relation": relation,
            "ranking": "pooled normalised frequency",
            "prompts": "Appendix A (response-file prompts matched without [DET])"}
-    run = Run(run_id=run_id, model=HUMAN, backend="human", task="relatum", probe=probe,
+    run = Run(run_id=run_id, model=HUMAN, backend="human", family="human", task="relatum",
+              probe=probe,
               config=cfg, started_at=now, finished_at=now, wall_s=0, status="done",
               requests=len({(r[3], r[4]) for r in ranked}))
     with transaction(con):

@@ -31,10 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from kg.options import error_line
+from probes.backends.protocol import FAMILIES as KINDS
 from probes.engine.errors import ProbeError
 
 HERE = Path(__file__).resolve().parent
-KINDS = ("masked", "causal", "seq2seq")
 
 
 @dataclass(frozen=True)

@@ -57,9 +57,10 @@ class RecordedScorer:
 
 
 def recorded_scorer(con: duckdb.DuckDBPyConnection, model: str, device: str | None,
-                    dtype: str | None) -> RecordedScorer | None:
+                    dtype: str | None, backend: str | None = None) -> RecordedScorer | None:
     """The identity of ``model`` from its latest finished run with the same revision, device
-    and dtype, or None (no such run, a hub model whose revision is only known once loaded)."""
+    and dtype (and, when ``backend`` names one, run through that backend: its record carries
+    the label), or None (no such run, a hub model whose revision is only known once loaded)."""
     try:
         from probes.backends.base import dtype_name, resolve_device, resolve_dtype
         from probes.engine.models import resolve
@@ -74,8 +75,10 @@ def recorded_scorer(con: duckdb.DuckDBPyConnection, model: str, device: str | No
     row = con.execute("""SELECT backend, config FROM runs WHERE model = ? AND revision = ?
                          AND device = ? AND dtype = ? AND status = 'done'
                          AND json_exists(config, '$.capabilities')
+                         AND (? IS NULL OR backend = ?)
                          ORDER BY finished_at DESC LIMIT 1""",
-                      [model, revision, str(want_device), want_dtype]).fetchall()
+                      [model, revision, str(want_device), want_dtype, backend, backend]
+                      ).fetchall()
     if not row:
         return None
     config = json.loads(row[0][1])
@@ -86,8 +89,9 @@ def recorded_scorer(con: duckdb.DuckDBPyConnection, model: str, device: str | No
 
 
 def _key_identity(scorer: Any) -> tuple[Any, ...]:
-    """What a request's cache key and a run's id depend on besides the request."""
-    return (scorer.name, scorer.revision, scorer.kind, capabilities(scorer),
+    """What a request's cache key and a run's id depend on besides the request (the
+    computation: never the backend's registered name, which is a label)."""
+    return (scorer.name, scorer.revision, capabilities(scorer),
             json.dumps(dict(scorer.cache_key_options()), sort_keys=True, default=str))
 
 

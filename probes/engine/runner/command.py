@@ -29,6 +29,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "revision, prompt, scoring options): a re-run with nothing new does no model work, and "
         "a run that was killed resumes where it stopped.")
     options.add_model(p, help=options.MODEL_HELP + "; or --models")
+    p.add_argument("--backend", metavar="NAME", default=None,
+                   help="the backend to load the model with, by its registered name (as "
+                   "lm-evaluation-harness's --model): masked, causal, seq2seq, or one of your "
+                   "own found through the Python entry point group kgprobe.backends "
+                   "(README, Backends); default: the kind the model's config says. The name "
+                   "is a label stored with the run; what is scored follows the backend's "
+                   "declared capabilities")
     p.add_argument("--probe", "-p", action="append", metavar="PATTERN",
                    help="probe name or glob pattern (e.g. 'starter/*'); repeatable; required "
                    "unless --list. The probes must have been exported with `python -m "

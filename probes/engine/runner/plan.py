@@ -200,13 +200,19 @@ def plan(task: Task, probe: Probe, ctx: TaskContext, instances: list[Instance],
 def run_identity(scorer: Any, probe: Probe, work: Plan,
                  opts: RunOptions) -> tuple[str, dict[str, Any]]:
     """The run id and what it hashes: model, revision, probe, templates, params, request
-    options, splits, limit and the scorer's cache options."""
+    options, splits, limit, the scorer's cache options and, for a backend registered under a
+    name that is not the name of its computation (the cache options' ``kind``), that name: a
+    run of its own beside the original's, whose run ids stay what they were; the cache
+    entries are shared all the same."""
     spec = probe.spec
+    options = dict(scorer.cache_key_options())
+    label = str(getattr(scorer, "kind", "") or "")
     identity = {
         "task": spec.task, "prompts": spec.prompts, "params": spec.hashed_params,
         "request_options": sorted({json.dumps(r.options) for r in work.requests.values()}),
         "splits": sorted(opts.splits) if opts.splits else None, "limit": opts.limit,
         **({"sample": opts.sample} if opts.sample is not None else {}),
-        "scorer": dict(scorer.cache_key_options()),
+        "scorer": options,
+        **({"backend": label} if label and label != options.get("kind") else {}),
     }
     return run_id(scorer.name, scorer.revision, spec.name, identity), identity

@@ -11,7 +11,7 @@ from typing import Any
 
 import duckdb
 
-from probes.backends.protocol import capabilities, description
+from probes.backends.protocol import capabilities, description, family
 from probes.engine import parquet_sync
 from probes.engine.runner.plan import Plan, RunOptions, run_identity
 from probes.engine.runner.scoring import vocab_for
@@ -67,6 +67,7 @@ def begin_run(con: duckdb.DuckDBPyConnection, scorer: Any, probe: Probe, work: P
               "export": export_stamp(con, spec.name)}
     prior = con.execute("SELECT count(*) FROM runs WHERE run_id = ?", [rid]).fetchone()
     run = Run(run_id=rid, model=scorer.name, revision=scorer.revision, backend=scorer.kind,
+              family=family(capabilities(scorer)),
               task=spec.task, probe=spec.name, config=config,
               dtype=str(getattr(scorer, "dtype", None)),
               device=str(getattr(scorer, "device", None)),

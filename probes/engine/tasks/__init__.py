@@ -59,8 +59,10 @@ Data types:
   token and character counts of an item's loglik/pll results into one ScoreRow, or ranks one
   topk result into ResponseRows.
 
-Helpers for task modules: ``span_request`` (the request that scores one part of a filled
-template for a model kind), ``with_pmi`` / ``neutral_request`` / ``calibrated_rows`` (PMI
+Helpers for task modules: ``scored_items`` (the one items loop of the tasks that score
+filled templates, choice and binary: each ``Filling`` rendered and requested),
+``span_request`` (the request that scores one part of a filled template for a model kind),
+``with_pmi`` / ``neutral_request`` / ``calibrated_rows`` (PMI
 calibration: the same text after a neutral context, into ``baseline``), ``score_part``,
 ``known_det`` and ``one_of`` (validators for params models),
 ``check_params`` and ``params_problem`` (what ``typed_params`` and probes.engine.spec report).
@@ -72,7 +74,7 @@ calibration: the same text after a neutral context, into ``baseline``), ``score_
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
@@ -81,7 +83,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from kg.header import did_you_mean
 from probes.backends.protocol import Capabilities
 from probes.engine.errors import ProbeError
-from probes.engine.render import Rendered, text_span
+from probes.engine.render import Rendered, render, text_span
 
 if TYPE_CHECKING:  # probes.engine.spec reads the task registry: no import back at run time
     from probes.engine.spec import ProbeSpec
@@ -302,6 +304,8 @@ def params_problem(model: type[TaskParams], params: Mapping[str, Any]) -> tuple[
 
 
 SCORE_PARTS = ("whole", "continuation", "slot", "conditional")
+"""The parts of a filled template a scored task may score (besides a placeholder such as
+``[W]``); the one definition (subsumption takes its own subset from it)."""
 
 
 def instance_prompts(spec: ProbeSpec, inst: Instance) -> list[str]:
@@ -403,6 +407,33 @@ def with_pmi(request: Request, context: str | None) -> tuple[Request, ...]:
     """An item's requests: ``request``, and its :func:`neutral_request` when the probe sets
     ``pmi_context`` (``context`` not None)."""
     return (request,) if context is None else (request, neutral_request(request, context))
+
+
+class Filling(NamedTuple):
+    """One text a scored task scores: template ``prompt_id``'s ``template`` with ``slot`` in its
+    ``[V]`` (None: a template without a slot, a binary statement), the rows' ``candidate``
+    and ``label``."""
+
+    prompt_id: int
+    template: str
+    slot: str | None
+    candidate: str
+    label: str
+
+
+def scored_items(inst: Instance, fillings: Iterable[Filling], part: str, ctx: TaskContext, *,
+                 slot_det: str, capitalize: bool, pmi_context: str | None) -> list[Item]:
+    """The one items loop of the tasks that score filled templates (choice, binary): each
+    filling rendered for ``inst``, its ``part`` requested as ``ctx``'s scorer scores a slot
+    (:func:`span_request`), with the PMI baseline request when ``pmi_context`` is set."""
+    out = []
+    for f in fillings:
+        r = render(f.template, inst.fields, target=inst.target, slot=f.slot, slot_det=slot_det,
+                   capitalize=capitalize)
+        req = span_request(r, part, f.template, ctx.slot_scoring)
+        out.append(Item(inst.split, inst.instance_id, f.prompt_id, f.candidate, f.label, r.text,
+                        with_pmi(req, pmi_context)))
+    return out
 
 
 def calibrated_rows(item: Item, results: Sequence[Any]) -> Rows:

@@ -37,8 +37,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, ValidationInfo, field_validator
 
 from probes.engine.errors import ProbeError
-from probes.engine.render import placeholders, render
+from probes.engine.render import placeholders
 from probes.engine.tasks import (
+    Filling,
     Instance,
     Item,
     Rows,
@@ -49,8 +50,7 @@ from probes.engine.tasks import (
     check_pmi,
     known_det,
     score_part,
-    span_request,
-    with_pmi,
+    scored_items,
 )
 
 if TYPE_CHECKING:
@@ -161,27 +161,16 @@ class BinaryTask(Task):
                                  "values")
         p: BinaryParams = self.typed_params(spec)
         part = p.score or ("whole" if mode == "statements" else "continuation")
-        out = []
-        if mode == "labels":
-            for pid, template in enumerate(spec.prompts):
-                for cls, words in mapping.items():
-                    for w in words:
-                        r = render(template, inst.fields, target=inst.target, slot=w,
-                                   slot_det=p.slot_det, capitalize=p.capitalize)
-                        req = span_request(r, part, template, ctx.slot_scoring)
-                        out.append(Item(inst.split, inst.instance_id, pid, w, cls, r.text,
-                                        with_pmi(req, p.pmi_context)))
-        else:
+        if mode == "labels":  # every label word in the slot of every template
+            fillings = [Filling(pid, template, w, w, cls)
+                        for pid, template in enumerate(spec.prompts)
+                        for cls, words in mapping.items() for w in words]
+        else:  # template j of every class makes prompt j
             n = len(next(iter(mapping.values())))
-            for pid in range(n):
-                for cls, templates in mapping.items():
-                    template = templates[pid]
-                    r = render(template, inst.fields, target=inst.target,
-                               slot_det=p.slot_det, capitalize=p.capitalize)
-                    req = span_request(r, part, template, ctx.slot_scoring)
-                    out.append(Item(inst.split, inst.instance_id, pid, cls, cls, r.text,
-                                    with_pmi(req, p.pmi_context)))
-        return out
+            fillings = [Filling(pid, templates[pid], None, cls, cls)
+                        for pid in range(n) for cls, templates in mapping.items()]
+        return scored_items(inst, fillings, part, ctx, slot_det=p.slot_det,
+                            capitalize=p.capitalize, pmi_context=p.pmi_context)
 
     def rows(self, item: Item, results: Sequence[Any]) -> Rows:
         return calibrated_rows(item, results)

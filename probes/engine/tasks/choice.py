@@ -38,8 +38,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import Field, field_validator
 
 from probes.engine.errors import ProbeError
-from probes.engine.render import placeholders, render
+from probes.engine.render import placeholders
 from probes.engine.tasks import (
+    Filling,
     Instance,
     Item,
     Rows,
@@ -51,8 +52,7 @@ from probes.engine.tasks import (
     instance_prompts,
     known_det,
     score_part,
-    span_request,
-    with_pmi,
+    scored_items,
 )
 
 if TYPE_CHECKING:
@@ -114,8 +114,6 @@ class ChoiceTask(Task):
                              "and no gold answer; name the candidates' variable in "
                              "'candidates: ?var'")
         p: ChoiceParams = self.typed_params(spec)
-        part = p.score
-        out = []
         templates = instance_prompts(spec, inst)
         if spec.prompts_from is not None:
             for t in templates:
@@ -123,14 +121,10 @@ class ChoiceTask(Task):
                     raise ProbeError(f"probe {spec.name}: instance {inst.instance_id}'s "
                                      f"template {t!r} (from {spec.prompts_from}) has no slot [V] "
                                      "for the candidates")
-        for pid, template in enumerate(templates):
-            for cand in cands:
-                r = render(template, inst.fields, target=inst.target, slot=cand,
-                           slot_det=p.slot_det, capitalize=p.capitalize)
-                req = span_request(r, part, template, ctx.slot_scoring)
-                out.append(Item(inst.split, inst.instance_id, pid, cand, cand, r.text,
-                                with_pmi(req, p.pmi_context)))
-        return out
+        fillings = (Filling(pid, template, cand, cand, cand)
+                    for pid, template in enumerate(templates) for cand in cands)
+        return scored_items(inst, fillings, p.score, ctx, slot_det=p.slot_det,
+                            capitalize=p.capitalize, pmi_context=p.pmi_context)
 
     def rows(self, item: Item, results: Sequence[Any]) -> Rows:
         return calibrated_rows(item, results)

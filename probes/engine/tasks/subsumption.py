@@ -60,7 +60,16 @@ from pydantic import Field, field_validator
 
 from probes.engine.errors import ProbeError
 from probes.engine.render import placeholders, render
-from probes.engine.tasks import Instance, Item, Task, TaskContext, TaskParams, one_of, span_request
+from probes.engine.tasks import (
+    SCORE_PARTS,
+    Instance,
+    Item,
+    Task,
+    TaskContext,
+    TaskParams,
+    one_of,
+    span_request,
+)
 
 if TYPE_CHECKING:
     from probes.engine.spec import ProbeSpec
@@ -68,7 +77,10 @@ if TYPE_CHECKING:
 CLASSES = ("1", "0")
 """The two classes: ``"1"`` = the subsumption holds, ``"0"`` = it does not."""
 
-SCORE_PARTS = ("continuation", "whole", "slot")
+SUBSUMPTION_PARTS = ("continuation", *(p for p in SCORE_PARTS
+                                        if p not in ("continuation", "conditional")))
+"""The parts a subsumption probe may score: the scored tasks' :data:`SCORE_PARTS` but
+``conditional`` (a choice score), its default ``continuation`` first."""
 
 
 def label_sets(spec: ProbeSpec) -> list[tuple[str, dict[str, list[str]]]]:
@@ -161,7 +173,7 @@ class SubsumptionParams(TaskParams):
     @field_validator("score")
     @classmethod
     def _score(cls, v: str | None) -> str | None:
-        return None if v is None else str(one_of(v, SCORE_PARTS))
+        return None if v is None else str(one_of(v, SUBSUMPTION_PARTS))
 
 
 class SubsumptionTask(Task):
