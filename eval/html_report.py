@@ -175,6 +175,9 @@ def report_sections(report: Report, images: Sequence[Path]) -> list[Section]:
     if images:
         sections.append(Section("charts", "Charts", note(NOTES) + join(
             figure(p) for p in images if p.name != "reliability_diagram.png")))
+    if report.warnings:
+        sections.insert(0, Section("warnings", "Warnings", join(
+            tag("p", line, cls="warning") for line in report.warnings)))
     if report.skipped:
         sections.append(Section("skipped", "Skipped",
                                 note("; ".join(report.skipped))))

@@ -366,6 +366,9 @@ def _read(answer: Any, limit: int, stop: threading.Event, cut: bool = False) -> 
                 break
             raise _TooBig()
         parts.append(block)
+    left = getattr(answer, "length", None)  # http.client's count of promised bytes unread
+    if not cut and not stop.is_set() and isinstance(left, int) and left > 0:
+        raise http.client.IncompleteRead(b"".join(parts), left)
     return b"".join(parts)
 
 
