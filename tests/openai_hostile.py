@@ -39,7 +39,7 @@ VALUE_FAULTS: dict[str, Callable[[dict[str, Any]], None]] = {
     "offsets-backwards": lambda lp: lp["text_offset"].__setitem__(-2, 0),
 }
 HTTP_FAULTS = ("redirect", "trickle", "huge-declared", "huge-streamed", "short-body",
-               "error-500")
+               "error-500", "choices-junk")
 
 
 @dataclass
@@ -129,6 +129,8 @@ def _handler(state: Hostile, stop: threading.Event) -> type:
                 c = stand_in.choice(i, p, body)
                 _corrupt(state, c, p)
                 choices.append(c)
+            if fault == "choices-junk" and any(state.trigger in p for p in prompts):
+                choices = ["junk" for _ in prompts]
             raw = json.dumps({"id": "cmpl-1", "object": "text_completion",
                               "model": body.get("model"), "choices": choices}).encode()
             if fault == "trickle":  # the headers, then one byte a second

@@ -35,7 +35,7 @@ def _one_line(capsys: Any) -> str:
     return err
 
 
-@pytest.mark.parametrize("fault", sorted(VALUE_FAULTS))
+@pytest.mark.parametrize("fault", [*sorted(VALUE_FAULTS), "choices-junk"])
 def test_a_bad_value_is_one_line_and_stored_nowhere(fault: str, tmp_path: Path,
                                                     capsys: Any) -> None:
     qdir, results = setup(tmp_path, choice_probe())

@@ -301,6 +301,13 @@ class CompletionsClient:
         if not isinstance(choices, list):
             raise ServerError(f"the server at {self.root} answered /completions without "
                               "choices; kgprobe needs an OpenAI-compatible Completions API")
+        if not all(isinstance(c, dict) and isinstance(c.get("index", 0), int) for c in choices):
+            raise ServerError(request_error(self.root, prompt if isinstance(prompt, str)
+                                            else prompt[0], "choices that are not objects "
+                                            "with a whole-number index"))
+        if isinstance(prompt, str) and len(choices) != 1:
+            raise ServerError(request_error(self.root, prompt, f"{len(choices)} choices for "
+                                            "one prompt"))
         return sorted(choices, key=lambda c: int(c.get("index", 0)))
 
     def _explain(self, e: _HttpStatus) -> ServerError:
