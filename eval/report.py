@@ -52,6 +52,7 @@ from eval.report_format import (
     calibration_table,
     comparison_table,
     paired_points,
+    shift_section,
 )
 from eval.report_runner import (
     Render,
@@ -109,7 +110,7 @@ def _matches(value: Any, patterns: Sequence[str] | None) -> bool:
 
 #: The shortcut metrics (docs/shortcuts.md): they need a train split, and are left out of the
 #: tables (named under "Skipped") where no probe has one.
-SHORTCUT_METRICS = frozenset({"shortcut_panel", "shortcut_ceiling"})
+SHORTCUT_METRICS = frozenset({"shortcut_panel", "shortcut_ceiling", "shortcut_shift"})
 
 
 def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | None = None,
@@ -468,6 +469,7 @@ def render_markdown(report: Report, images: list[Path], results_path: str) -> st
         parts += [NOTES, ""]
     for _, text in tables(report):
         parts += [text, ""]
+    parts += shift_section(report.results)
     prompts = prompt_tables(report)
     if prompts:
         parts += ["## Per prompt", "", "Each metric under each prompt alone (n: instances); "
@@ -576,8 +578,10 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             return options.error_line(f"the HTML report {args.html} could not be written: {e}")
     for _, table in tables(report):
         print(table + "\n")
-    for line in report.warnings:
-        print(f"warning: {line}", file=sys.stderr)
+    if report.warnings:
+        print("\n".join(f"warning: {w}" for w in report.warnings), file=sys.stderr)
+    for line in shift_section(report.results)[4:5]:  # the table
+        print(line + "\n")
     for table in prompt_tables(report):
         print(table + "\n")
     pairs = comparisons(report)
