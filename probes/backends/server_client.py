@@ -137,7 +137,12 @@ class CompletionsClient:
                 raise ServerError(f"the server at {self.root} answered {path} with something "
                                   "that is not JSON; is base_url an OpenAI-compatible API "
                                   "(e.g. http://host:8000/v1)?") from None
-        tries = f"{self.retries + 1} tries"
+        tries = f"{self.retries + 1} {'try' if self.retries == 0 else 'tries'}"
+        if "no whole answer within" in last:
+            raise ServerError(f"the inference server at {self.root} gave {method} {path} "
+                              f"{last} ({tries}); the timeout bounds each request as a whole: "
+                              "raise timeout= in --model-args or check the server, then run "
+                              "the same command again (chunks already scored are kept)")
         if answered:
             raise ServerError(f"the inference server at {self.root} failed on {method} {path} "
                               f"({last}, {tries}); see its log, fix it and run the same "
