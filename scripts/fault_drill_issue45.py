@@ -122,8 +122,8 @@ def server_values(d: Drill) -> None:
             before = len(server.paths)
             code = _server_run(server.url, q, res)()
             sent = sum(p == "/v1/completions" for p in server.paths[before:])
-            return f"exit {code}", f"completion requests sent: {sent} (NaN cache entries scored "\
-                                   "again, not served)"
+            return f"exit {code}", f"completion requests sent: {sent} (2 identify the model at " \
+                                   f"load; the other {sent - 2} score the requests again)"
         d.record("45.3", "the same run again against a good server (NaN in the cache)", again,
                  _scored(res))
 
