@@ -18,7 +18,7 @@ from typing import Any
 import duckdb
 
 from eval.html_data import browser_data, pack
-from eval.html_page import Section, browser_section, figure, note, page, table
+from eval.html_page import Html, Section, browser_section, figure, join, note, page, table, tag
 from eval.report import (
     BASELINE_OF,
     CEILING_OF,
@@ -110,7 +110,7 @@ def leaderboard(report: Report) -> list[list[Any]]:
     return sorted(rows, key=lambda x: tuple("" if v is None else str(v) for v in x[:4]))
 
 
-def probe_sections(report: Report) -> str:
+def probe_sections(report: Report) -> Html:
     """Per probe: each metric under each prompt, and the paired comparisons of its runs."""
     per_probe: dict[str, list[list[Any]]] = {}
     for r in report.results:
@@ -130,17 +130,17 @@ def probe_sections(report: Report) -> str:
              f"{c['pvalue']:.3g}" + ("*" if c["pvalue"] < 0.05 else "")])
     parts = []
     for probe in sorted(set(per_probe) | set(pairs)):
-        body = ""
+        body = []
         if probe in per_probe:
-            body += "<h3>Per prompt</h3>" + table(
+            body += [tag("h3", "Per prompt"), table(
                 ["model", "split", "metric", "prompt", "template", "n", "value"],
-                sorted(per_probe[probe], key=lambda x: tuple(str(v) for v in x[:4])))
+                sorted(per_probe[probe], key=lambda x: tuple(str(v) for v in x[:4])))]
         if probe in pairs:
-            body += "<h3>Paired comparisons</h3>" + note(PAIRED_NOTE) + table(
+            body += [tag("h3", "Paired comparisons"), note(PAIRED_NOTE), table(
                 ["metric", "split", "a", "b", "n", "mean a", "mean b", "a − b",
-                 "95% CI of a − b", "test", "p"], pairs[probe])
-        parts.append(f"<details open><summary>{probe}</summary>{body}</details>")
-    return "".join(parts)
+                 "95% CI of a − b", "test", "p"], pairs[probe])]
+        parts.append(tag("details", tag("summary", probe), *body, open=True))
+    return join(parts)
 
 
 def write_html(path: Path, title: str, subtitle: str, sections: Sequence[Section],
@@ -158,7 +158,7 @@ def calibration_section(report: Report, images: Sequence[Path]) -> Section | Non
     rows = calibration_rows(report)
     if not rows:
         return None
-    charts = "".join(figure(p) for p in images if p.name == "reliability_diagram.png")
+    charts = join(figure(p) for p in images if p.name == "reliability_diagram.png")
     return Section("calibration", "Calibration",
                    note(CALIBRATION_NOTE) + table(CALIBRATION_HEAD, rows) + charts)
 
@@ -173,8 +173,11 @@ def report_sections(report: Report, images: Sequence[Path]) -> list[Section]:
     if calibration is not None:
         sections.append(calibration)
     if images:
-        sections.append(Section("charts", "Charts", note(NOTES) + "".join(
+        sections.append(Section("charts", "Charts", note(NOTES) + join(
             figure(p) for p in images if p.name != "reliability_diagram.png")))
+    if report.warnings:
+        sections.insert(0, Section("warnings", "Warnings", join(
+            tag("p", line, cls="warning") for line in report.warnings)))
     if report.skipped:
         sections.append(Section("skipped", "Skipped",
                                 note("; ".join(report.skipped))))

@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -51,6 +52,7 @@ from eval.report_format import (
     calibration_table,
     comparison_table,
     paired_points,
+    shift_section,
 )
 from eval.report_runner import (
     Render,
@@ -62,6 +64,7 @@ from eval.report_runner import (
     run_report,
     write_report,
 )
+from eval.score_checks import nonfinite_warnings
 from eval.sqlfile import (
     MetricError,
     MetricFile,
@@ -97,6 +100,8 @@ class Report:
     prompts: dict[str, list[str]] = field(default_factory=dict)
     #: the reliability diagram's points of the chosen choice and binary runs (with model, run)
     reliability: list[dict[str, Any]] = field(default_factory=list)
+    #: lines about stored numbers the metrics cannot stand on (eval.score_checks)
+    warnings: list[str] = field(default_factory=list)
 
 
 def _matches(value: Any, patterns: Sequence[str] | None) -> bool:
@@ -105,7 +110,7 @@ def _matches(value: Any, patterns: Sequence[str] | None) -> bool:
 
 #: The shortcut metrics (docs/shortcuts.md): they need a train split, and are left out of the
 #: tables (named under "Skipped") where no probe has one.
-SHORTCUT_METRICS = frozenset({"shortcut_panel", "shortcut_ceiling"})
+SHORTCUT_METRICS = frozenset({"shortcut_panel", "shortcut_ceiling", "shortcut_shift"})
 
 
 def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | None = None,
@@ -126,7 +131,8 @@ def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | Non
                           "upgrades "
                           "the file) or export again into a new file") from e
     tasks_run = {t for _, t in runs.values()}
-    report = Report(prompts={r[0]: _templates(r[1]) for r in configs})
+    report = Report(prompts={r[0]: _templates(r[1]) for r in configs}, warnings=(
+        nonfinite_warnings(con, lambda m, p: _matches(m, models) and _matches(p, probes))))
     for metric in metrics:
         if metric.needs_run and not tasks_run & set(metric.tasks):
             report.skipped.append(f"{metric.name} (no {'/'.join(metric.tasks)} runs)")
@@ -454,6 +460,7 @@ def render_markdown(report: Report, images: list[Path], results_path: str) -> st
     parts = ["# kgprobe report", "",
              f"Results file: `{results_path}`; generated "
              f"{datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}.", ""]
+    parts += [f"**Warning:** {w}." for w in report.warnings] + [""] * bool(report.warnings)
     if not report.results:
         parts += ["No metric has results yet: score probes with `python -m probes.engine.run` "
                   "first.",
@@ -462,6 +469,7 @@ def render_markdown(report: Report, images: list[Path], results_path: str) -> st
         parts += [NOTES, ""]
     for _, text in tables(report):
         parts += [text, ""]
+    parts += shift_section(report.results)
     prompts = prompt_tables(report)
     if prompts:
         parts += ["## Per prompt", "", "Each metric under each prompt alone (n: instances); "
@@ -570,6 +578,10 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             return options.error_line(f"the HTML report {args.html} could not be written: {e}")
     for _, table in tables(report):
         print(table + "\n")
+    if report.warnings:
+        print("\n".join(f"warning: {w}" for w in report.warnings), file=sys.stderr)
+    for line in shift_section(report.results)[4:5]:  # the table
+        print(line + "\n")
     for table in prompt_tables(report):
         print(table + "\n")
     pairs = comparisons(report)

@@ -131,3 +131,48 @@ def calibration_table(rows: list[list[Any]]) -> str:
              + "|"]
     lines += ["| " + " | ".join(_fmt(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+SHIFT_NOTE = ("Shortcut rules across the splits (shortcut_shift; docs/shortcuts.md): each "
+              "model-free rule fitted on train, its accuracy on train (in-sample), dev and test; "
+              "the test null is the rule's accuracy with the test labels shuffled (median ± the "
+              "band that allows for the choice among the rules). **moved**: test lies beyond "
+              "the band on the other side from train: the split reversed the cue the rule "
+              "reads, so a figure on test is measured against a moved shortcut.")
+
+
+def shift_table(rows: list[dict[str, Any]]) -> str | None:
+    """The shortcut rules side by side over train, dev and test (metric shortcut_shift's
+    rows), the moved ones first; None without rows.
+
+    >>> print(shift_table([{"probe": "p", "rule": "r", "train": 0.6, "dev": 0.6, "test": 0.24,
+    ...                     "test_null_median": 0.5, "test_band": 0.15, "test_moved": True,
+    ...                     "dev_moved": False}]))
+    | probe | rule | train | dev | test | test null | moved |
+    |---|---|---:|---:|---:|---:|---|
+    | p | r | 0.600 | 0.600 | 0.240 | 0.500 ± 0.150 | **test** |
+    """
+    if not rows:
+        return None
+    lines = ["| probe | rule | train | dev | test | test null | moved |",
+             "|---|---|---:|---:|---:|---:|---|"]
+    order = sorted(rows, key=lambda r: (not (r.get("test_moved") or r.get("dev_moved")),
+                                        str(r.get("probe")), str(r.get("rule"))))
+    for r in order:
+        null = ("–" if r.get("test_null_median") is None else
+                f"{r['test_null_median']:.3f} ± {r['test_band']:.3f}")
+        moved = ", ".join(s for s in ("dev", "test") if r.get(f"{s}_moved"))
+        lines.append(f"| {r.get('probe')} | {r.get('rule')} | {_fmt(r.get('train'))} | "
+                     f"{_fmt(r.get('dev'))} | {_fmt(r.get('test'))} | {null} | "
+                     f"{f'**{moved}**' if moved else ''} |")
+    return "\n".join(lines)
+
+
+def shift_section(results: list[Any]) -> list[str]:
+    """The markdown lines of :func:`shift_table` under its heading and note, from a report's
+    metric results (empty without shortcut_shift rows)."""
+    rows: list[dict[str, Any]] = next(
+        (r.rows for r in results if r.metric.name == "shortcut_shift"), [])
+    table = shift_table(rows)
+    return [] if table is None else ["## Shortcut rules across the splits", "", SHIFT_NOTE, "",
+                                     table, ""]

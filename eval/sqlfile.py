@@ -100,6 +100,7 @@ import duckdb
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr, field_validator
 
 from eval import udf
+from eval.sqltext import code_only, error_line, error_text
 from kg.errors import FileError, UserError
 from kg.header import HeaderError, did_you_mean, parse_header
 from kg.textfile import TextFileError, read_text
@@ -271,12 +272,6 @@ _TEMP_CREATE = re.compile(r"\s*CREATE\s+(?:OR\s+REPLACE\s+)?TEMP(?:ORARY)?\s+"
                           r"(?:VIEW|MACRO|TABLE|FUNCTION)\b", re.IGNORECASE)
 
 
-def _code(text: str) -> str:
-    """``text`` without its ``--`` comment lines (the statement text DuckDB hands back starts
-    with the comments before it)."""
-    return "\n".join(ln for ln in text.splitlines() if not ln.lstrip().startswith("--"))
-
-
 def check_statements(sql: str, path: str | Path) -> None:
     """Refuse a metric or support file holding anything but ``SELECT`` queries and
     ``CREATE TEMP VIEW|MACRO|TABLE`` (no ``COPY``, ``ATTACH``, ``INSTALL``, ``LOAD``, ``SET``,
@@ -291,14 +286,14 @@ def check_statements(sql: str, path: str | Path) -> None:
     try:
         statements = duckdb.extract_statements(sql)
     except duckdb.Error as e:
-        raise MetricFileError(path, _error_line(str(e), sql),
-                              f"the SQL does not parse: {_error_text(str(e))}") from e
+        raise MetricFileError(path, error_line(str(e), sql),
+                              f"the SQL does not parse: {error_text(str(e))}") from e
     at = 0
     for st in statements:
         start = sql.find(st.query, at)
         start = at if start < 0 else start
         at = start + len(st.query)
-        code = _code(st.query)
+        code = code_only(st.query)
         first = code.strip().split(None, 1)[0].upper() if code.strip() else ""
         try:
             kind = st.type
@@ -307,11 +302,8 @@ def check_statements(sql: str, path: str | Path) -> None:
         ok = (kind == duckdb.StatementType.SELECT
               or (kind == duckdb.StatementType.CREATE and _TEMP_CREATE.match(code)))
         if not ok:
-            line = sql.count("\n", 0, start) + 1
-            for ln in st.query.splitlines():  # the statement's first line of code
-                if ln.strip() and not ln.lstrip().startswith("--"):
-                    break
-                line += 1
+            lead = len(code) - len(code.lstrip())  # the statement's first character of code
+            line = sql.count("\n", 0, start) + code.count("\n", 0, lead) + 1
             raise MetricFileError(path, line, "a metric file may only hold SELECT queries and "
                                   f"CREATE TEMP VIEW/MACRO/TABLE statements, not {first}: "
                                   "metric files are data (they read the results file and "
@@ -356,33 +348,6 @@ def discover_metrics(dirs: list[Path] | None = None) -> list[MetricFile]:
                                       f"{other.path}")
             found[metric.name] = metric
     return sorted(found.values(), key=lambda m: m.name)
-
-
-def _error_line(message: str, sql: str) -> int | None:
-    """The file line of a DuckDB error. DuckDB quotes the line (``LINE n: text``, with ``n``
-    counted from where it resumed parsing) or, for some errors, only names the table or column;
-    the quoted text or the name is looked up in the file."""
-    lines = list(enumerate(sql.splitlines(), start=1))
-    code = [(i, ln) for i, ln in lines if not ln.lstrip().startswith("--")]
-    m = re.search(r"LINE \d+: ?(.*)", message)
-    if m and m.group(1).strip():
-        quoted = m.group(1).strip().removesuffix("...").strip()
-        for i, line in code:
-            if quoted in line:
-                return i
-    first = message.splitlines()[0] if message else ""
-    for a, b in re.findall(r'"([^"]+)"|name (\S+) does not exist', first):
-        name = (a or b).strip("!.")
-        for i, line in code:
-            if re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", line):
-                return i
-    return None
-
-
-def _error_text(message: str) -> str:
-    lines = [ln for ln in message.splitlines() if ln.strip()]
-    keep = [ln for ln in lines if not ln.startswith("LINE ") and set(ln.strip()) != {"^"}]
-    return " ".join(keep)
 
 
 #: The DuckDB settings of a metric connection (:func:`sandbox`), set in this order; the last
@@ -468,8 +433,8 @@ def run_support(con: duckdb.DuckDBPyConnection, files: tuple[Path, ...] | list[P
         try:
             con.execute(sql)
         except duckdb.Error as e:
-            raise MetricFileError(path, _error_line(str(e), sql),
-                                  f"the support file fails: {_error_text(str(e))}") from e
+            raise MetricFileError(path, error_line(str(e), sql),
+                                  f"the support file fails: {error_text(str(e))}") from e
 
 
 #: DuckDB's memory limit while a metric runs. DuckDB's own default is 80 % of the machine's
@@ -551,8 +516,8 @@ def run_metric(con: duckdb.DuckDBPyConnection, metric: MetricFile,
             hint = ("; a metric file reads the tables of the results file only (no other file, "
                     "URL or extension): load other data into the results file first"
                     if isinstance(e, duckdb.PermissionException) else "")
-            raise MetricFileError(metric.path, _error_line(str(e), metric.sql),
-                                  f"the query fails: {_error_text(str(e))}{hint}") from e
+            raise MetricFileError(metric.path, error_line(str(e), metric.sql),
+                                  f"the query fails: {error_text(str(e))}{hint}") from e
     missing = [c for c in [*metric.grain, "value"] if c not in cols]
     if missing:
         raise MetricFileError(metric.path, metric.header_lines.get("grain"),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import stat
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +57,10 @@ class Source:
         paths = []
         for f in self.files:
             p = root / f.path
+            kind = not_a_file(p)
+            if kind:
+                raise SourceError(f"source {self.name!r}: {p} is {kind}, not the data file; "
+                                  f"put the file downloaded from {self.url} there instead.")
             if not p.is_file():
                 hint = (
                     "install it with `apt-get install -y wordnet-base wordnet-sense-index` "
@@ -73,6 +78,26 @@ class Source:
                 )
             paths.append(p)
         return paths
+
+
+def not_a_file(path: Path) -> str | None:
+    """What ``path`` is when it exists but is no regular file (a FIFO, a device, a folder,
+    a socket; a link is followed), else None (a regular file, or nothing there).
+
+    >>> not_a_file(Path("/dev/null")), not_a_file(Path("/")), not_a_file(Path("/no/such"))
+    ('a character device', 'a folder', None)
+    """
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None  # missing (or a dangling link): reported as missing
+    for test, kind in ((stat.S_ISREG, None), (stat.S_ISDIR, "a folder"),
+                       (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return "not a regular file"
 
 
 def sha256(path: Path) -> str:

@@ -33,13 +33,42 @@ def test_subset_writes_a_probe_file(tmp_path: Path, capsys: pytest.CaptureFixtur
 @pytest.mark.parametrize(("argv", "message"), [
     (["--relation", "born"], "--relation 'born' is not a Wikidata property code"),
     (["--probe", "bear/nope"], "--probe 'bear/nope' is not one of"),
-    (["--instances", "0"], "--instances must be at least 1")])
+    (["--instances", "0"], "--instances must be at least 1"),
+    (["--relation", "P99999"], "--relation P99999: no such relation in bear/bear (it has 60: "
+                               "P6, P19,"),
+    (["--relation", "P19", "--relation", "P414"], "--relation P414: no such relation in "
+                                                  "bear/bear (it has 60:")])
 def test_subset_bad_input_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                       argv: list[str], message: str) -> None:
     assert main(["bear", "subset", *argv, "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: ") and message in err and "\n" not in err
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("out", ["/dev/null", "a-file"])
+def test_subset_out_that_is_no_folder_is_one_line(tmp_path: Path, out: str,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    target = Path(out) if out.startswith("/") else tmp_path / out
+    if not out.startswith("/"):
+        target.write_text("keep me")
+    assert main(["bear", "subset", "--relation", "P19", "--out", str(target)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"error: --out {target} is not a folder; give the folder to write "
+                   "bear_subset.rq into")
+    if not out.startswith("/"):
+        assert target.read_text() == "keep me"
+
+
+def test_subset_onto_a_fifo_is_one_line(tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "bear_subset.rq")
+    assert main(["bear", "subset", "--out", str(tmp_path)]) == 2  # would block on open
+    err = capsys.readouterr().err.strip()
+    assert err == (f"error: {tmp_path / 'bear_subset.rq'} is a FIFO (named pipe); remove it or "
+                   "give another --out or --name")
 
 
 def test_report_and_profile(con: duckdb.DuckDBPyConnection,  # noqa: F811

@@ -123,7 +123,12 @@ def test_filter_open_an_instance_and_see_its_triples(tiny_store: LocalStore, tmp
     assert cells[5] == "animal" and cells[7] == "wrong"
     child, parent = cells[2], cells[6]
     assert (child, parent) in wrong
-    rows[0].click()
+    # as a person does: the row scrolled to the top of the window (where the sticky menu is),
+    # then the pointer moved onto it and clicked (a script click would pass under the menu)
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    driver.execute_script("arguments[0].scrollIntoView({block: 'start'})", rows[0])
+    ActionChains(driver).move_to_element(rows[0]).click().perform()
 
     detail = driver.find_element(By.ID, "kgp-detail")
     assert detail.is_displayed()
@@ -134,4 +139,14 @@ def test_filter_open_an_instance_and_see_its_triples(tiny_store: LocalStore, tmp
                 [td.text for td in tr.find_elements(By.TAG_NAME, "td")]
                 for tr in detail.find_elements(By.CSS_SELECTOR, "table.bindings tbody tr")}
     assert bindings["?c"][1:] == [EX + child, child, graph("animals").value]
+    # a literal's "graphs" are every graph holding the string: not shown as its provenance
+    assert bindings["?child"][1] == child and bindings["?child"][3].startswith("– (a literal")
+    # a plain click on another row from the bottom of the (now longer) page: the driver scrolls
+    # the row up into view; the sticky menu must not cover it (html's scroll-padding-top)
+    driver.execute_script("window.scrollTo(0, document.body.scrollHeight)")
+    other = driver.find_elements(By.CSS_SELECTOR, "#kgp-list tbody tr")[1]
+    target = other.find_elements(By.TAG_NAME, "td")[2].text
+    other.click()
+    assert "instance" in detail.find_element(By.TAG_NAME, "h3").text
+    assert target in detail.text
     assert driver.save_screenshot(str(tmp_path / "html_report.png"))

@@ -237,26 +237,71 @@ def test_score_texts_through_the_server_and_the_cache(smollm2: tuple[str, Any, P
     assert scorer.client.requests_sent == sent
 
 
+def _paths(llm: Any, tokens: list[int], before: list[list[int]]) -> list[Any]:
+    """The next-token probabilities after ``tokens`` along each way a llama.cpp server may
+    evaluate them: from an empty cache in one batch, and after each text of ``before`` (the
+    requests before it) with their common prefix kept in the cache and the rest evaluated in
+    one batch (llama-cpp-python's prefix reuse: at least the last token is evaluated again)."""
+    import numpy as np
+
+    def probs() -> Any:
+        row = np.asarray(llm.scores[len(tokens) - 1], dtype=np.float64)
+        e = np.exp(row - row.max())
+        return e / e.sum()
+
+    llm.reset()
+    llm.eval(tokens)
+    out = [probs()]
+    for other in before:
+        llm.reset()
+        llm.eval(other)
+        keep = 0
+        while keep < min(len(other), len(tokens) - 1) and other[keep] == tokens[keep]:
+            keep += 1
+        llm._ctx.kv_cache_seq_rm(-1, keep, -1)
+        llm.n_tokens = keep
+        llm.eval(tokens[keep:])
+        out.append(probs())
+    return out
+
+
 def test_topk_through_the_server_matches_the_raw_logits(smollm2: tuple[str, Any, Path]) -> None:
     """Relatum top-k: the whole words among the server's 20 most probable next tokens, each
-    with the probability the in-process logits give its token."""
-    import numpy as np
+    with the probability the in-process logits give its token.
+
+    What the server's numbers depend on (issue 45 point 9): not its threads (pinned to 1, as
+    the reference's), but its request history. llama-cpp-python keeps the previous request's
+    tokens in its cache and evaluates only what differs (at least the last token), so the same
+    prompt is evaluated in batches of other sizes after other requests; where the CPU kernels
+    of the build add up differently by batch size, the probabilities move (CI found 0.7777
+    against 0.7603 when the tests that ran before on the same worker changed with the load).
+    The test pins the history (a request that shares only the BOS token goes first, so the
+    prompt is evaluated after BOS in one batch) and bounds the server's value by the spread of
+    the in-process paths it may take (:func:`_paths`: fresh, after that request, after the
+    fingerprint text), widened by 1e-3 relative."""
     from llama_cpp import Llama
 
     from probes.backends.registry import load_scorer
+    from probes.backends.server import FINGERPRINT_TEXT
 
     url, _, path = smollm2
     scorer = load_scorer(f"server:{url}", tokenizer="smollm2-135m")
-    prompt = "The capital of France is"
+    prompt, reset = "The capital of France is", "Zebras"
+    scorer.client.next_token([reset], 1)  # the history: only BOS is shared with the prompt
     answers = scorer.topk([prompt + " [MASK]."], 5)[0]
     assert 1 <= len(answers) <= 5 and [p for _, p in answers] == sorted(
         (p for _, p in answers), reverse=True)
-    llm = Llama(model_path=str(path), n_ctx=512, n_threads=1, logits_all=True, verbose=False,
+    llm = Llama(model_path=str(path), n_ctx=512, n_threads=1, n_threads_batch=1,
+                logits_all=True, verbose=False,
                 kv_overrides={"tokenizer.ggml.add_bos_token": True})
-    tokens = [llm.token_bos(), *llm.tokenize(prompt.encode(), add_bos=False)]
-    llm.eval(tokens)
-    row = np.asarray(llm.scores[len(tokens) - 1], dtype=np.float64)
-    probs = np.exp(row - row.max()) / np.exp(row - row.max()).sum()
+
+    def tok(text: str) -> list[int]:
+        return [llm.token_bos(), *llm.tokenize(text.encode(), add_bos=False)]
+
+    paths = _paths(llm, tok(prompt), [tok(reset), tok(FINGERPRINT_TEXT)])
     for word, p in answers:
         ids = llm.tokenize((" " + word).encode(), add_bos=False)
-        assert len(ids) == 1 and abs(p - probs[ids[0]]) <= 1e-3 * max(1e-3, probs[ids[0]]) + 1e-6
+        assert len(ids) == 1
+        low, high = (f(q[ids[0]] for q in paths) for f in (min, max))
+        slack = 1e-3 * max(1e-3, high) + 1e-6
+        assert low - slack <= p <= high + slack, (word, p, low, high)

@@ -129,7 +129,10 @@
       "export the probe again (python -m probes.engine.export) with this kgprobe version."));
     else parts.push(table(["variable", "value", "label", "named graph(s)"], b.map((x) =>
       el("tr", {}, el("td", {}, "?" + x.var), el("td", { class: x.iri ? "iri" : "" }, x.value),
-        el("td", {}, x.label || "–"), el("td", { class: "iri" }, (x.graphs || []).join(" ") || "–"))),
+        el("td", {}, x.label || "–"),
+        // a literal is in every graph that holds the same string: that is no provenance
+        el("td", { class: "iri" }, x.iri ? (x.graphs || []).join(" ") || "–"
+          : "– (a literal; the triples below show where it was found)"))),
       "bindings"));
     if (b) {
       parts.push(el("h3", {}, "Triples linking these values"));

@@ -115,7 +115,7 @@ def empty_metric_reason(con: duckdb.DuckDBPyConnection, metric: Any) -> str:
     if not instances:
         return ("the results file has no instances; export probes first "
                 "(python -m probes.engine.export)")
-    if metric.name in ("shortcut_panel", "shortcut_ceiling") and not train:
+    if metric.name in ("shortcut_panel", "shortcut_ceiling", "shortcut_shift") and not train:
         return ("no probe has a train split (the model-free rules are fitted on train only, "
                 "docs/shortcuts.md); export a probe whose query makes one")
     return (f"no finished {'/'.join(metric.tasks)} run with rows for it; score a probe "

@@ -42,6 +42,7 @@ from dataclasses import replace
 from typing import Any
 
 from probes.backends.protocol import CAUSAL_LM
+from probes.backends.server_checks import request_error
 from probes.backends.server_client import CompletionsClient, Echo, ServerError
 from probes.engine.models import ModelError
 from probes.engine.wordvocab import WholeWordVocab
@@ -184,6 +185,11 @@ class ServerScorer:
         out = []
         for echo, bound, length in self._echoes(requests):
             total, n = continuation_logprob(echo, bound, length)
+            if n == 0 and 0 < bound < length:  # a context and a continuation, none of it scored
+                raise ServerError(request_error(
+                    self.client.root, echo.text,
+                    f"no log-probability for any token after character {bound} (the "
+                    "continuation)"))
             out.append(Score(total, n))
         self._report(len(requests))
         return out

@@ -19,7 +19,9 @@ llama-cpp-python's, is found on the first request and then sent one at a time), 
 
 from __future__ import annotations
 
+import http.client
 import json
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -28,7 +30,19 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from probes.backends.server_checks import (
+    BadAnswer,
+    echo_lists,
+    logprob,
+    offsets_in_order,
+    request_error,
+    top,
+)
 from probes.engine.models import ModelError
+
+MAX_ANSWER_BYTES = 64 << 20
+"""The most bytes one answer may have (64 MiB). An echo of 8 prompts of 2,000 tokens with 20
+top log-probabilities each is about 15 MB; a larger answer is refused as it streams in."""
 
 
 class ServerError(ModelError):
@@ -69,7 +83,8 @@ class CompletionsClient:
 
     def __init__(self, base_url: str, *, model: str | None = None, timeout: float = 120.0,
                  retries: int = 3, concurrency: int = 4, prompts_per_request: int = 8,
-                 api_key: str | None = None, backoff: float = 0.5) -> None:
+                 api_key: str | None = None, backoff: float = 0.5,
+                 max_bytes: int = MAX_ANSWER_BYTES) -> None:
         if concurrency < 1 or prompts_per_request < 1 or retries < 0 or timeout <= 0:
             raise ServerError("server options: num_concurrent and batch_size must be >= 1, "
                               "max_retries >= 0 and timeout > 0")
@@ -78,6 +93,7 @@ class CompletionsClient:
         self.timeout, self.retries, self.backoff = float(timeout), int(retries), float(backoff)
         self.concurrency, self.per_request = int(concurrency), int(prompts_per_request)
         self.api_key = api_key
+        self.max_bytes = int(max_bytes)
         self.requests_sent = 0
         self._lists_ok: bool | None = None  # does the server take a list of prompts?
 
@@ -87,38 +103,102 @@ class CompletionsClient:
               retry_5xx: bool = True) -> Any:
         """One call with retries; the parsed JSON answer, or a ServerError. ``retry_5xx``:
         False for a request whose form the server may refuse with a 500 (a list of prompts)."""
-        url = self.root + path
         data = json.dumps(body).encode("utf-8") if body is not None else None
         headers = {"Content-Type": "application/json"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        last = ""
+        last, answered = "", False
         for attempt in range(self.retries + 1):
             if attempt:
                 time.sleep(self.backoff * 2 ** (attempt - 1))
-            req = urllib.request.Request(url, data=data, headers=headers, method=method)
+            self.requests_sent += 1
             try:
-                self.requests_sent += 1
-                with urllib.request.urlopen(req, timeout=self.timeout) as answer:
-                    return json.loads(answer.read().decode("utf-8"))
-            except urllib.error.HTTPError as e:
-                detail = _detail(e)
-                if retry_5xx and (e.code in (429, 502, 503, 504) or (
-                        e.code >= 500 and not _refusal(detail))):
-                    last = f"HTTP {e.code}: {detail}"
-                    continue
-                raise _HttpStatus(e.code, detail) from None
-            except (urllib.error.URLError, ConnectionError, TimeoutError, OSError) as e:
-                reason = getattr(e, "reason", e)
-                last = f"{type(reason).__name__}: {reason}" if str(reason) else type(e).__name__
+                status, raw, location = self._once(method, self.root + path, data, headers,
+                                                   self.timeout)
+            except _Failed as e:
+                last, answered = str(e), e.answered
                 continue
-            except json.JSONDecodeError:
+            if 300 <= status < 400:
+                raise ServerError(
+                    f"the server at {self.root} answered {method} {path} with a redirect (HTTP "
+                    f"{status} to {location or 'no address'}); kgprobe follows no redirect, so "
+                    "the API key and the prompts never go to another address: give the address "
+                    "it names as base_url if you trust it")
+            if status >= 400:
+                detail = _detail(raw)
+                if retry_5xx and (status in (429, 502, 503, 504) or (
+                        status >= 500 and not _refusal(detail))):
+                    last, answered = f"HTTP {status}: {detail}", True
+                    continue
+                raise _HttpStatus(status, detail)
+            try:
+                return json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError):
                 raise ServerError(f"the server at {self.root} answered {path} with something "
                                   "that is not JSON; is base_url an OpenAI-compatible API "
                                   "(e.g. http://host:8000/v1)?") from None
+        tries = f"{self.retries + 1} {'try' if self.retries == 0 else 'tries'}"
+        if "no whole answer within" in last:
+            raise ServerError(f"the inference server at {self.root} gave {method} {path} "
+                              f"{last} ({tries}); the timeout bounds each request as a whole: "
+                              "raise timeout= in --model-args or check the server, then run "
+                              "the same command again (chunks already scored are kept)")
+        if answered:
+            raise ServerError(f"the inference server at {self.root} failed on {method} {path} "
+                              f"({last}, {tries}); see its log, fix it and run the same "
+                              "command again (chunks already scored are kept)")
         raise ServerError(f"cannot reach the inference server at {self.root} ({last}, "
-                          f"{self.retries + 1} tries); start it or fix base_url, then run the "
-                          "same command again (chunks already scored are kept)")
+                          f"{tries}); start it or fix base_url, then run the same command "
+                          "again (chunks already scored are kept)")
+
+    def _once(self, method: str, url: str, data: bytes | None, headers: dict[str, str],
+              limit: float) -> tuple[int, bytes, str | None]:
+        """One request: (status, body, Location). ``limit`` seconds bound all of it (connecting,
+        sending, the headers and the body): the request runs on a daemon thread that is
+        abandoned at the deadline and stops reading at its next block. No redirect is
+        followed; a body over ``max_bytes`` is refused as it streams in."""
+        box: dict[str, Any] = {}
+        stop = threading.Event()
+
+        def work() -> None:
+            req = urllib.request.Request(url, data=data, headers=headers, method=method)
+            try:
+                with _OPENER.open(req, timeout=limit) as answer:
+                    box["status"] = answer.status
+                    box["body"] = _read(answer, self.max_bytes, stop)
+            except urllib.error.HTTPError as e:  # an error status, or a redirect not followed
+                box["status"], box["location"] = e.code, e.headers.get("Location")
+                try:
+                    box["body"] = _read(e, 1 << 16, stop, cut=True)
+                except Exception:
+                    box["body"] = b""
+            except BaseException as e:  # handed to the caller's thread
+                box["error"] = e
+
+        worker = threading.Thread(target=work, daemon=True, name="kgprobe-server-request")
+        worker.start()
+        worker.join(limit)
+        if worker.is_alive():
+            stop.set()
+            raise _Failed(f"no whole answer within timeout={limit:g} s", answered=False)
+        error = box.get("error")
+        if isinstance(error, _TooBig):
+            raise ServerError(f"the server at {self.root} sent an answer over "
+                              f"{self.max_bytes:,} bytes to {url[len(self.root):]}; kgprobe reads "
+                              "no more (it would fill the memory): send fewer prompts per "
+                              "request (batch_size=1) or fewer top log-probabilities") from None
+        if isinstance(error, http.client.IncompleteRead):
+            raise _Failed(f"the answer ended after {len(error.partial):,} bytes, before its "
+                          "Content-Length", answered=True) from None
+        if isinstance(error, (OSError, http.client.HTTPException)):
+            reason = getattr(error, "reason", error)  # URLError wraps the socket's error
+            if isinstance(reason, TimeoutError):
+                raise _Failed(f"no whole answer within timeout={limit:g} s", answered=False)
+            text = f"{type(reason).__name__}: {reason}" if str(reason) else type(reason).__name__
+            raise _Failed(text, answered=isinstance(error, http.client.HTTPException))
+        if error is not None:
+            raise error
+        return int(box["status"]), box.get("body", b""), box.get("location")
 
     def models(self) -> list[dict[str, Any]]:
         """The ``/models`` list the server reports (id and whatever else it says)."""
@@ -137,10 +217,9 @@ class CompletionsClient:
         """GET a path that some servers have (``/props``, ``/get_model_info``); None when it
         fails. ``root``: relative to the server, not to the API root."""
         url = self.root.rsplit("/v1", 1)[0] if root else self.root
-        try:
-            req = urllib.request.Request(url + path, method="GET")
-            with urllib.request.urlopen(req, timeout=min(self.timeout, 10.0)) as answer:
-                return json.loads(answer.read().decode("utf-8"))
+        try:  # no key sent, no redirect followed, the same bounds as every request
+            status, raw, _ = self._once("GET", url + path, None, {}, min(self.timeout, 10.0))
+            return json.loads(raw.decode("utf-8")) if status == 200 else None
         except Exception:  # an optional extra: its absence is normal
             return None
 
@@ -160,14 +239,18 @@ class CompletionsClient:
         """The ``n`` most probable next tokens after each prompt (token text -> logprob)."""
         body = {"logprobs": n, "max_tokens": 1, "temperature": 0.0}
         out = []
-        for c in self._complete(list(prompts), body, progress):
+        for c, prompt in zip(self._complete(list(prompts), body, progress), prompts,
+                             strict=True):
             lp = c.get("logprobs") or {}
-            tops = lp.get("top_logprobs") or [None]
-            if not tops or not isinstance(tops[0], dict):
+            tops = (lp.get("top_logprobs") if isinstance(lp, dict) else None) or [None]
+            if not isinstance(tops, list) or not isinstance(tops[0], dict):
                 raise ServerError(f"the server at {self.root} returns no top log-probabilities "
                                   "for the next token; top-k needs a Completions endpoint with "
                                   "logprobs (vLLM, SGLang, llama.cpp)")
-            out.append({str(t): float(v) for t, v in tops[0].items()})
+            try:
+                out.append(top(tops[0], "top_logprobs[0]") or {})
+            except BadAnswer as e:
+                raise ServerError(request_error(self.root, prompt, str(e))) from None
         return out
 
     def _complete(self, prompts: list[str], extra: dict[str, Any],
@@ -223,6 +306,13 @@ class CompletionsClient:
         if not isinstance(choices, list):
             raise ServerError(f"the server at {self.root} answered /completions without "
                               "choices; kgprobe needs an OpenAI-compatible Completions API")
+        if not all(isinstance(c, dict) and isinstance(c.get("index", 0), int) for c in choices):
+            raise ServerError(request_error(self.root, prompt if isinstance(prompt, str)
+                                            else prompt[0], "choices that are not objects "
+                                            "with a whole-number index"))
+        if isinstance(prompt, str) and len(choices) != 1:
+            raise ServerError(request_error(self.root, prompt, f"{len(choices)} choices for "
+                                            "one prompt"))
         return sorted(choices, key=lambda c: int(c.get("index", 0)))
 
     def _explain(self, e: _HttpStatus) -> ServerError:
@@ -243,6 +333,57 @@ class CompletionsClient:
                            f"(HTTP {e.code}: {e.detail})")
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Follow no redirect: the 3xx reaches the caller as an HTTPError (urllib would send the
+    Authorization header and the prompts on to the address it names)."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
+
+
+class _Failed(Exception):
+    """One attempt that failed in a way a retry may fix; ``answered``: the server sent an HTTP
+    answer (it was reached)."""
+
+    def __init__(self, text: str, answered: bool) -> None:
+        super().__init__(text)
+        self.answered = answered
+
+
+class _TooBig(Exception):
+    """An answer over the size limit."""
+
+
+def _read(answer: Any, limit: int, stop: threading.Event, cut: bool = False) -> bytes:
+    """The body of ``answer``, read a block at a time (``read1``: what one socket read gives,
+    so ``stop`` is seen between blocks), at most ``limit`` bytes: past that a _TooBig, or with
+    ``cut`` the first ``limit`` bytes. A Content-Length over ``limit`` is refused before
+    reading."""
+    length = answer.headers.get("Content-Length") if answer.headers else None
+    if not cut and length and length.strip().isdigit() and int(length) > limit:
+        raise _TooBig()
+    parts, size = [], 0
+    read = getattr(answer, "read1", answer.read)
+    while not stop.is_set():
+        block = read(1 << 16)
+        if not block:
+            break
+        size += len(block)
+        if size > limit:
+            if cut:
+                parts.append(block[: limit - size + len(block)])
+                break
+            raise _TooBig()
+        parts.append(block)
+    left = getattr(answer, "length", None)  # http.client's count of promised bytes unread
+    if not cut and not stop.is_set() and isinstance(left, int) and left > 0:
+        raise http.client.IncompleteRead(b"".join(parts), left)
+    return b"".join(parts)
+
+
 class _HttpStatus(Exception):
     """A 4xx answer (or a 5xx that retrying cannot fix); turned into a ServerError."""
 
@@ -251,11 +392,10 @@ class _HttpStatus(Exception):
         self.code, self.detail = code, detail
 
 
-def _detail(e: urllib.error.HTTPError) -> str:
-    try:
-        raw = e.read().decode("utf-8", "replace")
-    except Exception:
-        return str(e.reason)
+def _detail(body: bytes) -> str:
+    """The server's own error text in an error answer's body (its JSON ``error.message`` or
+    ``detail``, else the text), on one line, at most 300 characters."""
+    raw = body.decode("utf-8", "replace")
     try:
         data = json.loads(raw)
         err = data.get("error", data.get("detail", data))
@@ -297,24 +437,22 @@ def parse_choice(choice: dict[str, Any], text: str, root: str) -> Echo:
     lp = choice.get("logprobs")
     prompt_lp = choice.get("prompt_logprobs")
     ids = choice.get("prompt_token_ids")
-    if isinstance(prompt_lp, list) and prompt_lp and isinstance(ids, list) \
-            and len(ids) == len(prompt_lp):
-        return _from_prompt_logprobs(prompt_lp, ids, text, root)
-    if isinstance(lp, dict) and lp.get("tokens") and lp.get("text_offset") is not None:
-        tokens = [str(t) for t in lp["tokens"]]
-        offsets = [int(o) for o in lp["text_offset"]]
-        values, tops = lp.get("token_logprobs") or [], lp.get("top_logprobs") or []
-        skip = _special_lead(tokens, offsets, text)
-        shift = offsets[skip] if skip else 0
-        keep = [i for i, o in enumerate(offsets) if i >= skip and o - shift < len(text)]
-        if len(keep) == 1 or (keep and any(values[i] is not None for i in keep[1:])):
-            return Echo(tuple(tokens[i] for i in keep),
-                        tuple(offsets[i] - shift for i in keep),
-                        tuple(None if values[i] is None else float(values[i]) for i in keep),
-                        tuple(tops[i] if i < len(tops) else None for i in keep))
+    try:
+        if isinstance(prompt_lp, list) and prompt_lp and isinstance(ids, list) \
+                and len(ids) == len(prompt_lp):
+            return _from_prompt_logprobs(prompt_lp, ids, text, root)
+        if isinstance(lp, dict) and lp.get("tokens") and lp.get("text_offset") is not None:
+            echo = _from_echo(lp, text)
+            if echo is not None:
+                return echo
+    except BadAnswer as e:
+        raise ServerError(request_error(root, text, str(e))) from None
     if isinstance(prompt_lp, list) and prompt_lp and all(
             p is None or (isinstance(p, dict) and len(p) == 1) for p in prompt_lp):
-        return _from_prompt_logprobs(prompt_lp, None, text, root)
+        try:
+            return _from_prompt_logprobs(prompt_lp, None, text, root)
+        except BadAnswer as e:
+            raise ServerError(request_error(root, text, str(e))) from None
     if isinstance(prompt_lp, list) and prompt_lp:
         raise ServerError(f"the server at {root} returns prompt_logprobs without the prompt's "
                           "token ids or echoed offsets, so the prompt's own token at each "
@@ -322,6 +460,27 @@ def parse_choice(choice: dict[str, Any], text: str, root: str) -> Echo:
     raise ServerError(f"the server at {root} returns no prompt log-probabilities (echo with "
                       "logprobs); a chat-only endpoint cannot score text: serve the model with "
                       "vLLM, SGLang or llama.cpp's server (llama-cpp-python: --logits_all true)")
+
+
+def _from_echo(lp: dict[str, Any], text: str) -> Echo | None:
+    """The prompt part of the OpenAI echo form, every value checked (server_checks); None when
+    it holds no log-probability for the prompt (another form of the choice may)."""
+    tokens, offsets, values, tops = echo_lists(lp)
+    skip = _special_lead(tokens, offsets, text)
+    shift = offsets[skip] if skip else 0
+    offsets_in_order(tokens[skip:], [o - shift for o in offsets[skip:]])
+    keep = [i for i in range(skip, len(tokens)) if offsets[i] - shift < len(text)]
+    if not (len(keep) == 1 or (keep and any(values[i] is not None for i in keep[1:]))):
+        return None
+    end = offsets[keep[-1]] - shift + len(tokens[keep[-1]])
+    if end < len(text):
+        raise BadAnswer(f"tokens that end at character {end} of the {len(text)}-character "
+                        "prompt (the echo does not cover the prompt)")
+    return Echo(tuple(tokens[i] for i in keep), tuple(offsets[i] - shift for i in keep),
+                tuple(logprob(values[i], f"token_logprobs[{i}]", allow_none=i == keep[0])
+                      for i in keep),
+                tuple(top(tops[i], f"top_logprobs[{i}]") if i < len(tops) else None
+                      for i in keep))
 
 
 def _special_lead(tokens: list[str], offsets: list[int], text: str) -> int:
@@ -356,6 +515,8 @@ def _from_prompt_logprobs(positions: list[Any], ids: list[Any] | None, text: str
         entry = None
         if isinstance(pos, dict) and pos:
             entry = pos.get(str(ids[i])) if ids is not None else next(iter(pos.values()))
+        if isinstance(entry, dict) and isinstance(entry.get("decoded_token"), str):
+            logprob(entry.get("logprob"), f"prompt_logprobs[{i}]")  # a BadAnswer if not one
         if not isinstance(entry, dict) or not isinstance(entry.get("logprob"), (int, float)) \
                 or not isinstance(entry.get("decoded_token"), str):
             raise ServerError(f"the server at {root} returns prompt_logprobs without the "
@@ -377,8 +538,10 @@ def _from_prompt_logprobs(positions: list[Any], ids: list[Any] | None, text: str
     values = [None if e is None else float(e["logprob"]) for e in chosen]
     tops: list[dict[str, float] | None] = [
         None if not isinstance(p, dict) else
-        {str(v.get("decoded_token")): float(v["logprob"]) for v in p.values()
-         if isinstance(v, dict) and "logprob" in v} for p in positions]
+        {str(v.get("decoded_token")): float(logprob(v["logprob"], f"prompt_logprobs[{i}]")
+                                            or 0.0)
+         for v in p.values() if isinstance(v, dict) and "logprob" in v}
+        for i, p in enumerate(positions)]
     offsets, at = [], 0
     for t in tokens:
         offsets.append(at)

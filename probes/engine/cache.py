@@ -21,8 +21,10 @@ CachedScore(logprob=-3.5, n_tokens=2)
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
@@ -33,6 +35,7 @@ from probes.engine.tasks import Request, ResponseRow, ScoreRow
 from probes.results import transaction
 from probes.results.writers import (
     CacheRow,
+    drop_cache,
     record_progress,
     write_cache,
     write_responses,
@@ -81,8 +84,35 @@ def _decode(op: str, score: float | None, n_tokens: int | None, payload: str | N
     return CachedScore(float(score) if score is not None else float("nan"), int(n_tokens or 0))
 
 
+ROUNDING = 1e-5
+"""How far above 0 a cached log-probability may be (float rounding); see :func:`servable`."""
+
+
+def servable(op: str, result: Any) -> bool:
+    """Whether a cached result is a possible value of ``op``: a log-probability (``loglik``,
+    ``pll``, each of ``tokens``) finite and not above 0, a top-k probability finite and in
+    [0, 1]. An entry that is not (a NaN written before the server backend checked its answers,
+    a file edited by hand) is never served (issue 45).
+
+    >>> servable("loglik", CachedScore(-2.0, 1)), servable("loglik", CachedScore(float("nan"), 0))
+    (True, False)
+    >>> servable("topk", [("dog", 0.5)]), servable("topk", [("dog", 1.5)])
+    (True, False)
+    """
+    if op in LIST_OPS:
+        values = [p for _, p in result]
+        if op == "topk":
+            return all(math.isfinite(v) and -ROUNDING <= v <= 1 + ROUNDING for v in values)
+        return all(math.isfinite(v) and v <= ROUNDING for v in values)
+    if op in ("loglik", "pll"):
+        return math.isfinite(result.logprob) and result.logprob <= ROUNDING
+    return True
+
+
 def lookup(con: duckdb.DuckDBPyConnection, keys: Sequence[str]) -> dict[str, Any]:
-    """Cached results for ``keys`` (misses are absent), by one join against an Arrow table."""
+    """Cached results for ``keys`` (misses are absent), by one join against an Arrow table.
+    An entry that is not :func:`servable` is a miss, and is removed when the file is writable
+    (so the request is scored again and its new result cached)."""
     if not keys:
         return {}
     table = pa.table({"key": pa.array(list(dict.fromkeys(keys)), pa.string())})
@@ -92,7 +122,13 @@ def lookup(con: duckdb.DuckDBPyConnection, keys: Sequence[str]) -> dict[str, Any
             FROM kgp_lookup_keys k JOIN score_cache c ON c.key = k.key""").fetchall()
     finally:
         con.unregister("kgp_lookup_keys")
-    return {key: _decode(op, score, n, payload) for key, op, score, n, payload in rows}
+    found = {key: (op, _decode(op, score, n, payload)) for key, op, score, n, payload in rows}
+    bad = [key for key, (op, result) in found.items() if not servable(op, result)]
+    if bad:
+        with contextlib.suppress(duckdb.Error):  # a read-only file: not served all the same
+            drop_cache(con, bad)
+    dropped = set(bad)
+    return {key: result for key, (_, result) in found.items() if key not in dropped}
 
 
 def _encode(op: str, result: Any) -> tuple[float | None, int | None, str | None]:

@@ -289,6 +289,13 @@ CACHE_SCHEMA = pa.schema([("key", pa.string()), ("model", pa.string()), ("op", p
                           ("payload", pa.string())])
 
 
+def drop_cache(con: duckdb.DuckDBPyConnection, keys: Sequence[str]) -> None:
+    """Remove the ``score_cache`` entries of ``keys`` (entries that may not be served: a
+    value that is not a possible result, probes.engine.cache.servable)."""
+    if keys:
+        con.execute("DELETE FROM score_cache WHERE list_contains(?, key)", [list(keys)])
+
+
 def write_cache(con: duckdb.DuckDBPyConnection, rows: Sequence[CacheRow],
                 replace: bool = False) -> None:
     """Insert ``score_cache`` rows; an existing key is kept (its key fixes its content) unless

@@ -81,6 +81,22 @@ def subset_text(base: str, name: str, relations: list[str], instances: int | Non
     return text.replace(_ANCHOR, _ANCHOR + extra, 1)
 
 
+def relation_codes(probe: str) -> list[str]:
+    """The relations of the BEAR release a probe reads (bear or bear-big), as kg/sources.toml
+    lists their files.
+
+    >>> codes = relation_codes("bear/bear"); len(codes), "P19" in codes
+    (60, True)
+    >>> len(relation_codes("bear/bear-big"))
+    78
+    """
+    from kg.manifest import load_manifest
+
+    source = load_manifest()["bear-big" if "bear-big" in probe else "bear"]
+    return [Path(f.path).stem for f in source.files
+            if re.fullmatch(r"P\d+\.jsonl", Path(f.path).name)]
+
+
 def _subset(args: argparse.Namespace) -> int:
     base = QUERIES / f"{args.probe.removeprefix('bear/')}.rq"
     if args.probe not in PROBES or not base.is_file():
@@ -89,10 +105,27 @@ def _subset(args: argparse.Namespace) -> int:
         raise ProbeError("--instances must be at least 1")
     text = subset_text(base.read_text(encoding="utf-8"), args.name, args.relation or [],
                        args.instances)
+    known = relation_codes(args.probe)
+    unknown = [c for c in args.relation or [] if c not in known]
+    if unknown:
+        listed = ", ".join(sorted(known, key=lambda c: int(c[1:])))
+        raise ProbeError(f"--relation {', '.join(unknown)}: no such relation in {args.probe} "
+                         f"(it has {len(known)}: {listed}); the probe would have no instance")
     path = args.out / (args.name.replace("/", "_") + ".rq")
     parse_probe(text, path)   # the header and query are checked before anything is written
-    args.out.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    if args.out.exists() and not args.out.is_dir():
+        raise ProbeError(f"--out {args.out} is not a folder; give the folder to write "
+                         f"{path.name} into")
+    from kg.manifest import not_a_file
+
+    kind = not_a_file(path)
+    if kind:
+        raise ProbeError(f"{path} is {kind}; remove it or give another --out or --name")
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise ProbeError(f"cannot write {path}: {e.strerror or e}; give another --out") from None
     print(f"wrote {path}; export and score it with `kgprobe --queries {args.out} export -p "
           f"{args.name}` and `kgprobe --queries {args.out} run -m MODEL -p {args.name}`")
     return 0
