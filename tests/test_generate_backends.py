@@ -30,7 +30,7 @@ PROMPTS = ["The capital of France is", "A dog is a kind of",
 
 
 @pytest.fixture(scope="module")
-def llama(tiny_llama: Path) -> Any:
+def llama(tiny_llama: Path) -> Any:  # noqa: F811
     return load_scorer(str(tiny_llama), device="cpu", dtype="float32")
 
 
@@ -123,7 +123,7 @@ def test_chat_template_wraps_system_and_user_turns(llama: Any) -> None:
         "chat_template")
 
 
-def test_seq2seq_generates_what_a_plain_generate_does(tiny_t5: Path) -> None:
+def test_seq2seq_generates_what_a_plain_generate_does(tiny_t5: Path) -> None:  # noqa: F811
     t5 = load_scorer(str(tiny_t5), device="cpu", dtype="float32")
     prompts = ["the cat sat on the", "a dog is a kind of animal"]
     got = t5.generate(prompts, GenerateSettings(max_new_tokens=6, stop=()))
@@ -137,7 +137,7 @@ def test_seq2seq_generates_what_a_plain_generate_does(tiny_t5: Path) -> None:
         assert isinstance(g, Generation) and g.n_tokens <= 6
 
 
-def test_masked_lm_says_in_one_line_why_it_cannot_generate(tiny_bert: Path) -> None:
+def test_masked_lm_says_in_one_line_why_it_cannot_generate(tiny_bert: Path) -> None:  # noqa: F811
     bert = load_scorer(str(tiny_bert), device="cpu", dtype="float32")
     assert not bert.capabilities.generate
     with pytest.raises(ModelError) as e:

@@ -41,6 +41,7 @@ from typing import Any
 
 import torch
 
+from probes.backends import causal_generate
 from probes.backends.base import (
     MASK,
     Pooling,
@@ -51,7 +52,6 @@ from probes.backends.base import (
     pool,
     segment_sum,
 )
-from probes.backends import causal_generate
 from probes.backends.causal_model import (
     accepts_positions,
     cache_argument,

@@ -38,7 +38,13 @@ from probes.backends.base import (
     segment_sum,
 )
 from probes.backends.causal_model import cache_argument, returned_cache
-from probes.backends.generation import GenerateSettings, Generation, cut_at_stop, with_system
+from probes.backends.generation import (
+    Finish,
+    GenerateSettings,
+    Generation,
+    cut_at_stop,
+    with_system,
+)
 from probes.backends.protocol import SEQ2SEQ_LM
 from probes.backends.registry import register
 from probes.engine.errors import ModelError
@@ -124,7 +130,7 @@ class Seq2SeqScorer(Scorer):
                     tokens = tokens[: tokens.index(eos)]
                 text, stopped = cut_at_stop(
                     self.tokenizer.decode(tokens, skip_special_tokens=True), settings.stops)
-                why = "stop" if stopped else "eos" if ended else "length"
+                why: Finish = "stop" if stopped else "eos" if ended else "length"
                 out[b] = Generation(text, len(tokens) + int(ended), why)
             self._report(len(batch))
 

@@ -111,9 +111,11 @@ def _encode(op: str, result: Any) -> tuple[float | None, int | None, str | None]
 def commit(con: duckdb.DuckDBPyConnection, *, run_id: str = "", probe: str = "",
            cache_rows: Sequence[tuple[str, str, str, Any]] = (),
            scores: Sequence[ScoreRow] = (), responses: Sequence[ResponseRow] = (),
-           generations: Sequence[GenerationRow] = (), wall_s: float | None = None, replace: bool = False) -> None:
+           generations: Sequence[GenerationRow] = (), wall_s: float | None = None,
+           replace: bool = False) -> None:
     """Write one chunk in ONE transaction: cache entries ``(key, model, op, result)``, score,
-    response and generation rows of ``run_id``/``probe``, and, when given, the run's ``wall_s`` so far.
+    response and generation rows of ``run_id``/``probe``, and, when given, the run's
+    ``wall_s`` so far.
 
     A cache entry that exists is kept (its key fixes its content) unless ``replace``
     (``--no-cache``). A score or response row whose primary key exists is replaced when its

@@ -76,6 +76,7 @@ from kg.textfile import TextFileError, read_text
 from probes.engine.distractors import Distractors
 from probes.engine.errors import ProbeFileError
 from probes.engine.tasks import params_problem
+from probes.engine.tasks.generate import alias_variables
 from probes.engine.tasks.registry import TASK_ENTRIES
 from probes.results import TASKS
 
@@ -211,6 +212,10 @@ class ProbeSpec(BaseModel):
                 used[f"{fld} {v}"] = v[1:]
         if self.split_variable:
             used[f"split {self.split}"] = self.split_variable
+        aliases = alias_variables(self.params.get("aliases")) if self.task == "generate" else None
+        for v in aliases if isinstance(aliases, list) else []:
+            if isinstance(v, str) and v.startswith("?"):
+                used[f"params aliases {v}"] = v[1:]
         if self.distractors is not None:
             used[f"distractors pool {self.distractors.pool}"] = self.distractors.pool[1:]
             used.pop(f"candidates {self.candidates}", None)  # the export fills it

@@ -58,9 +58,9 @@ Data types:
 - ``Rows``: ``scores`` (ScoreRow: split, instance_id, prompt_id, candidate, label, prompt,
   score, n_tokens, n_chars, baseline) and ``responses`` (ResponseRow: split, instance_id,
   prompt_id, rank, token, probability) and ``generations`` (GenerationRow: split,
-  instance_id, prompt_id, prompt, generation, n_tokens, finish, answers). The default ``rows`` sums the log-probabilities,
-  token and character counts of an item's loglik/pll results into one ScoreRow, or ranks one
-  topk result into ResponseRows.
+  instance_id, prompt_id, prompt, generation, n_tokens, finish, answers). The default
+  ``rows`` sums the log-probabilities, token and character counts of an item's loglik/pll
+  results into one ScoreRow, or ranks one topk result into ResponseRows.
 
 Helpers for task modules: ``span_request`` (the request that scores one part of a filled
 template for a model kind), ``with_pmi`` / ``neutral_request`` / ``calibrated_rows`` (PMI

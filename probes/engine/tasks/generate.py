@@ -77,6 +77,12 @@ class GenerateParams(TaskParams):
     capitalize: bool = Field(default=False,
                              description="upper-case the first character of the prompt")
 
+    @field_validator("aliases", mode="before")
+    @classmethod
+    def _yaml_flow(cls, v: Any) -> Any:
+        """``[?a, ?b]`` in a YAML flow list reads as ``[{a: None}, {b: None}]``."""
+        return alias_variables(v)
+
     @field_validator("aliases")
     @classmethod
     def _variables(cls, v: list[str]) -> list[str]:
@@ -90,6 +96,21 @@ class GenerateParams(TaskParams):
                                 stop=None if self.stop is None else tuple(self.stop),
                                 do_sample=self.do_sample, temperature=self.temperature,
                                 top_p=self.top_p, seed=self.seed, system=self.system)
+
+
+def alias_variables(value: Any) -> Any:
+    """``params.aliases`` as variable names: one name or a list, YAML's ``{a: None}`` for
+    ``?a`` in a flow list read back as ``?a``.
+
+    >>> alias_variables([{"alias": None}, "?syn"]), alias_variables("?x ?y")
+    (['?alias', '?syn'], ['?x', '?y'])
+    """
+    if isinstance(value, str):
+        return value.replace(",", " ").split()
+    if isinstance(value, list):
+        return [f"?{next(iter(x))}" if isinstance(x, dict) and list(x.values()) == [None]
+                else x for x in value]
+    return value
 
 
 @dataclass(frozen=True)
@@ -140,10 +161,6 @@ class GenerateTask(Task):
 
     def items(self, inst: Instance, spec: ProbeSpec, ctx: TaskContext) -> list[Item]:
         p: GenerateParams = self.typed_params(spec)
-        for var in p.aliases:
-            if var[1:] not in inst.fields:
-                raise ProbeError(f"probe {spec.name}: params aliases names {var}, which the "
-                                 "query does not select; add it to the SELECT clause")
         options = p.settings().as_options()
         answers = accepted_forms(inst, p.aliases)
         out: list[Item] = []

@@ -1,0 +1,129 @@
+"""The generate task end to end: a probe file, its export, a run with a tiny real causal LM
+(tests/test_backends.py's 2-layer Llama with the SmolLM2 tokenizer), the generations table,
+the cache that makes a re-run free, and the clear errors."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from probes.backends import load_scorer
+from probes.backends.generation import GenerateSettings, Generation
+from probes.engine.errors import ProbeFileError
+from probes.results import connect
+from tests.test_backends import smol_tokenizer, tiny_bert, tiny_llama  # noqa: F401
+from tests.test_run import query, run, setup
+
+ROWS = {"owl": ("bird", ["fowl", "raptor"]), "cat": ("animal", ["feline"]),
+        "emu": ("bird", [])}
+
+
+def generate_probe(params: str = "{aliases: [?alias], max_new_tokens: 5}") -> str:
+    values = " ".join(f'("{w}" "{g}" {a})' for w, (g, aliases) in ROWS.items()
+                      for a in ([f'"{x}"' for x in aliases] or ["UNDEF"]))
+    return ("# name: t/gen\n# task: generate\n# split: test\n# target: ?w\n# gold: ?g\n"
+            "# group_by: [?w, ?g]\n"
+            '# prompts: ["[DET] [W] is a kind of [DET] [V].", "Q: What is [DET] [W]?\\nA:"]\n'
+            f"# params: {params}\n"
+            "SELECT ?w ?g ?alias WHERE { VALUES (?w ?g ?alias) { " + values + " } }\n")
+
+
+class Counting:
+    """A loaded scorer that counts the prompts it is asked to generate for."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.generated = inner, 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def generate(self, prompts: Sequence[str], settings: GenerateSettings) -> list[Generation]:
+        self.generated += len(prompts)
+        return self.inner.generate(prompts, settings)
+
+
+@pytest.fixture(scope="module")
+def llama(tiny_llama: Path) -> Any:  # noqa: F811
+    return load_scorer(str(tiny_llama), device="cpu", dtype="float32")
+
+
+def test_generate_run_stores_answers_and_accepted_forms(tmp_path: Path, llama: Any) -> None:
+    qdir, results = setup(tmp_path, generate_probe())
+    scorer = Counting(llama)
+    scorer.name = str(llama.name)
+    assert run(qdir, results, scorer, "-p", "t/gen") == 0
+    rows = query(results, "SELECT i.target, g.prompt_id, g.prompt, g.generation, g.n_tokens, "
+                 "g.finish, g.answers FROM generations g JOIN instances i "
+                 "USING (probe, split, instance_id) ORDER BY ALL")
+    assert len(rows) == 3 * 2 and scorer.generated == 6
+    settings = GenerateSettings(max_new_tokens=5)
+    for target, pid, prompt, text, n, finish, answers in rows:
+        det = "An" if target in ("owl", "emu") else "A"
+        want_prompt = (f"{det} {target} is a kind of" if pid == 0
+                       else f"Q: What is {det.lower()} {target}?\nA:")
+        assert prompt == want_prompt
+        (direct,) = llama.generate([prompt], settings)
+        assert (text, n, finish) == (direct.text, direct.n_tokens, direct.finish)
+        gold, aliases = ROWS[target]
+        assert answers == [gold, *sorted(aliases)] or answers == [gold, *aliases]
+    (task, status, requests) = query(results, "SELECT task, status, requests FROM runs")[0]
+    assert (task, status, requests) == ("generate", "done", 6)
+
+    again = Counting(llama)
+    again.name = str(llama.name)
+    assert run(qdir, results, again, "-p", "t/gen") == 0
+    assert again.generated == 0  # every answer from the cache
+    assert query(results, "SELECT count(*) FROM generations") == [(6,)]
+
+
+def test_decoding_settings_are_part_of_the_cache_key(tmp_path: Path, llama: Any) -> None:
+    qdir, results = setup(tmp_path, generate_probe())
+    assert run(qdir, results, llama, "-p", "t/gen") == 0
+    qdir, results = setup(tmp_path, generate_probe("{aliases: [?alias], max_new_tokens: 3}"))
+    scorer = Counting(llama)
+    scorer.name = str(llama.name)
+    assert run(qdir, results, scorer, "-p", "t/gen") == 0
+    assert scorer.generated == 6  # nothing reused across settings
+    runs = query(results, "SELECT count(DISTINCT run_id) FROM generations")
+    assert runs == [(2,)]
+    con = connect(results)
+    try:
+        ops = con.execute("SELECT op, count(*) FROM score_cache GROUP BY op").fetchall()
+    finally:
+        con.close()
+    assert ops == [("generate", 12)]
+
+
+def test_masked_model_is_one_clear_line(tmp_path: Path, tiny_bert: Path, capsys: Any) -> None:  # noqa: F811
+    qdir, results = setup(tmp_path, generate_probe())
+    bert = load_scorer(str(tiny_bert), device="cpu", dtype="float32")
+    capsys.readouterr()  # the export's warning that masked models cannot run it
+    assert run(qdir, results, bert, "-p", "t/gen") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "generates text" in err[0] and "masked" in err[0]
+
+
+def test_alias_variable_not_selected_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ProbeFileError) as e:
+        setup(tmp_path, generate_probe("{aliases: [?other]}"))
+    msg = str(e.value)
+    assert "p0.rq:8:" in msg and "params aliases ?other is not selected" in msg
+    assert "\n" not in msg
+
+
+def test_older_results_file_gains_the_generations_table(tmp_path: Path) -> None:
+    path = tmp_path / "old.duckdb"
+    con = connect(path)
+    con.execute("DROP TABLE generations")
+    con.execute("CREATE TABLE keep (x INTEGER)")
+    con.execute("INSERT INTO keep VALUES (7)")
+    con.close()
+    con = connect(path)
+    try:
+        assert con.execute("SELECT count(*) FROM generations").fetchone() == (0,)
+        assert con.execute("SELECT x FROM keep").fetchall() == [(7,)]
+    finally:
+        con.close()
