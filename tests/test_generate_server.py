@@ -64,7 +64,7 @@ def serve(llama: Any, chat: bool) -> Iterator[tuple[str, _Server]]:
     state = _Server(llama, chat)
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             code, answer = state.answer(self.path, body)
             data = json.dumps(answer).encode()
