@@ -24,7 +24,13 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from probes.backends.generation import GenerateSettings, Generation, cut_at_stop, with_system
+from probes.backends.generation import (
+    Finish,
+    GenerateSettings,
+    Generation,
+    cut_at_stop,
+    with_system,
+)
 from probes.backends.server_client import CompletionsClient, ServerError
 
 
@@ -81,7 +87,7 @@ def parse_answer(answer: Any, settings: GenerateSettings, chat: bool, root: str)
     cut, _ = cut_at_stop(text, stops_for(settings, chat))
     usage = answer.get("usage") if isinstance(answer.get("usage"), dict) else {}
     n = usage.get("completion_tokens")
-    finish = "length" if choice.get("finish_reason") == "length" else "stop"
+    finish: Finish = "length" if choice.get("finish_reason") == "length" else "stop"
     return Generation(cut, int(n) if isinstance(n, int) else 0, finish)
 
 
