@@ -127,3 +127,18 @@ def test_older_results_file_gains_the_generations_table(tmp_path: Path) -> None:
         assert con.execute("SELECT x FROM keep").fetchall() == [(7,)]
     finally:
         con.close()
+
+
+def test_export_preview_shows_the_prompt_and_every_accepted_form(
+        tmp_path: Path, tiny_store_path: Path, capsys: Any) -> None:
+    from probes.app.cli import main as kgprobe
+
+    qdir = tmp_path / "q"
+    qdir.mkdir()
+    (qdir / "gen.rq").write_text(generate_probe())
+    assert kgprobe(["export", "--preview", "3", "-p", "t/gen", "-q", str(qdir), "--store",
+                    str(tiny_store_path), "--results", str(tmp_path / "r.duckdb")]) == 0
+    out = capsys.readouterr().out
+    assert "-> 'An owl is a kind of'  accepts: bird | fowl | raptor" in out
+    assert "-> 'Q: What is a cat?\\nA:'  accepts: animal | feline" in out
+    assert "accepts: bird\n" in out  # emu: no alias

@@ -4,7 +4,7 @@ The file stays valid SPARQL (the header is made of SPARQL comments), so it runs 
 SPARQL tool. Header fields (see README, "Probe files"):
 
 - ``name`` (required): unique probe name, ``group/name``.
-- ``task`` (required): relatum, choice, binary, subsumption or records.
+- ``task`` (required): relatum, choice, binary, subsumption, records or generate.
 - ``split`` (required): a split name (``test``) or a variable holding it (``?split``).
 - ``description``: one line for reports.
 - ``target``: the variable holding the probed item.
