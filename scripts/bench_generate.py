@@ -113,7 +113,8 @@ def main() -> int:
     kg = run_runner("kgprobe_generate_runner.py", Path(sys.executable), folder, workload,
                     args.out / "kgprobe.json", args.threads, kg_sizes)
     gflops_after = bench_peers.measure_matmul_gflops(args.threads)
-    lines = [f"# Generation: kgprobe and lm-eval on {args.model if not args.smoke else 'a tiny Llama'}",
+    model = "a tiny Llama" if args.smoke else args.model
+    lines = [f"# Generation: kgprobe and lm-eval on {model}",
              "", f"{len(items)} prompts, greedy, max_new_tokens {args.max_new_tokens}, stop "
              f"newline; {args.threads} threads; fp32 matmul {gflops:.1f} GFLOP/s before, "
              f"{gflops_after:.1f} after.", "", "## Identity (kgprobe at lm-eval's best batch "
