@@ -155,3 +155,18 @@ def test_generation_metrics_have_intervals_and_prompt_spread(tmp_path: Path) -> 
     assert s.prompts == {0: (pytest.approx(2 / 3), 3), 1: (0.0, 3)}
     low, high = s.ci
     assert low < 1 / 3 < high
+
+
+def test_profile_has_a_generation_row(tmp_path: Path) -> None:
+    from eval import profile
+    from eval.report import metric_rows
+
+    con = connect(results_with_answers(tmp_path), read_only=True)
+    try:
+        rows = metric_rows(con, [profile.PROFILE_DIR])
+    finally:
+        con.close()
+    (line,) = [p for p in profile.profile_lines(rows, "m") if p.benchmark == "generation"]
+    # exact match per instance: i1 .5, i2 .5, i3 0 (the finished run r1 only)
+    assert line.n == 3 and line.value == pytest.approx(1 / 3) and line.chance is None
+    assert line.measure == "p: exact match, generated (17% not attempted)"
