@@ -15,7 +15,8 @@ from probes.backends.generation import GenerateSettings, Generation
 from probes.engine.errors import ProbeFileError
 from probes.results import connect
 from tests.test_backends import smol_tokenizer, tiny_bert, tiny_llama  # noqa: F401
-from tests.test_run import query, run, setup
+from eval.sqlfile import discover_metrics, run_metric
+from tests.test_run import ANIMALS, FakeScorer, choice_probe, query, run, setup
 
 ROWS = {"owl": ("bird", ["fowl", "raptor"]), "cat": ("animal", ["feline"]),
         "emu": ("bird", [])}
@@ -142,3 +143,62 @@ def test_export_preview_shows_the_prompt_and_every_accepted_form(
     assert "-> 'An owl is a kind of'  accepts: bird | fowl | raptor" in out
     assert "-> 'Q: What is a cat?\\nA:'  accepts: animal | feline" in out
     assert "accepts: bird\n" in out  # emu: no alias
+
+
+# --- one instance, two formats ------------------------------------------------------------------
+
+class FakeSpeaker(FakeScorer):
+    """The project's fake causal scorer (tests/test_run.py: scores from an md5 of the text)
+    that also answers: the gold word for the owl and the cat, "no idea" for the emu."""
+
+    def generate(self, prompts: Sequence[str], settings: GenerateSettings) -> list[Generation]:
+        self._called("generate", len(prompts))
+        said = {"owl": " a bird, surely", "cat": " an animal", "emu": " no idea"}
+        return [Generation(next(v for k, v in said.items() if k in p.lower()), 3, "stop")
+                for p in prompts]
+
+
+def test_formats_read_the_same_instances_twice_and_agreement_is_computed(
+        tmp_path: Path) -> None:
+    probe = choice_probe(params="# formats: {generate: {max_new_tokens: 4}}\n")
+    qdir, results = setup(tmp_path, probe)
+    scorer = FakeSpeaker()
+    assert run(qdir, results, scorer, "-p", "t/choice") == 0
+    runs = dict(query(results, "SELECT task, run_id FROM runs WHERE status = 'done'"))
+    assert set(runs) == {"choice", "generate"}
+    ids = {t: {r[0] for r in query(results, f"SELECT DISTINCT instance_id FROM {table} "
+                                   "WHERE run_id = ?", [runs[t]])}
+           for t, table in (("choice", "scores"), ("generate", "generations"))}
+    assert ids["choice"] == ids["generate"] and len(ids["choice"]) == 3
+    # ranked, computed here from the stored scores: the gold's mean score beats the rest
+    ranked = {}
+    for iid, target in query(results, "SELECT instance_id, target FROM instances"):
+        means = dict(query(results, "SELECT candidate, avg(score) FROM scores WHERE run_id = ? "
+                           "AND instance_id = ? GROUP BY candidate", [runs["choice"], iid]))
+        gold = ANIMALS[target][0]
+        ranked[target] = all(means[gold] > v for c, v in means.items() if c != gold)
+    said = {"owl": True, "cat": True, "emu": False}
+    cells = {(r, s): sum(1 for t in said if ranked[t] == r and said[t] == s)
+             for r in (True, False) for s in (True, False)}
+    n = 3
+    po = (cells[True, True] + cells[False, False]) / n
+    pe = ((cells[True, True] + cells[True, False]) * (cells[True, True] + cells[False, True])
+          + (cells[False, True] + cells[False, False]) * (cells[True, False]
+                                                          + cells[False, False])) / n ** 2
+    con = connect(results)
+    try:
+        metrics = {m.name: m for m in discover_metrics()}
+        cols, rows = run_metric(con, metrics["format_agreement"])
+        _, dis = run_metric(con, metrics["format_disagreements"])
+    finally:
+        con.close()
+    (row,) = [dict(zip(cols, r, strict=True)) for r in rows]
+    assert (row["both_right"], row["ranked_not_said"], row["said_not_ranked"],
+            row["both_wrong"]) == (cells[True, True], cells[True, False], cells[False, True],
+                                   cells[False, False])
+    if pe < 1:
+        assert row["value"] == pytest.approx((po - pe) / (1 - pe))
+    kinds = sorted(r[4] for r in dis)
+    want = sorted("ranked first but not said" if ranked[t] else "said but not ranked first"
+                  for t in said if ranked[t] != said[t])
+    assert kinds == want

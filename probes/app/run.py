@@ -162,8 +162,10 @@ def _run_all(args: argparse.Namespace, factory: ScorerFactory, model_kwargs: dic
         opts = run_options(args)
         scorer, plans = _scorer(con, args, factory, model_kwargs, probes, opts, where)
         t0 = time.perf_counter()
-        reports = [run_probe(con, scorer, p, opts, where, plans.get(p.spec.name))
-                   for p in probes]
+        # each probe, then the same instances in each of its formats (a run of its own)
+        reports = [run_probe(con, scorer, q, opts, where,
+                             plans.get(p.spec.name) if q is p else None)
+                   for p in probes for q in p.formatted()]
         return reports, opts, time.perf_counter() - t0
     finally:
         con.close()

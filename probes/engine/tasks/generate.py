@@ -55,6 +55,7 @@ from probes.engine.tasks import (
     Task,
     TaskContext,
     TaskParams,
+    instance_prompts,
 )
 
 if TYPE_CHECKING:
@@ -130,6 +131,18 @@ def accepted_forms(inst: Instance, aliases: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(f for f in forms if f.strip()))
 
 
+def slot_ends(template: str) -> bool:
+    """Whether ``[V]`` is the template's last placeholder with at most ``.``, ``!`` or ``?``
+    after it (or the template has no slot).
+
+    >>> slot_ends("[W] is the capital of [V]."), slot_ends("[V] is the capital of [W].")
+    (True, False)
+    """
+    if "[V]" not in template:
+        return True
+    return template.rsplit("[V]", 1)[1].strip() in ("", ".", "!", "?")
+
+
 def generation_prompt(template: str, inst: Instance, capitalize: bool = False) -> str:
     """The prompt of one template: the text before a final ``[V]`` (and its ``[DET]``), or
     the whole rendered template when it has no slot."""
@@ -152,7 +165,7 @@ class GenerateTask(Task):
         if not spec.gold:
             raise ProbeError(f"probe {spec.name}: task generate needs the gold answer's "
                              "variable; set 'gold: ?var' in the header")
-        if not spec.prompts:
+        if not spec.prompts and spec.prompts_from is None:
             raise ProbeError(f"probe {spec.name}: task generate needs prompts")
         if not ctx.caps.generate:
             raise ProbeError(f"probe {spec.name}: task generate needs a model that generates "
@@ -164,7 +177,9 @@ class GenerateTask(Task):
         options = p.settings().as_options()
         answers = accepted_forms(inst, p.aliases)
         out: list[Item] = []
-        for pid, template in enumerate(spec.prompts):
+        for pid, template in enumerate(instance_prompts(spec, inst)):
+            if spec.prompts_from is not None and not slot_ends(template):
+                continue  # an instance's own template whose answer is not last: not asked
             prompt = generation_prompt(template, inst, p.capitalize)
             out.append(GenerateItem(inst.split, inst.instance_id, pid, "", None, prompt,
                                     (Request("generate", (prompt,), options),),
