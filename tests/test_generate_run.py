@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
+from eval.sqlfile import discover_metrics, run_metric
 from probes.backends import load_scorer
 from probes.backends.generation import GenerateSettings, Generation
 from probes.engine.errors import ProbeFileError
 from probes.results import connect
 from tests.test_backends import smol_tokenizer, tiny_bert, tiny_llama  # noqa: F401
-from eval.sqlfile import discover_metrics, run_metric
 from tests.test_run import ANIMALS, FakeScorer, choice_probe, query, run, setup
 
 ROWS = {"owl": ("bird", ["fowl", "raptor"]), "cat": ("animal", ["feline"]),
