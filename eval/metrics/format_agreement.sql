@@ -1,12 +1,13 @@
 -- name: format_agreement
 -- description: >-
 --   Agreement of two readings of the same instances (a probe header's formats): ranked (the
---   gold candidate ranks first, choice) and said (an accepted form is contained in the
+--   gold candidate ranks first, choice; or the top-1 slot answer is
+--   gold, relatum) and said (an accepted form is contained in the
 --   generated answer under at least half the prompts, generate). The 2 x 2 table (both
 --   right, ranked but not said, said but not ranked, both wrong) and Cohen's kappa (value)
 --   with its 95 % interval from Cohen's (1960) large-sample standard error
 --   sqrt(po (1 - po) / (n (1 - pe)^2)); kappa is NULL when chance agreement pe is 1.
--- tasks: [choice, generate]
+-- tasks: [choice, relatum, generate]
 -- grain: [model, probe, split]
 -- requires: [_choice_ranks.sql, _generate_matches.sql, _format_pairs.sql]
 -- plot: false

@@ -5,7 +5,7 @@
 --   under half the prompts) and "said but not ranked first", with the first prompt's
 --   generated answer and the accepted forms; value: 1 for "ranked first but not said",
 --   0 for "said but not ranked first".
--- tasks: [choice, generate]
+-- tasks: [choice, relatum, generate]
 -- grain: [model, probe, split, instance_id]
 -- requires: [_choice_ranks.sql, _generate_matches.sql, _format_pairs.sql]
 -- plot: false
