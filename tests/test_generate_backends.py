@@ -161,3 +161,19 @@ def test_bad_settings_are_one_clear_line() -> None:
         GenerateSettings(max_new_tokens=0)
     with pytest.raises(ModelError, match="top_p must be"):
         GenerateSettings(top_p=0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["smollm2-135m", "gemma3-270m"])
+def test_real_models_generate_what_transformers_generates(name: str) -> None:
+    scorer = load_scorer(name, device="cpu", dtype="float32")
+    tok = scorer.tokenizer
+    prompts = ["The capital of France is", "Q: What is the largest planet?\nA:",
+               "A dog is a kind of"]
+    got = scorer.generate(prompts, GenerateSettings(max_new_tokens=8, stop=()))
+    for prompt, g in zip(prompts, got, strict=True):
+        ids = torch.tensor([scorer.generation_ids(prompt)])
+        out = scorer.model.generate(input_ids=ids, attention_mask=torch.ones_like(ids),
+                                    max_new_tokens=8, do_sample=False,
+                                    pad_token_id=scorer._pad_id())
+        assert g.text == tok.decode(out[0, ids.shape[1]:].tolist(), skip_special_tokens=True)
