@@ -24,8 +24,9 @@ ranks AS (                        -- choice: the rank under the mean over prompt
     UNION ALL                     -- relatum: the top-1 answer is gold under half the prompts
     SELECT r.run_id, r.probe, r.split, r.instance_id,
            avg(CASE WHEN list_contains(i.gold, r.token) THEN 1.0 ELSE 0.0 END) >= 0.5
-    FROM responses r JOIN runs u USING (run_id)
-    JOIN instances i USING (probe, split, instance_id)
+    FROM responses r JOIN runs u ON u.run_id = r.run_id
+    JOIN instances i ON i.probe = r.probe AND i.split = r.split
+                    AND i.instance_id = r.instance_id
     WHERE u.task = 'relatum' AND r.rank = 1
     GROUP BY r.run_id, r.probe, r.split, r.instance_id
 ),
