@@ -202,3 +202,39 @@ def test_formats_read_the_same_instances_twice_and_agreement_is_computed(
     want = sorted("ranked first but not said" if ranked[t] else "said but not ranked first"
                   for t in said if ranked[t] != said[t])
     assert kinds == want
+
+
+def test_relatum_probe_with_a_generate_format_and_a_masked_model(tmp_path: Path,
+                                                                 capsys: Any) -> None:
+    probe = ("# name: t/rel\n# task: relatum\n# split: test\n# target: ?w\n# gold: ?g\n"
+             '# prompts: ["[DET] [W] is a kind of [V]"]\n'
+             "# formats: {generate: {max_new_tokens: 4}}\n"
+             'SELECT ?w ?g WHERE { VALUES (?w ?g) { ("owl" "bird") ("cat" "animal") '
+             '("emu" "bird") } }\n')
+    qdir, results = setup(tmp_path, probe)
+    capsys.readouterr()
+    # a masked LM cannot generate: the format is skipped with a note, the relatum run is made
+    assert run(qdir, results, FakeScorer(kind="masked"), "-p", "t/rel") == 0
+    err = capsys.readouterr().err
+    assert "format generate skipped" in err and "masked" in err
+    assert query(results, "SELECT task FROM runs") == [("relatum",)]
+    # a causal one reads both; ranked = the top-1 answer is the gold word
+    scorer = FakeSpeaker(name="fake/speaker")
+    assert run(qdir, results, scorer, "-p", "t/rel") == 0
+    runs = dict(query(results, "SELECT task, run_id FROM runs WHERE model = 'fake/speaker'"))
+    top = dict(query(results, "SELECT i.target, r.token FROM responses r JOIN instances i "
+                     "USING (probe, split, instance_id) WHERE r.run_id = ? AND r.rank = 1",
+                     [runs["relatum"]]))
+    ranked = {t: top[t] == ANIMALS[t][0] for t in top}
+    said = {"owl": True, "cat": True, "emu": False}
+    con = connect(results)
+    try:
+        cols, rows = run_metric(con, {m.name: m for m in discover_metrics()}[
+            "format_agreement"])
+    finally:
+        con.close()
+    (row,) = [dict(zip(cols, r, strict=True)) for r in rows]
+    assert row["choice_run"] == runs["relatum"] and row["n"] == 3
+    assert row["both_right"] == sum(ranked[t] and said[t] for t in said)
+    assert row["ranked_not_said"] == sum(ranked[t] and not said[t] for t in said)
+    assert row["said_not_ranked"] == sum(said[t] and not ranked[t] for t in said)
