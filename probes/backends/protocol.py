@@ -89,9 +89,15 @@ class Capabilities:
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> Capabilities:
-        """The inverse of :meth:`as_record`."""
+        """The inverse of :meth:`as_record`; a record from before ``generate`` was declared
+        says it by family (the log-likelihood scorers, causal, seq2seq and server, generate).
+
+        >>> Capabilities.from_record({"slot_scoring": "loglik", "ends_at_slot": True}).generate
+        True
+        """
         return cls(record["slot_scoring"], bool(record["ends_at_slot"]), record.get("slot_token"),
-                   bool(record.get("topk", True)), bool(record.get("generate", False)))
+                   bool(record.get("topk", True)),
+                   bool(record.get("generate", record["slot_scoring"] == "loglik")))
 
 
 MASKED_LM = Capabilities(slot_scoring="pll", ends_at_slot=False, slot_token=SLOT)
