@@ -1,8 +1,9 @@
 -- name: generate_contains
 -- description: >-
---   Generation, contains: one of the instance's accepted forms, normalised as SQuAD, occurs in the normalised answer as whole words. Per instance the mean over the probe's prompts; the value is the
---   mean over instances. Only finished generate runs (status done); instances without an
---   accepted form are left out.
+--   Generation, contains: one of the instance's accepted forms, normalised as SQuAD, occurs in
+--   the normalised answer as whole words. Per instance the mean over the probe's prompts; the
+--   value is the mean over instances. Only finished generate runs (status done); instances
+--   without an accepted form are left out.
 -- tasks: [generate]
 -- grain: [run_id, probe, split]
 -- requires: [_generate_matches.sql]
