@@ -204,6 +204,25 @@ def _bear(rows: list[dict[str, Any]], model: str) -> list[ProfileLine]:
     return out
 
 
+def _generate(rows: list[dict[str, Any]], model: str) -> list[ProfileLine]:
+    """Generation: per generate probe of the model, the exact match of its answers (the
+    mean over instances of the share of prompts matched), with the share not attempted in the
+    measure's name; no chance (an open answer has no uniform guess).
+
+    >>> rows = [{"model": "m", "probe": "g/capitals", "value": v, "not_attempted": na}
+    ...         for v, na in ((1.0, 0.0), (0.0, 1.0))]
+    >>> [(p.measure, p.value) for p in _generate(rows, "m")]
+    [('g/capitals: exact match, generated (50% not attempted)', 0.5)]
+    """
+    out = []
+    for probe in sorted({r["probe"] for r in rows if r["model"] == model}):
+        mine = [r for r in rows if r["model"] == model and r["probe"] == probe]
+        skipped = _mean([float(r["not_attempted"]) for r in mine]) or 0.0
+        out.append(_line("generation", f"{probe}: exact match, generated ({skipped:.0%} not "
+                         "attempted)", [float(r["value"]) for r in mine], None))
+    return out
+
+
 def profile_lines(rows: Rows, model: str, constant: dict[str, float] | None = None
                   ) -> list[ProfileLine]:
     """The profile's measures for ``model`` from the rows of the profile metrics (a benchmark
@@ -213,7 +232,8 @@ def profile_lines(rows: Rows, model: str, constant: dict[str, float] | None = No
             + _ontolama(rows.get("profile_ontolama", []), model,
                         rows.get("profile_shortcuts", []))
             + _copen(rows.get("profile_copen", []), model, rows.get("profile_shortcuts", []))
-            + _bear(rows.get("profile_bear", []), model))
+            + _bear(rows.get("profile_bear", []), model)
+            + _generate(rows.get("profile_generate", []), model))
 
 
 def _num(v: float | None) -> str:
@@ -227,7 +247,8 @@ def _ci(ci: tuple[float, float] | None) -> str:
 #: The fewest items a measure is drawn with: below it the chart draws a hatched band, not a
 #: bar (four right answers out of four are no evidence of "CPJ 1.00"), and the table marks it.
 MIN_ITEMS = 10
-UNITS = {"semrel": "words", "OntoLAMA": "instances", "COPEN": "instances", "BEAR": "instances"}
+UNITS = {"semrel": "words", "OntoLAMA": "instances", "COPEN": "instances", "BEAR": "instances",
+         "generation": "instances"}
 
 
 def per_benchmark(lines: Sequence[ProfileLine]) -> str:

@@ -18,6 +18,8 @@ from collections.abc import Callable, Sequence
 
 import duckdb
 
+from eval import answers
+
 
 def list_edit_distance(a: Sequence[str] | None, b: Sequence[str] | None) -> int | None:
     """Edit distance between two word sequences: insertion and deletion cost 1, substitution 2
@@ -44,6 +46,11 @@ def list_edit_distance(a: Sequence[str] | None, b: Sequence[str] | None) -> int 
 #: name -> (function, parameter types, return type)
 FUNCTIONS: dict[str, tuple[Callable[..., object], list[str], str]] = {
     "list_edit_distance": (list_edit_distance, ["VARCHAR[]", "VARCHAR[]"], "INTEGER"),
+    # generated answers (eval.answers, docs/generate.md)
+    "answer_normalize": (answers.normalize_answer, ["VARCHAR"], "VARCHAR"),
+    "answer_contains": (answers.contains_answer, ["VARCHAR", "VARCHAR"], "BOOLEAN"),
+    "answer_f1": (answers.token_f1, ["VARCHAR", "VARCHAR"], "DOUBLE"),
+    "answer_not_attempted": (answers.not_attempted, ["VARCHAR", "VARCHAR[]"], "BOOLEAN"),
 }
 
 

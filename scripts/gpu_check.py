@@ -69,9 +69,10 @@ from bench_scoring import FRAMES, OPENERS, SUBJECTS  # the same sentence frames
 SCRIPTS = Path(__file__).resolve().parent
 TOKENIZER_DIRS = ("causal", "masked", "seq2seq")
 FULL_SIZES = {"mc": (500, 21), "sentences": 8000, "topk": 4000, "pll": 400, "seq2seq": 400,
-              "plain": 0.25, "bear": 10**9, "bear_plain": 400}
+              "plain": 0.25, "bear": 10**9, "bear_plain": 400, "generate": (256, 32, 16)}
 TINY_SIZES = {"mc": (12, 5), "sentences": 40, "topk": 30, "pll": 8, "seq2seq": 8, "plain": 1.0,
-              "bear": 120, "bear_plain": 120}
+              "bear": 120, "bear_plain": 120, "generate": (12, 8, 12)}
+# generate: (prompts, max_new_tokens, prompts checked against transformers' generate)
 
 
 # --- model shapes ---------------------------------------------------------------------------
@@ -446,7 +447,42 @@ class Check:
         self.data.setdefault("peak_gib", {})[shape] = peak_memory(self.device)
         self.peers(shape, model, tokenizer, scorer, results)
         self.bear(shape, model, tokenizer, params)
+        self.generation(shape, model, tokenizer, scorer, params)
         return scorer
+
+    def generation(self, shape: str, model: Any, tokenizer: Any, scorer: Any,
+                   params: int) -> None:
+        """``generate`` (greedy, batched over the KV cache) on the top-k prompts: its rate
+        against the floor (prefill and decode tokens), and its strings against transformers'
+        own greedy ``generate`` one prompt at a time. Random weights give near-tied logits, so
+        in bf16 a few strings may differ by one flipped arg-max: counted in a note there, a
+        check in fp32."""
+        from probes.backends.generation import GenerateSettings
+
+        n, max_new, n_check = self.sizes["generate"]
+        prompts = [p.replace(" [MASK]", "") for p in self.work["topk"][:n]]
+        settings = GenerateSettings(max_new_tokens=max_new, stop=())
+        scorer.generate(prompts[:4], GenerateSettings(max_new_tokens=2, stop=()))  # warm-up
+        seconds, got = timed(self.device, lambda: scorer.generate(prompts, settings))
+        prefill = sum(len(scorer.generation_ids(p)) for p in prompts)
+        decode = sum(g.n_tokens for g in got)
+        self.throughput(shape, "generate", "kgprobe", len(prompts), seconds,
+                        2 * params * (prefill + decode))
+        same = 0
+        for prompt, g in zip(prompts[:n_check], got[:n_check], strict=True):
+            ids = torch.tensor([scorer.generation_ids(prompt)], device=self.device)
+            with torch.inference_mode():
+                out = model.generate(input_ids=ids, attention_mask=torch.ones_like(ids),
+                                     max_new_tokens=max_new, do_sample=False,
+                                     pad_token_id=scorer._pad_id())
+            want = tokenizer.decode(out[0, ids.shape[1]:].tolist(), skip_special_tokens=True)
+            same += int(want == g.text)
+        differ = min(n_check, len(prompts)) - same
+        label = f"{shape} generate = transformers generate (greedy strings)"
+        if self.dtype == torch.float32:
+            self.agree(label, float(differ), 0.0, "strings differ")
+        else:
+            self.note(f"{label}: {same} of {same + differ} identical ({self.dtype})")
 
     def bear(self, shape: str, model: Any, tokenizer: Any, params: int) -> None:
         """BEAR's whole statements as lm-pub-quiz scores them (``boundary="whole"``, the prefix

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The main job on the embedded defaults, offline: set up, build the store from ../shared/data and
-# WordNet, export the starter probes, score them with SmolLM2-135M, print the report; then a
+# WordNet, export the starter probes, score them with SmolLM2-135M (starter/wordnet-hypernyms is
+# also asked: its header's formats generate the 200 words' answers, docs/generate.md), print the
+# report; then a
 # one-page knowledge profile of the same model on small, seeded, class-balanced samples of the
 # four benchmarks (semantic relations beside humans, OntoLAMA, COPEN, BEAR), with one PNG.
 set -euo pipefail

@@ -1,7 +1,8 @@
 """The prepared GPU check (scripts/gpu_check.py) runs end to end in its CPU mode, so the script is
 known to work before a GPU is lent: every throughput row is written, and every agreement check
 (kgprobe against a plain transformers loop, BEAR's prefix tree against plain forwards, the
-out-of-memory back-off, --device-map, torchrun) passes on tiny models."""
+out-of-memory back-off, --device-map, torchrun, greedy generation against transformers'
+``generate``) passes on tiny models."""
 
 from __future__ import annotations
 
@@ -30,12 +31,13 @@ def test_gpu_check_cpu_tiny_mode_runs_every_part(tmp_path: Path) -> None:
     rows = {(r["shape"], r["workload"], r["tool"]) for r in data["throughput"]}
     assert rows == {("llama-1b", "mc", "kgprobe"), ("llama-1b", "sentences", "kgprobe"),
                     ("llama-1b", "topk", "kgprobe"), ("llama-1b", "mc", "plain-hf"),
-                    ("llama-1b", "bear", "kgprobe"),
+                    ("llama-1b", "bear", "kgprobe"), ("llama-1b", "generate", "kgprobe"),
                     ("bert-large", "pll", "kgprobe"), ("t5-large", "seq2seq", "kgprobe")}
     checks = {a["check"]: a for a in data["agreement"]}
     assert set(checks) == {
         "llama-1b kgprobe = plain transformers (mc)",
         "llama-1b BEAR prefix tree = plain forwards",
+        "llama-1b generate = transformers generate (greedy strings)",
         "OOM back-off exercised (a batch limit halved)",
         "scores under OOM back-off = unconstrained",
         "llama-1b --device-map split = whole model",

@@ -317,7 +317,8 @@ def test_the_report_runner_and_the_profile_run_sandboxed(results: Path, tmp_path
     con = connect(results, read_only=True)  # the profile's metrics, as its runner runs them
     assert set(metric_rows(con, [profile.PROFILE_DIR])) == {"profile_bear", "profile_copen",
                                                            "profile_ontolama", "profile_semrel",
-                                                           "profile_shortcuts"}
+                                                           "profile_shortcuts",
+                                                           "profile_generate"}
     with pytest.raises(duckdb.PermissionException):
         con.execute("SELECT * FROM read_text('/etc/hostname')")
     con.close()

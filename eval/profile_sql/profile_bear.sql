@@ -14,7 +14,7 @@ WITH latest AS (
     SELECT r.run_id, r.model,
            row_number() OVER (PARTITION BY r.model, r.probe
                               ORDER BY r.finished_at DESC NULLS LAST, r.run_id DESC) AS nth
-    FROM runs r WHERE r.probe LIKE 'bear/%' AND r.status = 'done')
+    FROM runs r WHERE r.probe LIKE 'bear/%' AND r.task = 'choice' AND r.status = 'done')
 SELECT l.model, v.probe, v.split, v.instance_id, v.relation, v.value, v.chance, v.domains,
        c.value AS ceiling, c.rule AS ceiling_rule
 FROM bear_instance_values v

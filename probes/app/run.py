@@ -31,10 +31,11 @@ from probes.engine.runner.command import (
     check_lm_eval_flags,
     default_factory,
 )
-from probes.engine.runner.plan import Plan, RunOptions
+from probes.engine.runner.plan import Plan, RunOptions, task_context
 from probes.engine.runner.probe import RunReport, format_reports, run_probe
 from probes.engine.runner.select import select_probes
 from probes.engine.spec import Probe
+from probes.engine.tasks import get_task
 from probes.results import connect, diagnose, disk_error
 
 
@@ -164,11 +165,27 @@ def _run_all(args: argparse.Namespace, factory: ScorerFactory, model_kwargs: dic
         opts = run_options(args)
         scorer, plans = _scorer(con, args, factory, model_kwargs, probes, opts, where)
         t0 = time.perf_counter()
-        reports = [run_probe(con, scorer, p, opts, where, plans.get(p.spec.name))
-                   for p in probes]
+        # each probe, then the same instances in each of its formats (a run of its own)
+        reports = [run_probe(con, scorer, q, opts, where,
+                             plans.get(p.spec.name) if q is p else None)
+                   for p in probes for q in _formats(p, scorer, opts)]
         return reports, opts, time.perf_counter() - t0
     finally:
         con.close()
+
+
+def _formats(probe: Probe, scorer: Any, opts: RunOptions) -> list[Probe]:
+    """The probe, then each of its header's ``formats`` that this model can read (a format
+    it cannot, such as generate for a masked LM, is skipped with a note)."""
+    out = [probe]
+    for q in probe.formatted()[1:]:
+        try:
+            get_task(q.spec.task).check(q.spec, task_context(scorer, opts.top_k))
+        except ProbeError as e:
+            print(f"note: {probe.path}: format {q.spec.task} skipped: {e}", file=sys.stderr)
+            continue
+        out.append(q)
+    return out
 
 
 def score(args: argparse.Namespace, factory: ScorerFactory, model_kwargs: dict[str, Any]) -> int:

@@ -30,6 +30,7 @@ from probes.backends.device import free_memory as free_memory
 from probes.backends.device import is_oom as is_oom
 from probes.backends.device import resolve_device as resolve_device
 from probes.backends.device import resolve_dtype as resolve_dtype
+from probes.backends.generation import GenerateSettings, Generation
 from probes.backends.protocol import SLOT, Capabilities, family
 from probes.engine.errors import ModelError
 from probes.engine.models import (
@@ -50,7 +51,7 @@ the slot)."""
 
 Pooling = Literal["cls", "first", "last", "mean"]
 POOLINGS: tuple[str, ...] = ("cls", "first", "last", "mean")
-OPERATIONS: tuple[str, ...] = ("loglik", "pll", "topk", "features")
+OPERATIONS: tuple[str, ...] = ("loglik", "pll", "topk", "features", "generate")
 SCORER_VERSION = 1
 """Bumped when a change alters the numbers a scorer returns (part of the cache key)."""
 
@@ -222,6 +223,10 @@ class Scorer:
     def features(self, texts: Sequence[str], pooling: Pooling = "mean") -> torch.Tensor:
         """Frozen last-layer features, one row per text, float32 on the CPU."""
         raise self._unsupported("features")
+
+    def generate(self, prompts: Sequence[str], settings: GenerateSettings) -> list[Generation]:
+        """The text the model generates after each prompt (probes.backends.generation)."""
+        raise self._unsupported("generate")
 
     # --- shared helpers ----------------------------------------------------------------------
 

@@ -41,6 +41,7 @@ from typing import Any
 
 import torch
 
+from probes.backends import causal_generate
 from probes.backends.base import (
     MASK,
     Pooling,
@@ -67,6 +68,7 @@ from probes.backends.causal_statements import (
     encode_statements,
     score_statements,
 )
+from probes.backends.generation import GenerateSettings, Generation, with_system
 from probes.backends.protocol import CAUSAL_LM
 from probes.backends.registry import register
 from probes.backends.scoring_options import BOUNDARIES
@@ -83,7 +85,7 @@ class CausalScorer(Scorer):
     """Scorer for decoder-only language models."""
 
     capabilities = CAUSAL_LM
-    operations = frozenset({"loglik", "topk", "features"})
+    operations = frozenset({"loglik", "topk", "features", "generate"})
     auto_model = "AutoModelForCausalLM"
 
     def __init__(self, model: Any, tokenizer: Any, **kwargs: Any) -> None:
@@ -306,6 +308,27 @@ class CausalScorer(Scorer):
             picked = logits[local, targets[inside]]
             lp[inside] = picked - log_normalizer(logits)[local]
         return lp
+
+    # --- generate ----------------------------------------------------------------------------
+
+    @torch.inference_mode()
+    def generate(self, prompts: Sequence[str], settings: GenerateSettings) -> list[Generation]:
+        """The answer after each prompt: batched, the prompt's key/value cache reused across
+        the decode steps, cut at the stop strings (:mod:`probes.backends.causal_generate`)."""
+        if settings.system:
+            prompts = [with_system(p, settings.system) for p in prompts]
+        return causal_generate.generate(self, prompts, settings)
+
+    def generation_ids(self, prompt: str) -> list[int]:
+        """The token ids a generation starts from: the tokenizer's leading special tokens and
+        the prompt as written (its trailing whitespace kept, as lm-evaluation-harness's
+        ``generate_until`` encodes it); an empty prompt is the start token."""
+        if not prompt:
+            if not self._start:
+                raise PromptError(f"an empty prompt and model {self.name!r} has no BOS/EOS "
+                                  "token to start from")
+            return list(self._start)
+        return self._lead + self.tokenizer(prompt, add_special_tokens=False)["input_ids"]
 
     # --- topk and features -------------------------------------------------------------------
 

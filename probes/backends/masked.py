@@ -30,6 +30,7 @@ from probes.backends.base import (
     Scorer,
     pool,
 )
+from probes.backends.generation import cannot_generate
 from probes.backends.protocol import MASKED_LM
 from probes.backends.registry import register
 from probes.backends.scoring_options import PLL_METRICS
@@ -107,6 +108,11 @@ class MaskedScorer(Scorer):
                 "pseudo-log-likelihood); use a *ForMaskedLM checkpoint such as "
                 "bert-base-uncased, or use this model for features() only"
             )
+        if op == "generate":
+            return cannot_generate(
+                self.name, self.kind, "a masked LM fills marked slots from both sides and has "
+                "no next-token distribution to decode from; use a causal or seq2seq model, or "
+                "score the probe's candidates (formats: [choice])")
         return super()._unsupported(op)
 
     # --- pll and loglik ----------------------------------------------------------------------

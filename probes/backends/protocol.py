@@ -54,7 +54,9 @@ class Capabilities:
       prompt must end at the slot (a template's ``[V]`` ends it; nothing follows);
     - ``slot_token``: the marker ``topk`` prompts hold at the slot, or None (none: ends at the
       slot, or a model without a mask token);
-    - ``topk``: whether the scorer can return the top-k fillers of a slot at all.
+    - ``topk``: whether the scorer can return the top-k fillers of a slot at all;
+    - ``generate``: whether it can generate text after a prompt (causal and encoder-decoder
+      LMs, a server; not a masked LM), the operation of the ``generate`` task.
 
     >>> from dataclasses import replace
     >>> replace(MASKED_LM, slot_token=None).reads_slot
@@ -67,6 +69,7 @@ class Capabilities:
     ends_at_slot: bool
     slot_token: str | None
     topk: bool = True
+    generate: bool = False
 
     def __post_init__(self) -> None:
         if self.slot_scoring not in ("pll", "loglik"):
@@ -82,20 +85,28 @@ class Capabilities:
     def as_record(self) -> dict[str, Any]:
         """The fields as a dict, for the run record (``runs.config.capabilities``)."""
         return {"slot_scoring": self.slot_scoring, "ends_at_slot": self.ends_at_slot,
-                "slot_token": self.slot_token, "topk": self.topk}
+                "slot_token": self.slot_token, "topk": self.topk, "generate": self.generate}
 
     @classmethod
     def from_record(cls, record: dict[str, Any]) -> Capabilities:
-        """The inverse of :meth:`as_record`."""
+        """The inverse of :meth:`as_record`; a record from before ``generate`` was declared
+        says it by family (the log-likelihood scorers, causal, seq2seq and server, generate).
+
+        >>> Capabilities.from_record({"slot_scoring": "loglik", "ends_at_slot": True}).generate
+        True
+        """
         return cls(record["slot_scoring"], bool(record["ends_at_slot"]), record.get("slot_token"),
-                   bool(record.get("topk", True)))
+                   bool(record.get("topk", True)),
+                   bool(record.get("generate", record["slot_scoring"] == "loglik")))
 
 
 MASKED_LM = Capabilities(slot_scoring="pll", ends_at_slot=False, slot_token=SLOT)
 """A bidirectional encoder with an MLM head: PLL, the slot marked inside the prompt."""
-CAUSAL_LM = Capabilities(slot_scoring="loglik", ends_at_slot=True, slot_token=None)
+CAUSAL_LM = Capabilities(slot_scoring="loglik", ends_at_slot=True, slot_token=None,
+                         generate=True)
 """A decoder-only LM: continuation log-likelihood, prompts end at the slot."""
-SEQ2SEQ_LM = Capabilities(slot_scoring="loglik", ends_at_slot=False, slot_token=SLOT)
+SEQ2SEQ_LM = Capabilities(slot_scoring="loglik", ends_at_slot=False, slot_token=SLOT,
+                          generate=True)
 """An encoder-decoder LM: continuation log-likelihood, the slot marked (a T5 sentinel or BART's
 mask token replaces the marker) inside the prompt."""
 

@@ -14,6 +14,9 @@
   filler. BART-style (a mask token): ``[MASK]`` becomes ``<mask>`` and the decoder, fed the
   text before the slot, gives the next token.
 - ``features``: encoder states, pooled.
+- ``generate``: the encoder reads the prompt, the decoder generates (transformers'
+  ``generate``, greedy unless sampling is asked for, seeded by ``seed`` per batch) up to
+  ``max_new_tokens``; the answer is cut before the first stop string.
 """
 
 from __future__ import annotations
@@ -35,6 +38,13 @@ from probes.backends.base import (
     segment_sum,
 )
 from probes.backends.causal_model import cache_argument, returned_cache
+from probes.backends.generation import (
+    Finish,
+    GenerateSettings,
+    Generation,
+    cut_at_stop,
+    with_system,
+)
 from probes.backends.protocol import SEQ2SEQ_LM
 from probes.backends.registry import register
 from probes.engine.errors import ModelError
@@ -49,7 +59,7 @@ class Seq2SeqScorer(Scorer):
     """Scorer for encoder-decoder models with an LM head."""
 
     capabilities = SEQ2SEQ_LM
-    operations = frozenset({"loglik", "topk", "features"})
+    operations = frozenset({"loglik", "topk", "features", "generate"})
     auto_model = "AutoModelForSeq2SeqLM"
 
     def __init__(self, model: Any, tokenizer: Any, **kwargs: Any) -> None:
@@ -89,6 +99,43 @@ class Seq2SeqScorer(Scorer):
             "target": "tokenizer-specials",
             "slot": "sentinel" if self._sentinel is not None else "mask",
         }
+
+    # --- generate ----------------------------------------------------------------------------
+
+    @torch.inference_mode()
+    def generate(self, prompts: Sequence[str], settings: GenerateSettings) -> list[Generation]:
+        """The decoder's answer to each prompt (see the module)."""
+        texts = [with_system(p, settings.system) for p in prompts]
+        encoded = self._ids(texts)
+        for index, ids in enumerate(encoded):
+            self._check_length(len(ids), index, texts[index])
+        out: list[Generation | None] = [None] * len(texts)
+        eos = self.tokenizer.eos_token_id
+
+        def work(batch: list[int]) -> None:
+            ids, mask = self._padded([encoded[b] for b in batch])
+            if settings.do_sample:
+                torch.manual_seed(settings.seed)
+            sampling = ({"do_sample": True, "temperature": settings.temperature,
+                         "top_p": settings.top_p} if settings.do_sample
+                        else {"do_sample": False, "num_beams": 1})
+            generated = self.model.generate(
+                input_ids=ids, attention_mask=mask, max_new_tokens=settings.max_new_tokens,
+                pad_token_id=self._pad_id(), **sampling)
+            for b, row in zip(batch, generated.tolist(), strict=True):
+                tokens = row[1:]  # after the decoder start token
+                ended = eos is not None and eos in tokens
+                if ended:
+                    tokens = tokens[: tokens.index(eos)]
+                text, stopped = cut_at_stop(
+                    self.tokenizer.decode(tokens, skip_special_tokens=True), settings.stops)
+                why: Finish = "stop" if stopped else "eos" if ended else "length"
+                out[b] = Generation(text, len(tokens) + int(ended), why)
+            self._report(len(batch))
+
+        self.batcher("generate", cut=False).run(
+            [len(e) + settings.max_new_tokens for e in encoded], work)
+        return [g for g in out if g is not None]
 
     # --- loglik ------------------------------------------------------------------------------
 

@@ -8,7 +8,8 @@ base_url=URL,model=NAME`` (lm-evaluation-harness's ``local-completions`` spellin
 server's tokens at load, needed for ``topk``'s whole-word vocabulary), ``num_concurrent``
 (requests at once, default 4), ``batch_size`` (prompts per request, default 8), ``max_retries``
 (default 3), ``timeout`` (seconds per request, default 120), ``revision`` (a label of your own
-for the served weights, added to the identity).
+for the served weights, added to the identity), ``chat`` (generate through
+``/chat/completions``; default ``/completions``, :mod:`probes.backends.server_generate`).
 
 Scoring (:mod:`probes.backends.server_client` sends the requests):
 
@@ -96,7 +97,11 @@ class ServerScorer:
         self.name = PREFIX + served
         self.batch_size: int | None = client.per_request
         self.progress: Any = None
-        self.operations = frozenset({"loglik", "topk"} if tokenizer is not None else {"loglik"})
+        self.operations = frozenset({"loglik", "topk", "generate"} if tokenizer is not None
+                                    else {"loglik", "generate"})
+        self.chat = False
+        """Generate through ``/chat/completions`` (the ``chat`` option) instead of
+        ``/completions`` (probes.backends.server_generate)."""
         if tokenizer is None:
             self.capabilities = replace(CAUSAL_LM, topk=False)
         self.max_length = int(reported.get("max_model_len") or 1 << 20)
@@ -151,9 +156,19 @@ class ServerScorer:
 
     def cache_key_options(self) -> dict[str, Any]:
         """The API and boundary convention (the revision carries the model identity)."""
-        return {"kind": "server", "api": "completions-echo", "boundary": "lm-eval-offsets",
-                "scorer_version": SERVER_VERSION, "top_logprobs": self.top_logprobs,
-                "tokenizer": self.tokenizer_name}
+        key = {"kind": "server", "api": "completions-echo", "boundary": "lm-eval-offsets",
+               "scorer_version": SERVER_VERSION, "top_logprobs": self.top_logprobs,
+               "tokenizer": self.tokenizer_name}
+        if self.chat:
+            key["generate_api"] = "chat"
+        return key
+
+    def generate(self, prompts: Sequence[str], settings: Any) -> list[Any]:
+        """Answers from ``/completions`` or ``/chat/completions`` (server_generate)."""
+        from probes.backends import server_generate
+
+        return server_generate.generate(self.client, prompts, settings, chat=self.chat,
+                                        progress=self.progress)
 
     def describe(self) -> dict[str, Any]:
         """The server, the served model's identity and the client's limits (run record)."""
@@ -308,7 +323,7 @@ def load_server(name: str | None = None, *, base_url: str | None = None,
                 num_concurrent: int = 4, batch_size: int | None = None, max_retries: int = 3,
                 timeout: float = 120.0, revision: str | None = None,
                 top_logprobs: int = 20, require_ops: Sequence[str] = (),
-                **ignored: Any) -> ServerScorer:
+                chat: bool = False, **ignored: Any) -> ServerScorer:
     """Connect to the server that ``name`` (``server:URL``) or ``base_url`` names and identify
     its model; ``ignored``: local-model options (device, dtype, threads) that mean nothing
     here."""
@@ -353,5 +368,6 @@ def load_server(name: str | None = None, *, base_url: str | None = None,
 
         tok = load_tokenizer(resolve(tokenizer))
     scorer = ServerScorer(client, model, entry, tok, tokenizer, revision, top_logprobs)
+    scorer.chat = bool(chat)
     scorer.require(*require_ops)
     return scorer

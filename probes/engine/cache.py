@@ -31,13 +31,15 @@ from typing import Any, NamedTuple
 import duckdb
 import pyarrow as pa
 
-from probes.engine.tasks import Request, ResponseRow, ScoreRow
+from probes.backends.generation import Generation
+from probes.engine.tasks import GenerationRow, Request, ResponseRow, ScoreRow
 from probes.results import transaction
 from probes.results.writers import (
     CacheRow,
     drop_cache,
     record_progress,
     write_cache,
+    write_generations,
     write_responses,
     write_scores,
 )
@@ -79,6 +81,8 @@ def request_key(model: str, revision: str | None, scorer_options: dict[str, Any]
 
 def _decode(op: str, score: float | None, n_tokens: int | None, payload: str | None) -> Any:
     data = json.loads(payload) if payload else None
+    if op == "generate":
+        return Generation.from_record(data or {"text": "", "n_tokens": 0, "finish": "length"})
     if op in LIST_OPS:
         return [(str(t), float(p)) for t, p in (data or [])]
     return CachedScore(float(score) if score is not None else float("nan"), int(n_tokens or 0))
@@ -132,6 +136,8 @@ def lookup(con: duckdb.DuckDBPyConnection, keys: Sequence[str]) -> dict[str, Any
 
 
 def _encode(op: str, result: Any) -> tuple[float | None, int | None, str | None]:
+    if op == "generate":
+        return None, int(result.n_tokens), json.dumps(result.as_record(), ensure_ascii=False)
     if op in LIST_OPS:
         return None, None, json.dumps([[str(t), float(p)] for t, p in result],
                                       ensure_ascii=False)
@@ -141,9 +147,11 @@ def _encode(op: str, result: Any) -> tuple[float | None, int | None, str | None]
 def commit(con: duckdb.DuckDBPyConnection, *, run_id: str = "", probe: str = "",
            cache_rows: Sequence[tuple[str, str, str, Any]] = (),
            scores: Sequence[ScoreRow] = (), responses: Sequence[ResponseRow] = (),
-           wall_s: float | None = None, replace: bool = False) -> None:
-    """Write one chunk in ONE transaction: cache entries ``(key, model, op, result)``, score and
-    response rows of ``run_id``/``probe``, and, when given, the run's ``wall_s`` so far.
+           generations: Sequence[GenerationRow] = (), wall_s: float | None = None,
+           replace: bool = False) -> None:
+    """Write one chunk in ONE transaction: cache entries ``(key, model, op, result)``, score,
+    response and generation rows of ``run_id``/``probe``, and, when given, the run's
+    ``wall_s`` so far.
 
     A cache entry that exists is kept (its key fixes its content) unless ``replace``
     (``--no-cache``). A score or response row whose primary key exists is replaced when its
@@ -156,5 +164,6 @@ def commit(con: duckdb.DuckDBPyConnection, *, run_id: str = "", probe: str = "",
         write_scores(con, [(run_id, probe, *r[:4], r.label, r.prompt, r.score, r.n_tokens,
                             r.n_chars, r.baseline) for r in scores], upsert=True)
         write_responses(con, [(run_id, probe, *r) for r in responses], upsert=True)
+        write_generations(con, [(run_id, probe, *r) for r in generations], upsert=True)
         if wall_s is not None:
             record_progress(con, run_id, wall_s)

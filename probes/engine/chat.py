@@ -36,8 +36,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
+from probes.backends.generation import GenerateSettings
 from probes.backends.protocol import capabilities
 from probes.engine.errors import ProbeError
 
@@ -72,13 +74,16 @@ def _adds_bos(tokenizer: Any) -> bool:
     return len(full) > len(plain)
 
 
-def chat_prompt(tokenizer: Any, text: str) -> str:
-    """``text`` as one user message in the tokenizer's chat template, ending with the header of
-    the assistant's turn. Trailing whitespace of ``text`` is dropped (it belongs to the slot,
-    not to the message); a BOS text at the start is dropped when the tokenizer adds BOS by
-    itself (the backend encodes with special tokens, so it would appear twice)."""
-    out = tokenizer.apply_chat_template([{"role": "user", "content": text.rstrip()}],
-                                        tokenize=False, add_generation_prompt=True)
+def chat_prompt(tokenizer: Any, text: str, system: str | None = None) -> str:
+    """``text`` as one user message in the tokenizer's chat template (after a system message
+    when ``system`` is given), ending with the header of the assistant's turn. Trailing
+    whitespace of ``text`` is dropped (it belongs to the slot, not to the message); a BOS
+    text at the start is dropped when the tokenizer adds BOS by itself (the backend encodes
+    with special tokens, so it would appear twice)."""
+    messages = [{"role": "user", "content": text.rstrip()}]
+    if system:
+        messages.insert(0, {"role": "system", "content": system})
+    out = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
     bos = getattr(tokenizer, "bos_token", None)
     if bos and out.startswith(bos) and _adds_bos(tokenizer):
         out = out[len(bos):]
@@ -136,6 +141,16 @@ class ChatTemplateScorer:
         if vocab is None:
             return self.inner.topk(wrapped, k, **options)
         return self.inner.topk(wrapped, k, vocab, **options)
+
+
+    def generate(self, prompts: Sequence[str], settings: GenerateSettings) -> list[Any]:
+        """Each prompt as one user turn (after the system turn, when ``settings.system``),
+        the reply generated after the assistant's header; without ``stop`` the reply ends at
+        the end-of-turn token only (no newline stop, as a reply may hold several lines)."""
+        wrapped = [chat_prompt(self.tokenizer, p, settings.system) for p in prompts]
+        inner = replace(settings, system=None, stop=() if settings.stop is None
+                        else settings.stop)
+        return list(self.inner.generate(wrapped, inner))
 
 
 def with_chat_template(scorer: Any, apply: bool) -> Any:

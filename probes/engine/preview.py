@@ -104,6 +104,9 @@ def preview_prompts(probe: Probe, df: pl.DataFrame, n: int, kind: str = "causal"
         if not shown and item.requests:
             shown = " | ".join(str(a) for a in item.requests[0].args if isinstance(a, str))
         cand = f" [{item.candidate}]" if item.candidate else ""
+        forms = getattr(item, "answers", None)  # generate: the prompt quoted, the forms
+        if forms:
+            shown = f"{shown!r}  accepts: {' | '.join(forms)}"
         lines.append(f"{item.split} {item.instance_id}  {targets.get(item.instance_id)}{cand}"
                      f"  -> {shown}")
     return lines

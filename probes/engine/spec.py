@@ -4,7 +4,7 @@ The file stays valid SPARQL (the header is made of SPARQL comments), so it runs 
 SPARQL tool. Header fields (see README, "Probe files"):
 
 - ``name`` (required): unique probe name, ``group/name``.
-- ``task`` (required): relatum, choice, binary, subsumption or records.
+- ``task`` (required): relatum, choice, binary, subsumption, records or generate.
 - ``split`` (required): a split name (``test``) or a variable holding it (``?split``).
 - ``description``: one line for reports.
 - ``target``: the variable holding the probed item.
@@ -31,6 +31,11 @@ SPARQL tool. Header fields (see README, "Probe files"):
   cannot (OntoLAMA's exact class balance and complex SI); default: the query's rows.
 - ``builder_params``: the builder's settings (a mapping, e.g. OntoLAMA's ``ontolama`` and
   ``balance``), kept apart from the task's ``params``: they shape the instances, not the scoring.
+- ``formats``: other tasks that read the same instances in the same run, each with its own
+  params: ``{generate: {max_new_tokens: 8}}`` makes ``kgprobe run`` score a choice probe's
+  candidates AND generate its answers, under the same instance ids (one run per format,
+  :meth:`Probe.as_format`); eval/metrics/format_agreement.sql compares them. Not part of the
+  instances' hash (it does not shape the instances).
 - ``export``: ``false`` for a building-block query that a driver runs elsewhere (COPEN's
   Wikidata construction queries); ``python -m probes.engine.export`` skips it.
 
@@ -51,6 +56,7 @@ probes.engine.errors.ProbeFileError: demo.rq:2: unknown header field 'tsk' (did 
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import hashlib
 import json
@@ -75,6 +81,7 @@ from kg.textfile import TextFileError, read_text
 from probes.engine.distractors import Distractors
 from probes.engine.errors import ProbeFileError
 from probes.engine.tasks import params_problem
+from probes.engine.tasks.generate import alias_variables
 from probes.engine.tasks.registry import TASK_ENTRIES
 from probes.results import TASKS
 
@@ -114,6 +121,7 @@ class ProbeSpec(BaseModel):
     builder: str | None = Field(default=None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
     builder_params: dict[str, Any] = {}
     export: bool = True
+    formats: dict[str, dict[str, Any]] = {}
 
     @field_validator("gold", "group_by", "id", mode="before")
     @classmethod
@@ -210,6 +218,11 @@ class ProbeSpec(BaseModel):
                 used[f"{fld} {v}"] = v[1:]
         if self.split_variable:
             used[f"split {self.split}"] = self.split_variable
+        params = self.params if self.task == "generate" else self.formats.get("generate") or {}
+        aliases = alias_variables(params.get("aliases"))
+        for v in aliases if isinstance(aliases, list) else []:
+            if isinstance(v, str) and v.startswith("?"):
+                used[f"params aliases {v}"] = v[1:]
         if self.distractors is not None:
             used[f"distractors pool {self.distractors.pool}"] = self.distractors.pool[1:]
             used.pop(f"candidates {self.candidates}", None)  # the export fills it
@@ -227,12 +240,25 @@ class Probe:
     header_lines: dict[str, int]
     services: tuple[str, ...] = ()  # endpoints of the query's SERVICE clauses
 
+    def as_format(self, task: str) -> Probe:
+        """This probe read as another of its ``formats``: the same name and instances, the
+        task and params of that format (its own run id, since both enter it)."""
+        params = self.spec.formats[task]
+        spec = self.spec.model_copy(update={"task": task, "params": dict(params),
+                                            "formats": {}})
+        return dataclasses.replace(self, spec=spec)
+
+    def formatted(self) -> list[Probe]:
+        """The probe, then the probe read in each of its ``formats``."""
+        return [self, *(self.as_format(t) for t in self.spec.formats)]
+
     @property
     def instances_hash(self) -> str:
         """A hash of what shapes the probe's instances: the query (comments included, so any
         edit counts) and the header fields other than prompts and description. Stored with the
         exported instances, so a run notices a probe file edited since its export."""
-        spec = self.spec.model_dump(exclude={"prompts", "description", "builder_params"})
+        spec = self.spec.model_dump(exclude={"prompts", "description", "builder_params",
+                                             "formats"})
         spec["params"] = self.spec.hashed_params
         header_end = comment_block(self.query, "#")[1]
         body = "\n".join(self.query.splitlines()[header_end - 1:])
@@ -273,6 +299,17 @@ def parse_probe(text: str, path: str | Path = "<string>") -> Probe:
         hint = "; a setting of the builder goes in builder_params" if spec.builder else ""
         raise ProbeFileError(path, lines.get("params", first), f"{problem[1]} (task "
                              f"{spec.task}; see the task table in the README){hint}")
+    for task, params in spec.formats.items():
+        if task not in TASK_ENTRIES or task in (spec.task, "records"):
+            others = ", ".join(t for t in TASKS if t not in (spec.task, "records"))
+            raise ProbeFileError(path, lines.get("formats", first),
+                                 f"formats: {task!r} is not another task to read the instances "
+                                 f"in; use one of {others}")
+        problem = params_problem(TASK_ENTRIES[task].params, params or {})
+        if problem is not None:
+            raise ProbeFileError(path, lines.get("formats", first),
+                                 f"formats {task}: {problem[1]} (see the task table in the "
+                                 "README)")
     if spec.task == "choice" and spec.candidates is None and spec.builder is None:
         raise ProbeFileError(path, lines.get("task", first),
                              "a choice probe needs 'candidates: ?var' (the answers to choose "

@@ -12,7 +12,7 @@ columns, grain) is described in docs/results.md.
 >>> con = connect(":memory:")
 >>> tables = con.execute("SELECT table_name FROM information_schema.tables").fetchall()
 >>> sorted(r[0] for r in tables)  # doctest: +NORMALIZE_WHITESPACE
-['gold_forms', 'human_responses', 'instance_provenance', 'instances', 'model_vocab',
+['generations', 'gold_forms', 'human_responses', 'instance_provenance', 'instances', 'model_vocab',
  'probe_exports', 'prompts', 'responses', 'runs', 'score_cache', 'scores']
 >>> with transaction(con):
 ...     _ = con.execute("INSERT INTO probe_exports VALUES ('p', 'h', now())")
@@ -46,7 +46,7 @@ from probes.results.upgrade import upgrade
 
 SCHEMA = Path(__file__).with_name("schema.sql")
 
-TASKS = ("relatum", "choice", "binary", "subsumption", "records")
+TASKS = ("relatum", "choice", "binary", "subsumption", "records", "generate")
 """The probe tasks a run can have (``runs.task``; a metric file's ``-- tasks:``)."""
 
 

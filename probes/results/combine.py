@@ -6,8 +6,9 @@ time. ``python -m probes.results combine OUT IN [IN ...]`` copies, in ONE transa
 ``OUT``:
 
 - every finished (``status = 'done'``) run of each input whose ``run_id`` ``OUT`` does not
-  hold yet, with its ``prompts``, ``scores`` and ``responses`` rows. A run id is a hash of the
-  run's settings, so an id already in ``OUT`` is the same run: it is kept and counted as
+  hold yet, with its ``prompts``, ``scores``, ``responses`` and ``generations`` rows. A run
+  id is a hash of the run's settings, so an id already in ``OUT`` is the same run: it is
+  kept and counted as
   "already there". Unfinished runs are left out (they resume in their own file) and named;
 - the shared rows (``instances``, ``probe_exports``, ``gold_forms``, ``human_responses``,
   ``score_cache``, ``model_vocab``) that ``OUT`` lacks.
@@ -51,7 +52,7 @@ from probes.results import (
 )
 from probes.results.upgrade import missing_columns
 
-RUN_TABLES = ("prompts", "scores", "responses")
+RUN_TABLES = ("prompts", "scores", "responses", "generations")
 """Tables whose rows belong to one run (keyed by ``run_id``)."""
 
 SHARED_TABLES = ("instances", "probe_exports", "gold_forms", "human_responses", "score_cache",

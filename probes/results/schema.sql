@@ -125,6 +125,23 @@ CREATE TABLE IF NOT EXISTS responses (
     PRIMARY KEY (run_id, probe, split, instance_id, prompt_id, rank)
 );
 
+-- Generated answers (task generate, probes.engine.tasks.generate): one row per (instance,
+-- prompt) with the text the model generated and every form that counts as right. A file from
+-- before this table gains it (empty) on its next connect.
+CREATE TABLE IF NOT EXISTS generations (
+    run_id       VARCHAR NOT NULL,
+    probe        VARCHAR NOT NULL,
+    split        VARCHAR NOT NULL,
+    instance_id  VARCHAR NOT NULL,
+    prompt_id    INTEGER NOT NULL,   -- index into the probe's prompts
+    prompt       VARCHAR,            -- the rendered prompt (before any chat template)
+    generation   VARCHAR NOT NULL,   -- the answer, cut before the first stop string
+    n_tokens     INTEGER,            -- tokens generated (the end-of-sequence token counted)
+    finish       VARCHAR,            -- stop | eos | length: why the answer ended
+    answers      VARCHAR[],          -- the accepted forms: the gold values, then the aliases
+    PRIMARY KEY (run_id, probe, split, instance_id, prompt_id)
+);
+
 -- Raw human answers (Cao et al.), one row per answer word of one annotator.
 CREATE TABLE IF NOT EXISTS human_responses (
     probe        VARCHAR NOT NULL,

@@ -169,13 +169,14 @@ def copy_model_rows(con: duckdb.DuckDBPyConnection, source: str,
 
 def replace_run_rows(con: duckdb.DuckDBPyConnection, sources: Sequence[str],
                      run_ids: Sequence[str]) -> None:
-    """Replace the ``scores``, ``responses`` and ``prompts`` rows of ``run_ids`` by the union of
-    those of the attached files ``sources`` (a prompt row two sources share counts once)."""
+    """Replace the ``scores``, ``responses``, ``generations`` and ``prompts`` rows of
+    ``run_ids`` by the union of those of the attached files ``sources`` (a prompt row two
+    sources share counts once)."""
     if not run_ids:
         return
     marks = ", ".join("?" for _ in run_ids)
     ids = list(run_ids)
-    for table in ("scores", "responses", "prompts"):
+    for table in ("scores", "responses", "generations", "prompts"):
         con.execute(f"DELETE FROM {table} WHERE run_id IN ({marks})", ids)
         conflict = "OR IGNORE " if table == "prompts" else ""
         for source in sources:

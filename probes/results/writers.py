@@ -150,7 +150,8 @@ def start_run(con: duckdb.DuckDBPyConnection, run: Run) -> None:
 
 
 def delete_run(con: duckdb.DuckDBPyConnection, run_id: str,
-               tables: Sequence[str] = ("scores", "responses", "prompts", "runs")) -> None:
+               tables: Sequence[str] = ("scores", "responses", "generations", "prompts",
+                                        "runs")) -> None:
     """Delete run ``run_id``'s rows from ``tables``."""
     for table in tables:
         con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
@@ -252,7 +253,8 @@ class ItemKey(NamedTuple):
 
 
 def drop_stale(con: duckdb.DuckDBPyConnection, run_id: str, keep: Sequence[ItemKey]) -> None:
-    """Delete run ``run_id``'s ``scores`` and ``responses`` rows whose item is not in ``keep``
+    """Delete run ``run_id``'s ``scores``, ``responses`` and ``generations`` rows whose item is
+    not in ``keep``
     (the probe was re-exported and lost instances)."""
     con.register("kgp_items", arrow_table(ITEM_SCHEMA, keep))
     try:
@@ -261,6 +263,9 @@ def drop_stale(con: duckdb.DuckDBPyConnection, run_id: str, keep: Sequence[ItemK
                        i.instance_id = s.instance_id AND i.prompt_id = s.prompt_id AND
                        i.candidate = s.candidate)""", [run_id])
         con.execute("""DELETE FROM responses s WHERE s.run_id = ? AND NOT EXISTS (
+                       SELECT 1 FROM kgp_items i WHERE i.split = s.split AND
+                       i.instance_id = s.instance_id AND i.prompt_id = s.prompt_id)""", [run_id])
+        con.execute("""DELETE FROM generations s WHERE s.run_id = ? AND NOT EXISTS (
                        SELECT 1 FROM kgp_items i WHERE i.split = s.split AND
                        i.instance_id = s.instance_id AND i.prompt_id = s.prompt_id)""", [run_id])
     finally:
@@ -310,3 +315,45 @@ def write_cache(con: duckdb.DuckDBPyConnection, rows: Sequence[CacheRow],
                         FROM kgp_cache_rows""")
     finally:
         con.unregister("kgp_cache_rows")
+
+
+# --- generated answers ----------------------------------------------------------------------
+
+class GenerationRow(NamedTuple):
+    """One ``generations`` row: a generated answer and the forms that count as right."""
+
+    run_id: str
+    probe: str
+    split: str
+    instance_id: str
+    prompt_id: int
+    prompt: str | None
+    generation: str
+    n_tokens: int | None
+    finish: str | None
+    answers: list[str]
+
+
+GENERATION_SCHEMA = pa.schema([("run_id", pa.string()), ("probe", pa.string()),
+                               ("split", pa.string()), ("instance_id", pa.string()),
+                               ("prompt_id", pa.int32()), ("prompt", pa.string()),
+                               ("generation", pa.string()), ("n_tokens", pa.int32()),
+                               ("finish", pa.string()), ("answers", pa.list_(pa.string()))])
+
+
+def write_generations(con: duckdb.DuckDBPyConnection,
+                      rows: Sequence[GenerationRow] | Sequence[tuple],
+                      upsert: bool = False) -> None:
+    """Insert ``generations`` rows (tuples in :class:`GenerationRow` order; ``upsert`` as in
+    :func:`write_scores`).
+
+    >>> from probes.results import connect
+    >>> con = connect(":memory:")
+    >>> row = GenerationRow("r", "p", "test", "i", 0, "Q", " Paris", 2, "stop", ["Paris"])
+    >>> write_generations(con, [row]); write_generations(con, [row], upsert=True)
+    >>> con.execute("SELECT generation, answers FROM generations").fetchall()
+    [(' Paris', ['Paris'])]
+    """
+    if rows:
+        full = [tuple(GenerationRow(*r)) for r in rows]
+        _insert(con, "generations", arrow_table(GENERATION_SCHEMA, full), upsert)

@@ -99,7 +99,7 @@ def run_probe(con: duckdb.DuckDBPyConnection, scorer: Any, probe: Probe,
             resolver = Resolver(task, work)
             rows = resolver.add(hits)
             cache.commit(con, run_id=rid, probe=spec.name, scores=rows.scores,
-                         responses=rows.responses, wall_s=wall())
+                         responses=rows.responses, generations=rows.generations, wall_s=wall())
             _score_misses(con, model, probe, work, resolver, misses, rid, opts, wall)
         finish_run(con, rid, status="done", started_at=started, wall_s=wall(),
                    cache_hits=len(hits))
@@ -134,7 +134,8 @@ def _score_misses(con: duckdb.DuckDBPyConnection, model: CachingScorer, probe: P
             cache.commit(con, run_id=rid, probe=spec.name,
                          cache_rows=[(k, model.name, work.requests[k].op, r)
                                      for k, r in zip(chunk, scored, strict=True)],
-                         scores=rows.scores, responses=rows.responses, wall_s=wall(),
+                         scores=rows.scores, responses=rows.responses,
+                         generations=rows.generations, wall_s=wall(),
                          replace=not opts.use_cache)
     finally:
         bar.close()

@@ -8,6 +8,7 @@ from typing import Any
 
 from tqdm import tqdm
 
+from probes.backends.generation import GenerateSettings
 from probes.backends.protocol import progress_to
 from probes.engine.errors import ProbeError
 from probes.engine.runner.plan import Plan
@@ -49,6 +50,9 @@ def score_requests(scorer: Any, reqs: Sequence[Request]) -> list[Any]:
                 prompts = [reqs[i].args[0] for i in idx]
                 res = (scorer.topk(prompts, opts["k"], vocab) if vocab is not None
                        else scorer.topk(prompts, opts["k"]))
+        elif op == "generate":
+            res = scorer.generate([reqs[i].args[0] for i in idx],
+                                  GenerateSettings.from_options(options))
         else:
             raise ProbeError(f"unknown scoring operation {op!r} (a task module bug)")
         res = list(res)
@@ -85,6 +89,7 @@ class Resolver:
                                          [self.results[c] for c in self.work.item_keys[i]])
                     rows.scores += got.scores
                     rows.responses += got.responses
+                    rows.generations += got.generations
         return rows
 
 

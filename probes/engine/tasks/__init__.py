@@ -49,15 +49,18 @@ Data types:
   - ``("topk", (prompt,), (("k", k), ("vocab", "lowercase" | "words")))``: the k most probable
     whole-word slot fillers with probabilities; a masked/seq2seq prompt holds ``[MASK]``, a
     causal prompt ends at the slot. With the option ``("mix", (w1, ..., wg))`` the request holds
-    g prompts and gets one list: the top-k of the mixture of their distributions.
+    g prompts and gets one list: the top-k of the mixture of their distributions;
+  - ``("generate", (prompt,), GenerateSettings.as_options())``: the text the model generates
+    after the prompt (probes.backends.generation), a ``Generation``.
 
   ``op``, ``args`` and ``options`` all go into the cache key: requests that can give different
   results must differ there.
 - ``Rows``: ``scores`` (ScoreRow: split, instance_id, prompt_id, candidate, label, prompt,
   score, n_tokens, n_chars, baseline) and ``responses`` (ResponseRow: split, instance_id,
-  prompt_id, rank, token, probability). The default ``rows`` sums the log-probabilities,
-  token and character counts of an item's loglik/pll results into one ScoreRow, or ranks one
-  topk result into ResponseRows.
+  prompt_id, rank, token, probability) and ``generations`` (GenerationRow: split,
+  instance_id, prompt_id, prompt, generation, n_tokens, finish, answers). The default
+  ``rows`` sums the log-probabilities, token and character counts of an item's loglik/pll
+  results into one ScoreRow, or ranks one topk result into ResponseRows.
 
 Helpers for task modules: ``scored_items`` (the one items loop of the tasks that score
 filled templates, choice and binary: each ``Filling`` rendered and requested),
@@ -183,10 +186,22 @@ class ResponseRow(NamedTuple):
     prompt: str | None = None  # the rendered text whose slot was ranked
 
 
+class GenerationRow(NamedTuple):
+    split: str
+    instance_id: str
+    prompt_id: int
+    prompt: str
+    generation: str
+    n_tokens: int
+    finish: str
+    answers: list[str]
+
+
 @dataclass
 class Rows:
     scores: list[ScoreRow] = field(default_factory=list)
     responses: list[ResponseRow] = field(default_factory=list)
+    generations: list[GenerationRow] = field(default_factory=list)
 
 
 class TaskParams(BaseModel):

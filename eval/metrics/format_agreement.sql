@@ -1,0 +1,39 @@
+-- name: format_agreement
+-- description: >-
+--   Agreement of two readings of the same instances (a probe header's formats): ranked (the
+--   gold candidate ranks first, choice; or the top-1 slot answer is
+--   gold, relatum) and said (an accepted form is contained in the
+--   generated answer under at least half the prompts, generate). The 2 x 2 table (both
+--   right, ranked but not said, said but not ranked, both wrong) and Cohen's kappa (value)
+--   with its 95 % interval from Cohen's (1960) large-sample standard error
+--   sqrt(po (1 - po) / (n (1 - pe)^2)); kappa is NULL when chance agreement pe is 1.
+-- tasks: [choice, relatum, generate]
+-- grain: [model, probe, split]
+-- requires: [_choice_ranks.sql, _generate_matches.sql, _format_pairs.sql]
+-- plot: false
+WITH counts AS (
+    SELECT model, probe, split, any_value(choice_run) AS choice_run,
+           any_value(generate_run) AS generate_run, count(*) AS n,
+           count(*) FILTER (WHERE ranked AND said) AS both_right,
+           count(*) FILTER (WHERE ranked AND NOT said) AS ranked_not_said,
+           count(*) FILTER (WHERE NOT ranked AND said) AS said_not_ranked,
+           count(*) FILTER (WHERE NOT ranked AND NOT said) AS both_wrong
+    FROM format_item_pairs
+    GROUP BY model, probe, split
+),
+chance AS (
+    SELECT *, (both_right + both_wrong) / n AS po,
+           ((both_right + ranked_not_said) * (both_right + said_not_ranked)
+            + (said_not_ranked + both_wrong) * (ranked_not_said + both_wrong)) / (n * n) AS pe
+    FROM counts
+),
+kappa AS (
+    SELECT *, CASE WHEN pe < 1 THEN (po - pe) / (1 - pe) END AS value,
+           CASE WHEN pe < 1 THEN sqrt(po * (1 - po) / (n * (1 - pe) ^ 2)) END AS se
+    FROM chance
+)
+SELECT model, probe, split, choice_run, generate_run, n, both_right, ranked_not_said,
+       said_not_ranked, both_wrong, value, value - 1.96 * se AS ci_low,
+       value + 1.96 * se AS ci_high
+FROM kappa
+ORDER BY ALL
