@@ -77,7 +77,7 @@ def _benchmark_tables() -> tuple[dict[str, tuple[str, str]],
     commands |= {name: (c.ref, c.help) for b in records for name, c in b.commands.items()}
     subcommands = {(b.name, name): (c.ref, c.help) for b in records
                    for name, c in b.eval_subcommands().items()}
-    endpoint = {(b.name, name) for b in records for name in b.endpoint}
+    endpoint: set[tuple[str, ...]] = {(b.name, name) for b in records for name in b.endpoint}
     return commands, subcommands, endpoint
 
 
