@@ -344,3 +344,33 @@ def test_a_graph_that_names_an_unknown_pattern_is_refused(tmp_path: Path) -> Non
     facts.write_text(json.dumps({"sub_label": "s", "obj_label": "o"}) + "\n")
     with pytest.raises(SourceError, match="not a node of the graph"):
         read_relation("P1", graph, facts, None)
+
+
+@needs_data
+def test_profile_has_pararel_rows_from_its_record() -> None:
+    """The profile's ParaRel lines (eval/profile_sql/profile_pararel.sql, the generic shape,
+    named by the record's [profile]): consistency, accuracy under the LAMA pattern and
+    consistent accuracy over the same facts as the metrics, with the majority baseline as
+    the ceiling."""
+    from eval.profile import profile_lines
+
+    rels = relations()
+    scores = scores_for(rels, 5)
+    con = results_file(rels, scores)
+    cols, rows = run_metric(con, load_metric(ROOT / "eval" / "profile_sql" /
+                                             "profile_pararel.sql"))
+    lines = profile_lines({"profile_pararel": [dict(zip(cols, r, strict=True)) for r in rows]},
+                          "m")
+    assert [(p.benchmark, p.measure) for p in lines] == [
+        ("ParaRel", "consistency (pararel)"), ("ParaRel", "accuracy (LAMA pattern) (pararel)"),
+        ("ParaRel", "consistent accuracy (pararel)")]
+    theirs = [authors_numbers(rel, facts, scores) for rel, facts in rels]
+    n = sum(len(f) for _, f in rels)
+    acc = sum(t["lama_acc"] * len(f) for t, (_, f) in zip(theirs, rels, strict=True)) / n
+    group = sum(t["lama_group_acc"] * len(f) for t, (_, f) in zip(theirs, rels, strict=True)) / n
+    majority = sum(t["majority_acc"] * len(f) for t, (_, f) in zip(theirs, rels, strict=True)) / n
+    assert lines[1].n == lines[2].n == n
+    assert lines[1].value == pytest.approx(acc, abs=1e-9)
+    assert lines[2].value == pytest.approx(group, abs=1e-9)
+    assert lines[1].ceiling == pytest.approx(majority, abs=1e-9)
+    assert lines[0].ceiling == 1.0
