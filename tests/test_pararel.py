@@ -374,3 +374,44 @@ def test_profile_has_pararel_rows_from_its_record() -> None:
     assert lines[2].value == pytest.approx(group, abs=1e-9)
     assert lines[1].ceiling == pytest.approx(majority, abs=1e-9)
     assert lines[0].ceiling == 1.0
+
+
+@needs_data
+def test_export_fields_are_what_the_metrics_read() -> None:
+    """The real probe file exported from a store loaded by kg/pararel.py (P106 and P1303) gives
+    each fact the fields results_file() writes above: the metrics are tested on the export's
+    shape."""
+    import polars as pl
+
+    from kg.build import load_source
+    from kg.manifest import Source, SourceFile
+    from kg.store import LocalStore
+    from probes.engine.export import instances_for
+    from probes.engine.spec import load_probe
+
+    files = [DATA / d / f"{c}.{ext}" for c in ("P106", "P1303")
+             for d, ext in (("graphs", "json"), ("patterns", "jsonl"),
+                            ("trex_lms_vocab", "jsonl"))]
+    store = LocalStore.in_memory()
+    src = Source("pararel", "ParaRel test", "kg.pararel", "data", "pararel-json", "MIT",
+                 "http://x", tuple(SourceFile(str(f)) for f in files))
+    load_source(store.oxigraph, src, files, DATA)
+    df: pl.DataFrame = instances_for(load_probe(ROOT / "queries" / "pararel" / "pararel.rq"),
+                                     store)
+    by_fact = {(json.loads(r["fields"])["relation"], json.loads(r["fields"])["index"]): r
+               for r in df.iter_rows(named=True)}
+    assert len(by_fact) == sum(len(r.facts) for r, _ in relations())
+    for rel, facts in relations():
+        majority = majority_object(rel.facts)
+        index = {p: i for i, p in enumerate(rel.patterns)}
+        for i, f in enumerate(facts):
+            row = by_fact[(rel.code, i)]
+            fields = json.loads(row["fields"])
+            assert row["gold"] == [f["obj_label"]] and row["target"] == f["sub_label"]
+            assert row["candidates"] == rel.objects
+            assert fields["template"] == [p.replace("[X]", "[W]").replace("[Y]", "[V]")
+                                          for p in rel.patterns]
+            assert fields["pindex"] == list(range(len(rel.patterns)))
+            assert sorted(fields["edge"]) == sorted(
+                f"{index[e['from']]} {index[e['to']]} {edge_type(e)}" for e in rel.edges)
+            assert fields["majority"] == [majority]
