@@ -89,7 +89,7 @@ def test_build_takes_a_benchmark_s_sources() -> None:
     assert benchmark_sources(["pararel"]) == ["pararel"]
     # the optional bear-big stays out (it needs -s), -s sources come first, each once
     assert benchmark_sources(["bear"], ["bear", "wordnet"]) == ["bear", "wordnet"]
-    with pytest.raises(BenchmarkError, match="unknown benchmark 'parare'. Did you mean "
+    with pytest.raises(BenchmarkError, match=r"unknown benchmark 'parare'\. Did you mean "
                                              "'pararel'"):
         benchmark_sources(["parare"])
 
