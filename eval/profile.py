@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +64,9 @@ class ProfileLine:
     human: float | None = None
     human_ci: tuple[float, float] | None = None
     ceiling: float | None = None
+    #: the lines of one benchmark that share a ``group`` count their items once (the generic
+    #: builder's measures of one probe, over the same facts)
+    group: str | None = None
 
     @property
     def too_few(self) -> bool:
@@ -217,10 +220,11 @@ def _generic(rows: list[dict[str, Any]], model: str, label: str) -> list[Profile
     for (probe, measure), items in groups.items():
         chance = [float(r["chance"]) for r in items if r.get("chance") is not None]
         ceiling = [float(r["ceiling"]) for r in items if r.get("ceiling") is not None]
-        out.append(_line(label, f"{measure} ({probe.split('/', 1)[-1]})",
-                         [float(r["value"]) for r in items],
-                         _mean(chance) if len(chance) == len(items) else None,
-                         ceiling=_mean(ceiling) if len(ceiling) == len(items) else None))
+        line = _line(label, f"{measure} ({probe.split('/', 1)[-1]})",
+                     [float(r["value"]) for r in items],
+                     _mean(chance) if len(chance) == len(items) else None,
+                     ceiling=_mean(ceiling) if len(ceiling) == len(items) else None)
+        out.append(replace(line, group=probe))
     return out
 
 
@@ -279,8 +283,14 @@ def per_benchmark(lines: Sequence[ProfileLine]) -> str:
     'n per benchmark: COPEN 9 instances'
     """
     counts: dict[str, int] = {}
+    grouped: dict[tuple[str, str], int] = {}
     for p in lines:
-        if p.benchmark == "semrel":
+        if p.group is not None:
+            key = (p.benchmark, p.group)
+            counts[p.benchmark] = counts.get(p.benchmark, 0) - grouped.get(key, 0) + max(
+                grouped.get(key, 0), p.n)
+            grouped[key] = max(grouped.get(key, 0), p.n)
+        elif p.benchmark == "semrel":
             if p.measure.startswith("all six"):
                 counts["semrel"] = p.n
         elif p.benchmark == "BEAR":
@@ -330,7 +340,8 @@ NOTES = ("n: items (semrel: sampled words; OntoLAMA, COPEN: instances). 95% CI: 
          "the other fold of relations (2-fold cross-fitting: BEAR has no train split; "
          "eval/bear/_shortcuts.sql), "
          "not one fitted on train. The main job scores bear/bear-sample: one seeded instance "
-         "per relation, template 0 only.")
+         "per relation, template 0 only." + "".join(
+             f" {b.profile.note}" for b in benchmarks() if b.profile and b.profile.note))
 
 
 def caption(lines: Sequence[ProfileLine]) -> str:

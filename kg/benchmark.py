@@ -57,6 +57,7 @@ class Profile(BaseModel):
     rows: list[str] = Field(min_length=1)
     label: str
     unit: str = "instances"
+    note: str | None = Field(None, description="what the profile's notes say of its rows")
 
 
 class Benchmark(BaseModel):

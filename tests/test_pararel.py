@@ -352,7 +352,7 @@ def test_profile_has_pararel_rows_from_its_record() -> None:
     named by the record's [profile]): consistency, accuracy under the LAMA pattern and
     consistent accuracy over the same facts as the metrics, with the majority baseline as
     the ceiling."""
-    from eval.profile import profile_lines
+    from eval.profile import per_benchmark, profile_lines
 
     rels = relations()
     scores = scores_for(rels, 5)
@@ -374,6 +374,8 @@ def test_profile_has_pararel_rows_from_its_record() -> None:
     assert lines[2].value == pytest.approx(group, abs=1e-9)
     assert lines[1].ceiling == pytest.approx(majority, abs=1e-9)
     assert lines[0].ceiling == 1.0
+    # the three measures are over the same facts: counted once
+    assert per_benchmark(lines) == f"n per benchmark: ParaRel {n} facts"
 
 
 @needs_data
