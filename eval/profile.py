@@ -26,8 +26,8 @@ the table.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,7 @@ from eval.report import Render, Rendered, Rows, report_command
 from eval.sqlfile import MetricError, load_metric, run_metric
 from eval.stats import bootstrap_ci, proportion_ci
 from kg import config, options
+from kg.benchmark import benchmarks
 from kg.relations import RELATIONS, relation_probe
 
 PROFILE_DIR = Path(__file__).with_name("profile_sql")
@@ -63,6 +64,9 @@ class ProfileLine:
     human: float | None = None
     human_ci: tuple[float, float] | None = None
     ceiling: float | None = None
+    #: the lines of one benchmark that share a ``group`` count their items once (the generic
+    #: builder's measures of one probe, over the same facts)
+    group: str | None = None
 
     @property
     def too_few(self) -> bool:
@@ -223,17 +227,58 @@ def _generate(rows: list[dict[str, Any]], model: str) -> list[ProfileLine]:
     return out
 
 
+def _generic(rows: list[dict[str, Any]], model: str, label: str) -> list[ProfileLine]:
+    """The lines of a profile metric of the generic shape: one row per (model, probe,
+    measure, item) with ``value``, ``chance`` and ``ceiling`` (either may be null); one line
+    per probe and measure, in the rows' order, named ``measure (probe's name)``."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        if r["model"] == model:
+            groups.setdefault((str(r["probe"]), str(r["measure"])), []).append(r)
+    out = []
+    for (probe, measure), items in groups.items():
+        chance = [float(r["chance"]) for r in items if r.get("chance") is not None]
+        ceiling = [float(r["ceiling"]) for r in items if r.get("ceiling") is not None]
+        line = _line(label, f"{measure} ({probe.split('/', 1)[-1]})",
+                     [float(r["value"]) for r in items],
+                     _mean(chance) if len(chance) == len(items) else None,
+                     ceiling=_mean(ceiling) if len(ceiling) == len(items) else None)
+        out.append(replace(line, group=probe))
+    return out
+
+
+#: The profile metrics whose rows need a line builder of their own, by metric name; the
+#: rows of any other profile metric a benchmark record names are of the generic shape
+#: (:func:`_generic`). Which metrics make a benchmark's lines, in which order, and its label:
+#: the records (:mod:`kg.benchmark`, ``[profile]``).
+BUILDERS: dict[str, Callable[[Rows, str, dict[str, float]], list[ProfileLine]]] = {
+    "profile_semrel": lambda rows, model, constant: _semrel(
+        rows.get("profile_semrel", []), model, constant),
+    "profile_ontolama": lambda rows, model, constant: _ontolama(
+        rows.get("profile_ontolama", []), model, rows.get("profile_shortcuts", [])),
+    "profile_copen": lambda rows, model, constant: _copen(
+        rows.get("profile_copen", []), model, rows.get("profile_shortcuts", [])),
+    "profile_bear": lambda rows, model, constant: _bear(rows.get("profile_bear", []), model),
+}
+
+
 def profile_lines(rows: Rows, model: str, constant: dict[str, float] | None = None
                   ) -> list[ProfileLine]:
-    """The profile's measures for ``model`` from the rows of the profile metrics (a benchmark
-    without rows for the model has no line); ``constant``: the semrel rows' ceilings
-    (:func:`semrel_constant_answer`)."""
-    return (_semrel(rows.get("profile_semrel", []), model, constant)
-            + _ontolama(rows.get("profile_ontolama", []), model,
-                        rows.get("profile_shortcuts", []))
-            + _copen(rows.get("profile_copen", []), model, rows.get("profile_shortcuts", []))
-            + _bear(rows.get("profile_bear", []), model)
-            + _generate(rows.get("profile_generate", []), model))
+    """The profile's measures for ``model`` from the rows of the profile metrics, benchmark by
+    benchmark in the records' order (a benchmark without rows for the model has no line);
+    ``constant``: the semrel rows' ceilings (:func:`semrel_constant_answer`). A record's first
+    ``rows`` metric makes its lines; the others are what that builder reads beside it."""
+    out: list[ProfileLine] = []
+    for b in benchmarks():
+        if b.profile is None:
+            continue
+        first = b.profile.rows[0]
+        if first in BUILDERS:
+            out += BUILDERS[first](rows, model, constant or {})
+        else:
+            out += _generic(rows.get(first, []), model, b.profile.label)
+    # generation is a format across benchmarks, not one: its lines come last
+    return out + _generate(rows.get("profile_generate", []), model)
 
 
 def _num(v: float | None) -> str:
@@ -247,7 +292,7 @@ def _ci(ci: tuple[float, float] | None) -> str:
 #: The fewest items a measure is drawn with: below it the chart draws a hatched band, not a
 #: bar (four right answers out of four are no evidence of "CPJ 1.00"), and the table marks it.
 MIN_ITEMS = 10
-UNITS = {"semrel": "words", "OntoLAMA": "instances", "COPEN": "instances", "BEAR": "instances",
+UNITS = {**{b.profile.label: b.profile.unit for b in benchmarks() if b.profile},
          "generation": "instances"}
 
 
@@ -259,8 +304,14 @@ def per_benchmark(lines: Sequence[ProfileLine]) -> str:
     'n per benchmark: COPEN 9 instances'
     """
     counts: dict[str, int] = {}
+    grouped: dict[tuple[str, str], int] = {}
     for p in lines:
-        if p.benchmark == "semrel":
+        if p.group is not None:
+            key = (p.benchmark, p.group)
+            counts[p.benchmark] = counts.get(p.benchmark, 0) - grouped.get(key, 0) + max(
+                grouped.get(key, 0), p.n)
+            grouped[key] = max(grouped.get(key, 0), p.n)
+        elif p.benchmark == "semrel":
             if p.measure.startswith("all six"):
                 counts["semrel"] = p.n
         elif p.benchmark == "BEAR":
@@ -310,7 +361,8 @@ NOTES = ("n: items (semrel: sampled words; OntoLAMA, COPEN: instances). 95% CI: 
          "the other fold of relations (2-fold cross-fitting: BEAR has no train split; "
          "eval/bear/_shortcuts.sql), "
          "not one fitted on train. The main job scores bear/bear-sample: one seeded instance "
-         "per relation, template 0 only.")
+         "per relation, template 0 only." + "".join(
+             f" {b.profile.note}" for b in benchmarks() if b.profile and b.profile.note))
 
 
 def caption(lines: Sequence[ProfileLine]) -> str:

@@ -26,6 +26,7 @@ import pyoxigraph as ox
 from tqdm import tqdm
 
 from kg import config, derived, options
+from kg.benchmark import sources_of
 from kg.errors import SourceError, StoreError, disk_error
 from kg.manifest import Source, load_manifest, pick
 from kg.pids import pid_alive
@@ -296,6 +297,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--source", "-s", action="append", metavar="NAME",
                         help="source to (re)build; repeat for several; default: all in "
                         "kg/sources.toml but the optional ones (bear-big)")
+    parser.add_argument("--benchmark", "-b", action="append", metavar="NAME",
+                        help="(re)build the sources of this benchmark (its record's sources "
+                        "but the optional ones, which need -s); repeatable; adds to --source")
     options.add_store(parser)
     parser.add_argument("--data-dir", type=Path, default=None,
                         help="folder with the source data (default: $KGPROBE_DATA_DIR or "
@@ -311,6 +315,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
 
+def benchmark_sources(names: list[str], sources: list[str] | None = None) -> list[str]:
+    """The sources ``-s`` names, then those of the benchmarks named (their records,
+    :mod:`kg.benchmark`) but the optional ones, each once.
+
+    >>> benchmark_sources(["bear"], ["wordnet"])
+    ['wordnet', 'bear']
+    """
+    manifest = load_manifest()
+    wanted = [s for s in sources_of(names) if not (s in manifest and manifest[s].optional)]
+    return list(dict.fromkeys([*(sources or []), *wanted]))
+
+
 def main(argv: list[str] | None = None) -> int:
     return options.run_command("python -m kg.build", add_arguments, argv)
 
@@ -323,6 +339,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             print(f"{s.name:10} {s.title}{opt}  [{s.license}]  {s.url}")
         return 0
     t0 = time.perf_counter()
+    if args.benchmark:
+        args.source = benchmark_sources(args.benchmark, args.source)
     try:
         reports = build(args.source, args.store, args.data_dir, verify=not args.no_verify,
                         progress=not args.quiet, force_new=args.force_new)

@@ -40,12 +40,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kg import options
+from kg.benchmark import benchmarks
 from kg.errors import UserError
 
 if TYPE_CHECKING:
     from probes.engine.spec import Probe
 
-#: command -> (``module:function`` that adds its options, one line of help)
+#: command -> (``module:function`` that adds its options, one line of help): the commands of
+#: every step, then each benchmark's (:func:`_benchmark_tables`, from its record)
 COMMANDS: dict[str, tuple[str, str]] = {
     "build": ("kg.build:add_arguments",
               "build the RDF store from the sources (python -m kg.build)"),
@@ -62,41 +64,32 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("eval.report:add_arguments", "metric tables and plots (python -m eval.report)"),
     "results": ("probes.results.__main__:add_arguments", "results files: upgrade an older one, "
                 "combine several into one (python -m probes.results)"),
-    "semrel": ("probes.benchmarks.semrel.__main__:add_arguments",
-               "semantic relations (Cao et al.): humans, vocab, report"),
-    "ontolama": ("probes.app.ontolama:add_arguments",
-                 "OntoLAMA: build, stats, inheritance, export, report"),
-    "copen": ("probes.benchmarks.copen.__main__:add_arguments",
-              "COPEN: load, zero-shot, submission, construct, report"),
-    "bear": ("probes.benchmarks.bear.__main__:add_arguments",
-             "BEAR (Wiland et al. 2024): stats, subset, report"),
-    "kshot": ("probes.benchmarks.ontolama.kshot:add_arguments",
-              "OntoLAMA K-shot prompt-based fine-tuning (python -m "
-              "probes.benchmarks.ontolama.kshot)"),
-    "linear": ("probes.benchmarks.copen.linear:add_arguments",
-               "COPEN linear probing (python -m probes.benchmarks.copen.linear)"),
-    "finetune": ("probes.benchmarks.copen.finetune:add_arguments",
-                 "COPEN fine-tuning (python -m probes.benchmarks.copen.finetune)"),
 }
+
+
+def _benchmark_tables() -> tuple[dict[str, tuple[str, str]],
+                                 dict[tuple[str, str], tuple[str, str]], set[tuple[str, ...]]]:
+    """The benchmarks' commands, their sub-commands in ``eval`` and the sub-commands that take
+    ``--endpoint``, from the benchmark records (:mod:`kg.benchmark`): each benchmark's
+    ``kgprobe NAME`` in the records' order, then the top-level commands they add."""
+    records = benchmarks()
+    commands = {b.name: (b.command.ref, b.command.help) for b in records if b.command}
+    commands |= {name: (c.ref, c.help) for b in records for name, c in b.commands.items()}
+    subcommands = {(b.name, name): (c.ref, c.help) for b in records
+                   for name, c in b.eval_subcommands().items()}
+    endpoint: set[tuple[str, ...]] = {(b.name, name) for b in records for name in b.endpoint}
+    return commands, subcommands, endpoint
+
+
+_BENCHMARK_COMMANDS, _EVAL_SUBCOMMANDS, _ENDPOINT_SUBCOMMANDS = _benchmark_tables()
+COMMANDS |= _BENCHMARK_COMMANDS
 
 #: Sub-commands of a benchmark that live in ``eval`` (which the benchmark package may not
-#: import): (command, sub-command) -> (``module:function``, help).
-EVAL_SUBCOMMANDS: dict[tuple[str, str], tuple[str, str]] = {
-    ("semrel", "report"): ("eval.semrel_report:add_arguments",
-                           "the semrel report (python -m eval.semrel_report)"),
-    ("ontolama", "report"): ("eval.ontolama_report:add_arguments",
-                             "the OntoLAMA report (python -m eval.ontolama_report)"),
-    ("copen", "report"): ("eval.copen_report:add_arguments",
-                          "the COPEN report, laid out like Table 2 (python -m eval.copen_report)"),
-    ("bear", "report"): ("eval.bear_report:add_arguments",
-                         "the BEAR report: lm-pub-quiz's figures and kgprobe's intervals, "
-                         "chance, shortcut ceiling (python -m eval.bear_report)"),
-    ("copen", "submission"): ("eval.copen_submission:add_arguments",
-                              "write test predictions in the leaderboard format"),
-}
+#: import): (command, sub-command) -> (``module:function``, help); from the records.
+EVAL_SUBCOMMANDS: dict[tuple[str, str], tuple[str, str]] = _EVAL_SUBCOMMANDS
 
 #: the commands (and benchmark sub-commands) that take ``--endpoint``.
-ENDPOINT_COMMANDS = {("export",), ("query",), ("semrel", "humans"), ("bear", "stats")}
+ENDPOINT_COMMANDS: set[tuple[str, ...]] = {("export",), ("query",), *_ENDPOINT_SUBCOMMANDS}
 
 #: the shared options as flags (``--queries`` repeats).
 FLAGS = {"results": "--results", "store": "--store", "queries": "--queries",
