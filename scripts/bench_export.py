@@ -8,8 +8,9 @@
 written to a temporary folder, with ``[DET]`` in its prompt (so the export reads WordNet's
 morphology, as a researcher's probe does):
 
-- ``store N``: the first N distinct (noun, direct hypernym) pairs of WordNet, one instance
-  each (task relatum, ``id: [?word, ?hypernym]``);
+- ``store N``: N distinct (noun, direct hypernym) pairs of WordNet (the first the store
+  yields: no ORDER BY, so the query's time grows with N), one instance each (task relatum,
+  ``id: [?word, ?hypernym]``);
 - ``values N``: the same pairs written into the probe as a ``VALUES`` block of N rows.
 
 Each case runs in a fresh Python process (so no cache of an earlier case helps, and its peak
@@ -37,7 +38,6 @@ SELECT DISTINCT ?word ?hypernym WHERE { GRAPH <https://w3id.org/kgprobe/graph/wo
   ?s a wn:NounSynset ; wn:hyponymOf ?h ; wn:containsWordSense/wn:word/wn:lexicalForm ?word .
   ?h wn:containsWordSense/wn:word/wn:lexicalForm ?hypernym .
 } }
-ORDER BY ?word ?hypernym
 LIMIT %d
 """
 
