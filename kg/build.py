@@ -246,7 +246,27 @@ def build(names: list[str] | None = None, store_path: Path | None = None,
             store_path.rename(old)
         staging.rename(store_path)
         shutil.rmtree(old, ignore_errors=True)
+        warm_caches(store_path, progress)
     return reports
+
+
+def warm_caches(store_path: Path, progress: bool = True) -> None:
+    """Work out, once per store, what exports would otherwise read from it on first use
+    (kg.storecache): WordNet's morphology, which every probe with ``[DET]`` reads."""
+    from kg.lexicon import LexiconError
+    from kg.morphology import read_morphology
+    from kg.store import LocalStore
+
+    store = LocalStore.open(store_path)
+    try:
+        if graph("wordnet").value in set(store.graphs()):
+            with _stage("reading WordNet's morphology for [DET] (once per store)", progress):
+                read_morphology(store)
+    except LexiconError:
+        pass  # a WordNet built before its exception lists: the export says how to rebuild
+    finally:
+        read_morphology.cache_clear()
+        del store
 
 
 @contextlib.contextmanager

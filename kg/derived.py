@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import pyoxigraph as ox
-from tqdm import tqdm
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from tqdm import tqdm
 
 from kg import options
 from kg.errors import KgError

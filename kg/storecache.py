@@ -29,6 +29,7 @@ the value is worked out each time (callers keep their own in-process cache).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Callable
@@ -76,8 +77,6 @@ def cached_json(store: Any, name: str, version: int, make: Callable[[], Any]) ->
                        encoding="utf-8")
         tmp.replace(file)
     except OSError:
-        try:
+        with contextlib.suppress(OSError):  # OSError too when no folder can hold it
             tmp.unlink(missing_ok=True)
-        except OSError:  # no folder to hold it either
-            pass
     return value

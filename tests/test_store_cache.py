@@ -16,8 +16,9 @@ import sys
 from pathlib import Path
 
 import pyoxigraph as ox
+import pytest
 
-from kg.build import load_source
+from kg.build import load_source, warm_caches
 from kg.manifest import pick
 from kg.morphology import read_morphology
 from kg.store import LocalStore
@@ -79,3 +80,14 @@ def test_a_store_folder_that_cannot_be_written_only_loses_the_saving(tmp_path: P
     (path / CACHE_DIR).write_text("a file where the cache folder would go")
     assert read(path) == set(NOUNS)
     assert read(path) == set(NOUNS)
+
+
+def test_the_build_reads_the_morphology_once_for_the_exports(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """kg.build ends with kg.build.warm_caches: the first export finds the cache in place."""
+    path = disk_store(tmp_path)
+    warm_caches(path, progress=True)
+    err = capfd.readouterr().err
+    assert "reading WordNet's morphology for [DET] (once per store): done in" in err
+    saved = json.loads((path / CACHE_DIR / "morphology.json").read_text())
+    assert sorted(saved["value"]["lemmas"]["noun"]) == sorted(NOUNS)
