@@ -42,7 +42,13 @@ from probes.engine.errors import ProbeError, ProbeFileError
 from probes.engine.graph_checks import check_graphs, skip_unbuilt_optional
 from probes.engine.inflections import GoldForm, gold_form_rows, mark_plurals
 from probes.engine.instance_templates import check_templates
-from probes.engine.instances import QueryLimits, instance_id, instances_for, run_query
+from probes.engine.instances import (
+    FIELDS_JSON,
+    QueryLimits,
+    instance_id,
+    instances_for,
+    run_query,
+)
 from probes.engine.preview import check_task, preview_prompts
 from probes.engine.progress import Heartbeat, Quiet
 from probes.engine.provenance import provenance
@@ -143,9 +149,7 @@ def provenance_rows(name: str, df: pl.DataFrame, store: KnowledgeStore,
     """The ``instance_provenance`` rows of a probe's instances (probes.engine.provenance)."""
     records = [json.loads(f) for f in df["fields"]]
     tick = None if beat is None else beat.tick
-    return [ProvenanceRow(name, split, iid, json.dumps(p["bindings"], ensure_ascii=False,
-                                                       default=str),
-                          json.dumps(p["triples"], ensure_ascii=False, default=str))
+    return [ProvenanceRow(name, split, iid, FIELDS_JSON(p["bindings"]), FIELDS_JSON(p["triples"]))
             for split, iid, p in zip(df["split"], df["instance_id"],
                                      provenance(records, store, tick), strict=True)]
 
