@@ -14,7 +14,8 @@ morphology, as a researcher's probe does):
 - ``values N``: the same pairs written into the probe as a ``VALUES`` block of N rows.
 
 Each case runs in a fresh Python process (so no cache of an earlier case helps, and its peak
-resident memory is its own, read with ``os.wait4``), twice in a row unless ``--once``: the
+resident memory and CPU seconds are its own, read with ``os.wait4``; on a loaded machine the CPU
+seconds are the better guide to a quiet machine's wall time), twice in a row unless ``--once``: the
 first and the second try. A process times parsing the probe file (``load_probe``), the
 probe's query alone (``run_query``) and the whole export (``export``: query, instances,
 checks, provenance, DuckDB and Parquet), and prints one table row: ``beyond query`` is parse
@@ -108,6 +109,7 @@ def run_case(path: Path, store_path: Path, work: Path, code: Path | None = None
         raise SystemExit(f"the export of {path} failed (exit status {proc.returncode})")
     got: dict[str, float] = json.loads(out.decode().strip().splitlines()[-1])
     got["peak_mb"] = usage.ru_maxrss / 1024
+    got["cpu"] = usage.ru_utime + usage.ru_stime
     return got
 
 
@@ -130,8 +132,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     codes: list[Path | None] = list(args.code or [None])
     print("| case | code | try | query rows | instances | parse s | query s | export s | "
-          "beyond query s | peak MB |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "beyond query s | CPU s | peak MB |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     cases = [("values", n) for n in args.values] + [("store", n) for n in args.sizes]
     with tempfile.TemporaryDirectory(prefix="kgprobe-bench-export-") as tmp:
         for case, n in cases:
@@ -150,7 +152,8 @@ def row(case: str, n: int, code: Path | None, attempt: int, r: dict[str, float])
     beyond = r["parse"] + r["export"] - r["query"]
     print(f"| {case} {n:,} | {code or '-'} | {attempt} | {int(r['rows']):,} | "
           f"{int(r['instances']):,} | {r['parse']:.2f} | {r['query']:.2f} | "
-          f"{r['export']:.2f} | {beyond:.2f} | {r['peak_mb']:.0f} |", flush=True)
+          f"{r['export']:.2f} | {beyond:.2f} | {r['cpu']:.1f} | {r['peak_mb']:.0f} |",
+          flush=True)
 
 
 if __name__ == "__main__":
