@@ -126,6 +126,9 @@ def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | Non
                           "upgrades "
                           "the file) or export again into a new file") from e
     tasks_run = {t for _, t in runs.values()}
+    # The model-free panel of a probe no run scored (a records probe, say) is left out once
+    # some model has run; a file without runs shows every probe's (a designer's first look).
+    scored = {r[0] for r in con.execute("SELECT DISTINCT probe FROM runs").fetchall()}
     report = Report(prompts={r[0]: _templates(r[1]) for r in configs})
     for metric in metrics:
         if metric.needs_run and not tasks_run & set(metric.tasks):
@@ -147,6 +150,8 @@ def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | Non
             elif models:
                 continue
             if "probe" in d and not _matches(d["probe"], probes):
+                continue
+            if metric.name == "shortcut_panel" and scored and d.get("probe") not in scored:
                 continue
             out.append(d)
         summaries = with_items(con, metric, out) if out else {}
