@@ -37,9 +37,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kg import storecache
 from kg.lexicon import LexiconError, _wordnet_graph
 from kg.store import KnowledgeStore
-from kg.storecache import cached_json
 from kg.vocab import KGP, WN
 
 POS = ("noun", "verb", "adjective", "adverb")
@@ -144,11 +144,13 @@ MORPHOLOGY_VERSION = 1
 @functools.cache
 def read_morphology(store: KnowledgeStore) -> Morphology:
     """The store's WordNet lemmas and exception lists: read once per store (cached in this
-    process, and for a store on disk inside its folder, :func:`kg.storecache.cached_json`,
+    process, and for a store on disk inside its folder, :mod:`kg.storecache`,
     until the store changes). A ``wordnet`` graph built before the noun exception list was
     loaded is a :class:`kg.lexicon.LexiconError` naming the rebuild."""
-    saved = cached_json(store, "morphology", MORPHOLOGY_VERSION,
-                        lambda: _read_morphology(store))
+    saved = storecache.load(store, "morphology", MORPHOLOGY_VERSION)
+    if saved is None:
+        saved = _read_morphology(store)
+        storecache.save(store, "morphology", MORPHOLOGY_VERSION, saved)
     return Morphology({p: frozenset(v) for p, v in saved["lemmas"].items()},
                       {p: {f: frozenset(b) for f, b in v.items()}
                        for p, v in saved["exceptions"].items()})

@@ -55,28 +55,45 @@ def store_version(store: Any) -> dict[str, Any] | None:
         return None
 
 
-def cached_json(store: Any, name: str, version: int, make: Callable[[], Any]) -> Any:
-    """``make()`` (a value JSON can hold), read from the store's cache when the store and the
-    reader's ``version`` are those it was saved for, else worked out and saved there."""
+def load(store: Any, name: str, version: int) -> Any | None:
+    """The value saved as ``name`` for this state of the store and this ``version`` of its
+    reader; None when there is none (or no folder: see the module)."""
     key = store_version(store)
     if key is None:
-        return make()
-    key["version"] = version
-    file = Path(store.path) / CACHE_DIR / f"{name}.json"
+        return None
     try:
-        saved = json.loads(file.read_text(encoding="utf-8"))
-        if isinstance(saved, dict) and saved.get("key") == key and "value" in saved:
-            return saved["value"]
+        saved = json.loads((Path(store.path) / CACHE_DIR / f"{name}.json").read_text(
+            encoding="utf-8"))
     except (OSError, ValueError):
-        pass
-    value = make()
+        return None
+    if isinstance(saved, dict) and saved.get("key") == {**key, "version": version}:
+        return saved.get("value")
+    return None
+
+
+def save(store: Any, name: str, version: int, value: Any) -> None:
+    """Keep ``value`` (JSON) as ``name`` for this state of the store; a folder that cannot be
+    written only loses the saving."""
+    key = store_version(store)
+    if key is None:
+        return
+    file = Path(store.path) / CACHE_DIR / f"{name}.json"
     tmp = file.with_name(f"{file.name}.{os.getpid()}.tmp")
     try:
         file.parent.mkdir(exist_ok=True)
-        tmp.write_text(json.dumps({"key": key, "value": value}, ensure_ascii=False),
-                       encoding="utf-8")
+        tmp.write_text(json.dumps({"key": {**key, "version": version}, "value": value},
+                                  ensure_ascii=False), encoding="utf-8")
         tmp.replace(file)
     except OSError:
         with contextlib.suppress(OSError):  # OSError too when no folder can hold it
             tmp.unlink(missing_ok=True)
+
+
+def cached_json(store: Any, name: str, version: int, make: Callable[[], Any]) -> Any:
+    """``make()`` (a value JSON can hold), read from the store's cache when the store and the
+    reader's ``version`` are those it was saved for, else worked out and saved there."""
+    value = load(store, name, version)
+    if value is None:
+        value = make()
+        save(store, name, version, value)
     return value
