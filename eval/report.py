@@ -38,6 +38,7 @@ import duckdb
 
 from eval import sqlfile
 from eval.calibration_plot import reliability_plot, reliability_rows
+from eval.headlines import headline_metrics
 from eval.items import Summary, paired, with_items
 from eval.plots import bar_chart
 from eval.report_format import (
@@ -558,6 +559,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     metrics = discover_metrics(list(folders))  # the built-in folder given again: once
     con = connect(results_path, read_only=True)
     try:
+        names = {m.name for m in metrics}
+        metrics += [m for m in headline_metrics(con) if m.name not in names]
         report = build_report(con, metrics, args.probe, args.model)
     finally:
         con.close()
