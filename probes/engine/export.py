@@ -3,6 +3,12 @@
 Instances go to the ``instances`` table of the results DuckDB file (replacing that probe's
 earlier rows in one transaction) and to one Parquet file per probe and split.
 
+:func:`export` is the one entry of the export's pipeline: per probe, :func:`prepare` (query,
+rows and instances: :mod:`probes.engine.instances`; checks: :func:`build_instances`; gold forms
+and provenance), then :func:`write_exported`; each step is named on the progress lines
+(:class:`probes.engine.progress.Heartbeat`). ``--preview`` runs the same steps up to the checks
+(:func:`print_preview`).
+
 >>> from kg.store import LocalStore
 >>> from probes.engine.spec import parse_probe
 >>> probe = parse_probe('''# name: demo/pairs
