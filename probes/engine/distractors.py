@@ -1,4 +1,4 @@
-"""Distractors drawn in Python from a pool the probe query selects (header ``distractors:``).
+"""Distractors drawn at export from a pool the probe query selects (header ``distractors:``).
 
 The SPARQL idiom of ``queries/examples/choice-distractors.rq`` draws the k distractors of each
 target with the smallest ``MD5(CONCAT(target, "|", candidate, "|", seed))`` by a self-join, a
@@ -10,7 +10,9 @@ minutes (issue 30 point 7). With the header option
 the query selects the targets with their gold in some rows and the pool in others (a
 ``UNION`` branch that binds only ``?word``), and the export draws, per target, the ``n`` pool
 words with the smallest ``md5("<target>|<word>|<seed>")`` among the words that are not one of
-its gold answers: the same draw as the idiom, at (targets x pool) hashes. The candidates are
+its gold answers: the same draw as the idiom, at (targets x pool) hashes, computed and ranked
+in one DuckDB query (:func:`draw_many`; 100 targets x 117,798 WordNet nouns, 11.8 M hashes:
+3.3 CPU s, where :func:`draw` in Python takes 0.57 CPU s per target). The candidates are
 the gold answers and the drawn words, sorted (the idiom's ``ORDER BY ?candidate``). The seed is
 part of the header, so the export's probe-file hash and every run's record keep it.
 
