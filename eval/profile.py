@@ -375,6 +375,41 @@ def caption(lines: Sequence[ProfileLine]) -> str:
     return "\n".join(parts)
 
 
+def chart_lines(lines: Sequence[ProfileLine]) -> list[tuple[str, ProfileLine]]:
+    """The chart's rows with their labels: a benchmark's measures over too few items (fewer
+    than :data:`MIN_ITEMS`) are one hatched row where the first of them was, which names them
+    once (issue 46: 9 of 21 rows hatched, the BEAR sample's domains and COPEN's fixtures), not
+    one row each.
+
+    >>> few = [ProfileLine("BEAR", f"domain {d}: accuracy", 3, 0.5, None, 0.1) for d in "ab"]
+    >>> [label for label, _ in chart_lines([ProfileLine("BEAR", "all: acc", 60, 0.4, None, 0.1),
+    ...                                     *few])]
+    ['BEAR: all: acc, n = 60', 'BEAR: 2 measures over too few items (domain a, domain b; n = 3)']
+    """
+    out: list[tuple[str, ProfileLine]] = []
+    grouped: dict[str, list[ProfileLine]] = {}
+    for p in lines:
+        if not p.too_few:
+            out.append((f"{p.benchmark}: {p.measure}, n = {p.n}", p))
+            continue
+        if p.benchmark not in grouped:
+            grouped[p.benchmark] = []
+            out.append(("", p))  # labelled below, once all of the benchmark's are known
+        grouped[p.benchmark].append(p)
+    labelled = []
+    for label, p in out:
+        few = grouped.get(p.benchmark, []) if p.too_few else []
+        if len(few) > 1:
+            ns = sorted({q.n for q in few})
+            n = f"{ns[0]}" if len(ns) == 1 else f"{ns[0]}–{ns[-1]}"
+            label = (f"{p.benchmark}: {len(few)} measures over too few items "
+                     f"({', '.join(q.measure.split(':')[0] for q in few)}; n = {n})")
+        elif few:
+            label = f"{p.benchmark}: {p.measure}, n = {p.n}"
+        labelled.append((label, p))
+    return labelled
+
+
 def render_profile(model: str, results: str, html: Path | None = None) -> Render:
     """The render function of the runner for ``model``: the table, the notes and the chart
     (and with ``html`` the offline HTML file: eval.html_report.write_profile_html)."""
@@ -393,13 +428,13 @@ def render_profile(model: str, results: str, html: Path | None = None) -> Render
                    if others else "")
                 + f": score the benchmarks' samples first with `scripts/profile.sh {model}` "
                 "(it needs a built store, `python -m kg.build`, and the model's weights)")
+        drawn = chart_lines(lines)
         chart = profile_chart(
-            [(f"{p.benchmark}: {p.measure}, n = {p.n}", p.value, p.ci, p.chance, p.human,
-              p.human_ci) for p in lines],
+            [(label, p.value, p.ci, p.chance, p.human, p.human_ci) for label, p in drawn],
             f"What {model} knows (95% intervals)", out / "profile.png", model=model,
-            few=[i for i, p in enumerate(lines) if p.too_few],
+            few=[i for i, (_, p) in enumerate(drawn) if p.too_few],
             few_label=f"n < {MIN_ITEMS}: too few items, not drawn", caption=caption(lines),
-            ceilings=[p.ceiling for p in lines],
+            ceilings=[p.ceiling for _, p in drawn],
             ceiling_label="model-free ceiling")
         parts += [profile_table(lines, model), "", per_benchmark(lines) + ".", "", NOTES, "",
                   f"![profile]({chart.name})"]

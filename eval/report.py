@@ -39,6 +39,7 @@ import duckdb
 
 from eval import sqlfile
 from eval.calibration_plot import reliability_plot, reliability_rows
+from eval.headlines import headline_metrics
 from eval.items import Summary, paired, with_items
 from eval.plots import bar_chart
 from eval.report_format import (
@@ -131,6 +132,9 @@ def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | Non
                           "upgrades "
                           "the file) or export again into a new file") from e
     tasks_run = {t for _, t in runs.values()}
+    # The model-free panel of a probe no run scored (a records probe, say) is left out once
+    # some model has run; a file without runs shows every probe's (a designer's first look).
+    scored = {r[0] for r in con.execute("SELECT DISTINCT probe FROM runs").fetchall()}
     report = Report(prompts={r[0]: _templates(r[1]) for r in configs}, warnings=(
         nonfinite_warnings(con, lambda m, p: _matches(m, models) and _matches(p, probes))))
     for metric in metrics:
@@ -153,6 +157,8 @@ def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | Non
             elif models:
                 continue
             if "probe" in d and not _matches(d["probe"], probes):
+                continue
+            if metric.name == "shortcut_panel" and scored and d.get("probe") not in scored:
                 continue
             out.append(d)
         summaries = with_items(con, metric, out) if out else {}
@@ -561,6 +567,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     metrics = discover_metrics(list(folders))  # the built-in folder given again: once
     con = connect(results_path, read_only=True)
     try:
+        names = {m.name for m in metrics}
+        metrics += [m for m in headline_metrics(con) if m.name not in names]
         report = build_report(con, metrics, args.probe, args.model)
     finally:
         con.close()

@@ -232,11 +232,12 @@ def build(names: list[str] | None = None, store_path: Path | None = None,
                 bar.set_postfix_str(s.name)
                 reports.append(load_source(store, s, files[s.name], data_dir))
             # queries/derived/*.rq (kg/derived.py); the staging store is swapped in whole below
-            got = derived.materialise(store, swap=False)
+            got = derived.materialise(store, swap=False, progress=progress)
             if derived_reports is not None:
                 derived_reports.extend(got)
-            store.flush()
-            store.optimize()
+            with _stage("compacting the store (once per build)", progress):
+                store.flush()
+                store.optimize()
             del store
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
@@ -246,7 +247,39 @@ def build(names: list[str] | None = None, store_path: Path | None = None,
             store_path.rename(old)
         staging.rename(store_path)
         shutil.rmtree(old, ignore_errors=True)
+        warm_caches(store_path, progress)
     return reports
+
+
+def warm_caches(store_path: Path, progress: bool = True) -> None:
+    """Work out, once per store, what exports would otherwise read from it on first use
+    (kg.storecache): WordNet's morphology, which every probe with ``[DET]`` reads."""
+    from kg.lexicon import LexiconError
+    from kg.morphology import read_morphology
+    from kg.store import LocalStore
+
+    store = LocalStore.open(store_path)
+    try:
+        if graph("wordnet").value in set(store.graphs()):
+            with _stage("reading WordNet's morphology for [DET] (once per store)", progress):
+                read_morphology(store)
+    except LexiconError:
+        pass  # a WordNet built before its exception lists: the export says how to rebuild
+    finally:
+        read_morphology.cache_clear()
+        del store
+
+
+@contextlib.contextmanager
+def _stage(what: str, progress: bool) -> Iterator[None]:
+    """A line on stderr when a silent stage of the build starts, and its seconds when it ends
+    (``progress``: not with --quiet)."""
+    t0 = time.perf_counter()
+    if progress:
+        print(f"{what} ...", file=sys.stderr, flush=True)
+    yield
+    if progress:
+        print(f"{what}: done in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
 
 
 def write_failed(store_path: Path, error: OSError) -> str:

@@ -33,6 +33,7 @@ from typing import Any
 
 import pyoxigraph as ox
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from tqdm import tqdm
 
 from kg import options
 from kg.errors import KgError
@@ -180,7 +181,7 @@ STAGING = "derived-staging/"
 def materialise(store: ox.Store, files: list[Derived] | None = None,
                 timeout: float | None = DEFAULT_TIMEOUT_S,
                 max_triples: int | None = DEFAULT_MAX_ROWS,
-                swap: bool = True) -> list[DerivedReport]:
+                swap: bool = True, progress: bool = False) -> list[DerivedReport]:
     """Replace each derived graph of ``store`` with its CONSTRUCT query's triples.
 
     The query runs first, bounded by ``timeout`` seconds and ``max_triples`` triples. With
@@ -188,10 +189,14 @@ def materialise(store: ox.Store, files: list[Derived] | None = None,
     replaces the derived graph in one SPARQL update (one transaction), so a query that fails,
     runs too long or yields too much leaves the old graph as it was. Without it (``kg.build``,
     whose whole staging store is swapped in only at the end) the graph is cleared and written
-    directly: the same result without the update's copy of every triple."""
+    directly: the same result without the update's copy of every triple. ``progress``: a bar
+    on stderr, one step per derived graph, naming the graph it is making."""
     reports = []
     local = LocalStore(store)
-    for d in files if files is not None else discover():
+    bar = tqdm(files if files is not None else discover(), desc="deriving", unit="graph",
+               disable=not progress)
+    for d in bar:
+        bar.set_postfix_str(f"derived/{d.name}")
         t0 = time.perf_counter()
         try:
             triples = local.construct(d.query, timeout=timeout, max_rows=max_triples)

@@ -35,7 +35,9 @@ import functools
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
+from kg import storecache
 from kg.lexicon import LexiconError, _wordnet_graph
 from kg.store import KnowledgeStore
 from kg.vocab import KGP, WN
@@ -135,11 +137,27 @@ def _local(iri: object) -> str:
     return str(iri).rsplit("/", 1)[-1].rsplit("#", 1)[-1].rstrip(">")
 
 
+MORPHOLOGY_VERSION = 1
+"""The version of :func:`read_morphology`'s reading, part of its cache key in the store."""
+
+
 @functools.cache
 def read_morphology(store: KnowledgeStore) -> Morphology:
-    """The store's WordNet lemmas and exception lists (cached per store). A ``wordnet`` graph
-    built before the noun exception list was loaded is a :class:`kg.lexicon.LexiconError`
-    naming the rebuild."""
+    """The store's WordNet lemmas and exception lists: read once per store (cached in this
+    process, and for a store on disk inside its folder, :mod:`kg.storecache`,
+    until the store changes). A ``wordnet`` graph built before the noun exception list was
+    loaded is a :class:`kg.lexicon.LexiconError` naming the rebuild."""
+    saved = storecache.load(store, "morphology", MORPHOLOGY_VERSION)
+    if saved is None:
+        saved = _read_morphology(store)
+        storecache.save(store, "morphology", MORPHOLOGY_VERSION, saved)
+    return Morphology({p: frozenset(v) for p, v in saved["lemmas"].items()},
+                      {p: {f: frozenset(b) for f, b in v.items()}
+                       for p, v in saved["exceptions"].items()})
+
+
+def _read_morphology(store: KnowledgeStore) -> dict[str, Any]:
+    """The lemmas and exception lists read from the store, as JSON can hold them."""
     g = _wordnet_graph(store)
     senses = ", ".join(f"<{WN[t].value}>" for t in _SENSE_POS)
     lemmas: dict[str, set[str]] = defaultdict(set)
@@ -158,5 +176,6 @@ def read_morphology(store: KnowledgeStore) -> Morphology:
         raise LexiconError("the store's wordnet graph has no noun exception list (kgp:NounForm, "
                            "from noun.exc): it was built before WordNet's morphology was loaded. "
                            "Rebuild it: python -m kg.build -s wordnet")
-    return Morphology({p: frozenset(v) for p, v in lemmas.items()},
-                      {p: {f: frozenset(b) for f, b in v.items()} for p, v in exceptions.items()})
+    return {"lemmas": {p: sorted(v) for p, v in lemmas.items()},
+            "exceptions": {p: {f: sorted(b) for f, b in v.items()}
+                           for p, v in exceptions.items()}}

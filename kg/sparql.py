@@ -42,6 +42,7 @@ at a carriage return, as Oxigraph does), so carriage returns become line feeds f
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import functools
 import logging
 import re
@@ -232,6 +233,74 @@ def _for_rdflib(text: str) -> tuple[str, str]:
     return _HASH_HOLDERS.sub(escape, text.replace("\r", "\n")), hold
 
 
+ELIDE_CHARS = 2_000
+"""A ``VALUES`` data block longer than this many characters reaches rdflib as its first row."""
+
+_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "b": "\b", "f": "\f", '"': '"', "'": "'",
+            "\\": "\\"}
+
+
+def _unquote(token: str) -> str:
+    """The lexical form of a SPARQL string token (quotes off, escapes read)."""
+    quote = 3 if token[:3] in ('"""', "'''") else 1
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(0)),
+                  token[quote:-quote])
+
+
+def elide_values(text: str) -> tuple[str, frozenset[str]]:
+    """``text`` with each long ``VALUES`` data block (over :data:`ELIDE_CHARS` characters) cut
+    to its first row, and the literals of the rows cut (their lexical forms, read by the
+    lexer). rdflib's parser reads about 3 kB of ``VALUES`` rows per second, and rows of RDF
+    terms change nothing of what :func:`analyse` reads off the algebra but its literals, which
+    are added back; Oxigraph (:func:`check_syntax`) still reads every row.
+
+    >>> rows = " ".join(f'("w{i}" {i})' for i in range(400))
+    >>> short, cut = elide_values(f"SELECT * WHERE {{ VALUES (?w ?n) {{ {rows} }} }}")
+    >>> short
+    'SELECT * WHERE { VALUES (?w ?n) { ("w0" 0) } }'
+    >>> sorted(cut)[:3], len(cut)
+    (['1', '10', '100'], 798)
+    >>> elide_values("SELECT ?x WHERE { VALUES ?x { 'a' 'b' } }")[0]  # short: as it is
+    "SELECT ?x WHERE { VALUES ?x { 'a' 'b' } }"
+    """
+    tokens = list(_LEX.finditer(text))
+    parts: list[str] = []
+    literals: set[str] = set()
+    done = 0
+    i = 0
+    while i < len(tokens):
+        if tokens[i].group(0).upper() != "VALUES":
+            i += 1
+            continue
+        start = next((j for j in range(i + 1, len(tokens)) if tokens[j].group(0) == "{"), None)
+        end = None if start is None else next(
+            (j for j in range(start + 1, len(tokens)) if tokens[j].group(0) == "}"), None)
+        if start is None or end is None:
+            break
+        if tokens[end].start() - tokens[start].end() > ELIDE_CHARS and end > start + 1:
+            first = start + 1
+            if tokens[first].group(0) == "(":  # a row of several variables: up to its ")"
+                last = next(j for j in range(first, end) if tokens[j].group(0) == ")")
+            else:  # one variable: one term, with its language tag or ^^datatype
+                last = first
+                while last + 1 < end and (tokens[last + 1].group(0).startswith("@")
+                                          or tokens[last + 1].group(0) == "^"
+                                          or tokens[last].group(0) == "^"):
+                    last += 1
+            for t in tokens[last + 1:end]:
+                word = t.group(0)
+                if word[0] in "\"'":
+                    literals.add(_unquote(word))
+                elif word[0].isdigit() or word[0] == "." or word in ("true", "false"):
+                    literals.add(word)
+            parts += [text[done:tokens[last].end()], " "]
+            done = tokens[end].start()
+        i = end + 1
+    if not parts:
+        return text, frozenset()
+    return "".join(parts) + text[done:], frozenset(literals)
+
+
 class _TooSlow(BaseException):  # not caught by a parser's own "except Exception"
     """Raised inside rdflib's parser when checking ran out of CPU time."""
 
@@ -244,7 +313,8 @@ def _analyse(text: str) -> QueryShape:
     terms = logging.getLogger("rdflib.term")  # "... does not look like a valid URI": noise
     quiet, terms.disabled = terms.disabled, True
     try:
-        plain, hold = _for_rdflib(text)
+        short, elided = elide_values(text)
+        plain, hold = _for_rdflib(short)
         parsed = Query.parse_string(plain, parse_all=True)
         star = parsed[1].name == "SelectQuery" and "projection" not in parsed[1]
         query = translateQuery(parsed)
@@ -262,7 +332,10 @@ def _analyse(text: str) -> QueryShape:
                               f"query ({type(e).__name__}: {e}); simplify it") from e
     finally:
         terms.disabled = quiet
-    return _shape(query.algebra, star, hold)
+    shape = _shape(query.algebra, star, hold)
+    if elided:
+        shape = dataclasses.replace(shape, literals=shape.literals | elided)
+    return shape
 
 
 def _shape(algebra: Any, star: bool, hold: str) -> QueryShape:

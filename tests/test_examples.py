@@ -157,9 +157,69 @@ def test_relatum_gold_sets_are_the_single_word_exemplars() -> None:
 
 
 @pytest.mark.parametrize("name", ["choice-distractors", "choice-distractors-sampled",
-                                  "binary-negatives", "relatum-gold-set"])
+                                  "binary-negatives", "relatum-gold-set",
+                                  "hypernymy-choice-wordnet"])
 def test_examples_use_no_rand_and_name_their_idiom(name: str) -> None:
     text = (EXAMPLES / f"{name}.rq").read_text()
     probe = load_probe(EXAMPLES / f"{name}.rq")  # parses: header, seed, no RAND()
     assert probe.spec.name == f"examples/{name}"
     assert "# The idiom" in text
+
+
+WN = "http://www.w3.org/2006/03/wn/wn20/schema/"
+
+
+def sampled(word: str) -> bool:
+    """The example's target sample: single words of 3+ letters whose MD5(word + "42") starts
+    with "0" (fewer than its LIMITs here, so all of them)."""
+    return hashlib.md5(f"{word}42".encode()).hexdigest().startswith("0") and word.isalpha()
+
+
+def wordnet_store(hypernyms: dict[str, str], others: list[str]) -> LocalStore:
+    """Noun synsets in the store's WordNet shape: one word each, ``word`` hyponymOf its
+    ``hypernyms[word]``; ``others`` are nouns of their own."""
+    g = graph("wordnet")
+    quads = []
+    words = sorted({*hypernyms, *hypernyms.values(), *others})
+    for w in words:
+        synset, sense, node = (ox.NamedNode(f"http://example.org/wn/{kind}-{w}")
+                               for kind in ("synset", "sense", "word"))
+        quads += [ox.Quad(synset, RDF_TYPE, ox.NamedNode(WN + "NounSynset"), g),
+                  ox.Quad(synset, ox.NamedNode(WN + "containsWordSense"), sense, g),
+                  ox.Quad(sense, RDF_TYPE, ox.NamedNode(WN + "NounWordSense"), g),
+                  ox.Quad(sense, ox.NamedNode(WN + "word"), node, g),
+                  ox.Quad(node, RDF_TYPE, ox.NamedNode(WN + "Word"), g),
+                  ox.Quad(node, ox.NamedNode(WN + "lexicalForm"), ox.Literal(w), g)]
+    for w, h in hypernyms.items():
+        quads.append(ox.Quad(ox.NamedNode(f"http://example.org/wn/synset-{w}"),
+                             ox.NamedNode(WN + "hyponymOf"),
+                             ox.NamedNode(f"http://example.org/wn/synset-{h}"), g))
+    store = LocalStore.in_memory()
+    store.oxigraph.extend(quads)
+    return store
+
+
+def test_hypernymy_choice_draws_from_the_whole_noun_vocabulary() -> None:
+    """Issue 46: the hypernymy choice probe of queries/examples draws 4 distractors per noun
+    from every noun of the store (here 300 made-up ones besides the targets and their
+    hypernyms), by the seeded hash worked out here; each instance keeps its 3 templates."""
+    letters = ("".join(p) for p in itertools.product("abcdefghij", repeat=4))
+    targets = list(itertools.islice((w for w in letters if sampled(w)), 12))
+    hypernyms = {w: ["thing", "entity", "object"][i % 3] for i, w in enumerate(targets)}
+    others = [f"noun{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(300)]
+    store = wordnet_store(hypernyms, [*others, "cat"])  # "cat": not sampled, in the pool
+    assert not sampled("cat")
+    probe = load_probe(EXAMPLES / "hypernymy-choice-wordnet.rq")
+    assert probe.spec.distractors is not None and len(probe.spec.prompts) == 3
+    df = build_instances(probe, store)
+    vocabulary = {*hypernyms, *hypernyms.values(), *others, "cat"}
+    # sampled and with a hypernym: the 12 targets (sampled nouns without one are no target)
+    assert sorted(df["target"]) == sorted(w for w in vocabulary if sampled(w) and w in hypernyms)
+    assert len(targets) == 12 and any(sampled(w) for w in vocabulary - set(hypernyms))
+    for row in df.iter_rows(named=True):
+        gold = hypernyms[row["target"]]
+        drawn = sorted((n for n in vocabulary if n != gold),
+                       key=lambda n: md5(f"{row['target']}|{n}|42"))[:4]
+        assert row["gold"] == [gold]
+        assert row["candidates"] == sorted([gold, *drawn])
+        assert "noun" not in json.loads(row["fields"])  # the pool variable is not a field

@@ -206,3 +206,33 @@ def test_a_ceiling_equal_to_chance_leaves_the_chance_tick_visible(
     # the equal ceiling covers only the upper half of its row; the other one the whole row
     assert sorted(t for t in ticks if t[0] == orange) == [(orange, 0.25, 1.0, 1.4),
                                                            (orange, 0.5, -0.4, 0.4)]
+
+
+def test_a_benchmark_s_measures_over_too_few_items_are_one_hatched_row(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 46: the main job's profile hatched 9 of 21 rows; a benchmark's too-few measures
+    are now one row that names them (here COPEN's three tasks, 4 instances each)."""
+    import eval.plots as plots_mod
+
+    drawn: list[dict[str, Any]] = []
+    real_close = plots_mod.plt.close
+
+    def close(fig: Any) -> None:
+        ax = fig.axes[0]
+        drawn.append({"hatched": [p for p in ax.patches if p.get_hatch()],
+                      "ticks": [t.get_text() for t in ax.get_yticklabels()]})
+        real_close(fig)
+
+    monkeypatch.setattr(plots_mod.plt, "close", close)
+    rows = {"profile_semrel": [{"model": "m", "is_human": False, "relation": "HYP",
+                                "word": f"w{i}", "value": 1.0 if i < 3 else 0.0}
+                               for i in range(12)],
+            "profile_copen": [{"model": "m", "probe": f"copen/{task}", "split": "dev",
+                               "instance_id": f"{task}{i}", "value": 1.0, "chance": 0.5}
+                              for task in ("csj", "cpj", "cic") for i in range(4)]}
+    rendered = profile.render_profile("m", "r.duckdb")(None, rows, tmp_path)  # type: ignore[arg-type]
+    (fig,) = drawn
+    assert len(fig["hatched"]) == 1
+    (copen,) = [t for t in fig["ticks"] if t.startswith("COPEN")]
+    assert copen.startswith("COPEN: 3 measures over too few items (") and "n = 4)" in copen
+    assert rendered.markdown.count(" † |") == 3  # the table keeps each, marked

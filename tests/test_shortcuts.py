@@ -336,3 +336,25 @@ def test_an_empty_panel_says_why(tmp_path: Path) -> None:
     with pytest.warns(UserWarning, match="shortcut_panel has no rows: no probe has a train "
                       "split"):
         assert api.metrics(path, "shortcut_panel").is_empty()
+
+
+def test_the_report_leaves_out_the_panel_of_a_probe_no_model_ran(tmp_path: Path) -> None:
+    """Issue 46: the starter report printed a shortcut-panel table for a records probe that no
+    model ran. Once the file has runs, the panel keeps the probes they scored."""
+    from eval.report import main as report_main
+
+    path = _file(tmp_path, LABEL)
+    con = duckdb.connect(str(path))
+    con.execute("INSERT INTO runs (run_id, model, probe, status, task) VALUES "
+                "('r1', 'm', 't/other', 'done', 'binary')")
+    con.close()
+    out = tmp_path / "rep"
+    assert report_main(["--results", str(path), "--out", str(out), "--no-plots"]) in (0, 2)
+    report = out / "report.md"
+    assert not report.exists() or "| t/label | test | majority |" not in report.read_text()
+    con = duckdb.connect(str(path))
+    con.execute("INSERT INTO runs (run_id, model, probe, status, task) VALUES "
+                "('r2', 'm', 't/label', 'done', 'binary')")
+    con.close()
+    assert report_main(["--results", str(path), "--out", str(out), "--no-plots"]) == 0
+    assert "| t/label | test | majority |" in report.read_text(encoding="utf-8")

@@ -1,4 +1,4 @@
-"""Distractors drawn in Python from a pool the probe query selects (header ``distractors:``).
+"""Distractors drawn at export from a pool the probe query selects (header ``distractors:``).
 
 The SPARQL idiom of ``queries/examples/choice-distractors.rq`` draws the k distractors of each
 target with the smallest ``MD5(CONCAT(target, "|", candidate, "|", seed))`` by a self-join, a
@@ -10,7 +10,9 @@ minutes (issue 30 point 7). With the header option
 the query selects the targets with their gold in some rows and the pool in others (a
 ``UNION`` branch that binds only ``?word``), and the export draws, per target, the ``n`` pool
 words with the smallest ``md5("<target>|<word>|<seed>")`` among the words that are not one of
-its gold answers: the same draw as the idiom, at (targets x pool) hashes. The candidates are
+its gold answers: the same draw as the idiom, at (targets x pool) hashes, computed and ranked
+in one DuckDB query (:func:`draw_many`; 100 targets x 117,798 WordNet nouns, 11.8 M hashes:
+3.3 CPU s, where :func:`draw` in Python takes 0.57 CPU s per target). The candidates are
 the gold answers and the drawn words, sorted (the idiom's ``ORDER BY ?candidate``). The seed is
 part of the header, so the export's probe-file hash and every run's record keep it.
 
@@ -24,8 +26,11 @@ True
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
+import duckdb
+import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
@@ -65,16 +70,71 @@ def split_pool(rows: list[dict[str, Any]], pool_var: str) -> tuple[list[dict[str
     return [r for r in rows if r.get(name) is None], pool
 
 
-def add_candidates(records: list[dict[str, Any]], pool: list[str], spec: Any) -> int:
+PAIRS_PER_QUERY = 4_000_000
+"""Targets x pool words hashed per DuckDB query of :func:`draw_many` (a progress tick each)."""
+
+
+def draw_many(targets: list[tuple[str, list[str]]], pool: list[str], n: int, seed: int,
+              tick: Callable[[int], None] | None = None) -> list[list[str]]:
+    """:func:`draw` for each (target, gold) of ``targets``, in one DuckDB query: the targets x
+    pool hashes are computed and ranked in DuckDB's vectorised engine on every core (the same
+    ``md5`` of the same UTF-8 text, the same order: hash, then word), keeping per target the
+    ``n`` plus (most gold answers of a target) smallest, from which each target's own gold is
+    then dropped. ``tick(done)`` hears of the distinct targets drawn for so far.
+
+    >>> pool = ["bird", "fish", "tool", "tree", "fruit"]
+    >>> draw_many([("robin", ["bird"]), ("oak", [])], pool, 2, 42) == [
+    ...     draw("robin", ["bird"], pool, 2, 42), draw("oak", [], pool, 2, 42)]
+    True
+    """
+    if not targets:
+        return []
+    words = sorted(set(pool))
+    if not words:
+        return [[] for _ in targets]
+    distinct = list(dict.fromkeys(t for t, _ in targets))
+    keep = n + max(len(set(g)) for _, g in targets)
+    batch = max(1, PAIRS_PER_QUERY // len(words))
+    got: list[tuple[int, list[str]]] = []
+    con = duckdb.connect()
+    try:
+        con.register("pool", pa.table({"word": words}))
+        for start in range(0, len(distinct), batch):
+            part = distinct[start:start + batch]
+            con.register("targets", pa.table({"i": range(start, start + len(part)),
+                                              "target": part}))
+            got += con.execute(
+                "SELECT i, min_by(word, md5(target || '|' || word || '|' || $seed) || word, "
+                "$keep) FROM targets, pool GROUP BY i", {"seed": str(seed), "keep": keep}
+            ).fetchall()
+            if tick is not None:
+                tick(start + len(part))
+    finally:
+        con.close()
+    ranked = {distinct[i]: list(ws) for i, ws in got}
+    out = []
+    for target, gold in targets:
+        excluded = set(gold)
+        out.append([w for w in ranked[target] if w not in excluded][:n])
+    return out
+
+
+def add_candidates(records: list[dict[str, Any]], pool: list[str], spec: Any,
+                   tick: Callable[[int], None] | None = None) -> int:
     """Set each record's candidates (``spec.candidates``' variable) to its gold answers and
-    its drawn distractors, sorted; returns how many records got fewer than ``n``."""
+    its drawn distractors (:func:`draw_many`), sorted; returns how many records got fewer than
+    ``n``. ``tick(done)`` hears how many distinct targets are drawn for."""
     opt: Distractors = spec.distractors
     target = spec.target[1:]
-    short = 0
+    golds = []
     for r in records:
         r.pop(opt.pool[1:], None)
-        gold = [str(x) for g in spec.gold for x in _values(r.get(g[1:]))]
-        drawn = draw(str(r.get(target)), gold, pool, opt.n, opt.seed)
+        golds.append([str(x) for g in spec.gold for x in _values(r.get(g[1:]))])
+    drawn_all = draw_many([(str(r.get(target)), gold) for r, gold in zip(records, golds,
+                                                                         strict=True)],
+                          pool, opt.n, opt.seed, tick)
+    short = 0
+    for r, gold, drawn in zip(records, golds, drawn_all, strict=True):
         short += len(drawn) < opt.n
         r[spec.candidates[1:]] = sorted(set(gold) | set(drawn))
     return short

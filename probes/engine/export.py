@@ -3,6 +3,12 @@
 Instances go to the ``instances`` table of the results DuckDB file (replacing that probe's
 earlier rows in one transaction) and to one Parquet file per probe and split.
 
+:func:`export` is the one entry of the export's pipeline: per probe, :func:`prepare` (query,
+rows and instances: :mod:`probes.engine.instances`; checks: :func:`build_instances`; gold forms
+and provenance), then :func:`write_exported`; each step is named on the progress lines
+(:class:`probes.engine.progress.Heartbeat`). ``--preview`` runs the same steps up to the checks
+(:func:`print_preview`).
+
 >>> from kg.store import LocalStore
 >>> from probes.engine.spec import parse_probe
 >>> probe = parse_probe('''# name: demo/pairs
@@ -21,11 +27,9 @@ earlier rows in one transaction) and to one Parquet file per probe and split.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import importlib
 import importlib.util
 import json
-import re
 import sys
 import time
 from dataclasses import dataclass
@@ -38,23 +42,21 @@ import polars as pl
 from tqdm import tqdm
 
 from kg import config, options
-from kg.sparql import keyword_line
-from kg.store import (
-    DEFAULT_MAX_ROWS,
-    DEFAULT_TIMEOUT_S,
-    KnowledgeStore,
-    QueryLimitError,
-    TaggedStr,
-    open_store,
-)
+from kg.store import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, KnowledgeStore, open_store
 from probes.engine import parquet_sync
-from probes.engine.distractors import add_candidates, split_pool
 from probes.engine.errors import ProbeError, ProbeFileError
 from probes.engine.graph_checks import check_graphs, skip_unbuilt_optional
 from probes.engine.inflections import GoldForm, gold_form_rows, mark_plurals
-from probes.engine.instance_templates import check_templates, indexed_prompt_vars, indexed_prompts
+from probes.engine.instance_templates import check_templates
+from probes.engine.instances import (
+    FIELDS_JSON,
+    QueryLimits,
+    instance_id,
+    instances_for,
+    run_query,
+)
 from probes.engine.preview import check_task, preview_prompts
-from probes.engine.progress import Heartbeat
+from probes.engine.progress import Heartbeat, Quiet
 from probes.engine.provenance import provenance
 from probes.engine.spec import Probe, discover
 from probes.results import connect, diagnose, disk_error, transaction
@@ -68,149 +70,12 @@ from probes.results.shared import (
     replace_provenance,
 )
 
+__all__ = ["QueryLimits", "build_instances", "check_graphs", "export", "instance_id",
+           "instances_for", "run_query", "write_instances", "write_parquet"]
+
 BUILDERS = ("probes.benchmarks.ontolama:instances",)
 """The project's own instance builders a probe's ``builder:`` may name. A builder module of
 one's own must live under a probe folder passed with ``--queries`` (see :func:`load_builder`)."""
-
-_SPLIT_NAME = re.compile(r"[A-Za-z0-9_\-]{1,64}")
-
-
-@dataclass(frozen=True)
-class QueryLimits:
-    """Bounds on one probe query: total seconds and rows (None: no bound), and whether
-    ``SERVICE`` clauses may call other endpoints (``--allow-service``)."""
-
-    timeout_s: float | None = DEFAULT_TIMEOUT_S
-    max_rows: int | None = DEFAULT_MAX_ROWS
-    allow_service: bool = False
-
-
-def instance_id(values: list[Any]) -> str:
-    """A stable 16-hex-digit id for an instance from its id values.
-
-    >>> instance_id(["dog"]) == hashlib.md5(b'"dog"').hexdigest()[:16]
-    True
-    >>> instance_id(["dog", "animal"]) != instance_id(["animal", "dog"])
-    True
-    """
-    raw = "\x1f".join(json.dumps(_identity(v), sort_keys=True, default=str) for v in values)
-    return hashlib.md5(raw.encode("utf-8")).hexdigest()[:16]
-
-
-def _identity(v: Any) -> Any:
-    """What makes a value distinct: a tagged literal's text with its tag (``"bank"@en`` and
-    ``"bank"@de`` differ); a plain value as it is (so ids of untagged values never change)."""
-    if isinstance(v, TaggedStr):
-        return {"@value": str(v), "@language": v.language, "@type": v.datatype}
-    if isinstance(v, list):
-        return [_identity(x) for x in v]
-    return v
-
-
-def _as_list(v: Any) -> list[str]:
-    if v is None:
-        return []
-    if isinstance(v, list):
-        return [str(x) for x in v if x is not None]
-    return [str(v)]
-
-
-def run_query(probe: Probe, store: KnowledgeStore, limits: QueryLimits | None = None,
-              sparql: str | None = None) -> list[dict[str, Any]]:
-    """Run the probe's query (or ``sparql`` on its behalf) within ``limits``; errors name the
-    probe and the option that bounds it."""
-    limits = limits or QueryLimits()
-    if probe.services and not limits.allow_service:
-        raise ProbeFileError(probe.path, keyword_line(probe.query, "SERVICE"),
-                             f"probe {probe.spec.name!r} calls other SPARQL endpoints with "
-                             f"SERVICE ({', '.join(probe.services)}); a probe file is data and "
-                             "does not contact servers unless you pass --allow-service (its "
-                             "queries are then bounded by --query-timeout)")
-    try:
-        return store.query(sparql or probe.query, timeout=limits.timeout_s,
-                           max_rows=limits.max_rows)
-    except QueryLimitError as e:
-        option = "--max-rows" if "rows" in str(e) else "--query-timeout"
-        raise ProbeError(f"probe {probe.spec.name!r} ({probe.path}): {e}; add a LIMIT or a "
-                         f"narrower pattern to its query, or raise {option}. "
-                         "Nothing was written for it.") from e
-
-
-def instances_for(probe: Probe, store: KnowledgeStore,
-                  limits: QueryLimits | None = None) -> pl.DataFrame:
-    """Run a probe's query and shape its rows into instances (one DataFrame row each)."""
-    spec = probe.spec
-    check_graphs([probe], store)
-    rows = run_query(probe, store, limits)
-    pool: list[str] = []
-    if spec.distractors is not None:
-        rows, pool = split_pool(rows, spec.distractors.pool)
-    split_var = spec.split_variable
-    if split_var:
-        unbound = sum(1 for r in rows if r[split_var] is None)
-        if unbound:
-            raise ProbeFileError(probe.path, probe.header_lines.get("split"),
-                                 f"split variable ?{split_var} is unbound in {unbound} row(s); "
-                                 "bind it in every row (e.g. with BIND or COALESCE)")
-        bad = sorted({str(r[split_var]) for r in rows
-                      if not _SPLIT_NAME.fullmatch(str(r[split_var]))})
-        if bad:
-            raise ProbeFileError(probe.path, probe.header_lines.get("split"),
-                                 f"split variable ?{split_var} holds {bad[0]!r}, which is not a "
-                                 "split name (letters, digits, '_' and '-', at most 64); split "
-                                 "names become file names, so map the values to names like "
-                                 "'train'/'test' with BIND")
-    keys = [v[1:] for v in spec.group_by]
-    if keys:
-        # An instance belongs to one split: the split variable is always part of the group key.
-        group_keys = [*keys, split_var] if split_var and split_var not in keys else keys
-        grouped: dict[tuple, dict[str, Any]] = {}
-        indexed = indexed_prompt_vars(spec)
-        pairs: dict[tuple, dict[tuple[Any, Any], None]] = {}
-        for row in rows:
-            k = tuple(row[c] for c in group_keys)
-            inst = grouped.get(k)
-            if inst is None:
-                inst = grouped[k] = {c: row[c] if c in group_keys else []
-                                     for c in probe.variables}
-            for c in probe.variables:
-                if c in indexed:
-                    continue
-                if c not in group_keys and row[c] is not None and row[c] not in inst[c]:
-                    inst[c].append(row[c])
-            if indexed and row[indexed[0]] is not None:
-                pairs.setdefault(k, {})[(row[indexed[1]], row[indexed[0]])] = None
-        if indexed:
-            for k, inst in grouped.items():
-                indexed_prompts(probe, inst, list(pairs.get(k, {})), indexed)
-        records = list(grouped.values())
-    else:
-        records = rows
-    if spec.distractors is not None:
-        short = add_candidates(records, pool, spec)
-        if short:
-            print(f"{spec.name}: {short} target(s) got fewer than {spec.distractors.n} "
-                  f"distractors: the pool ({len(pool)} words) has too few words that are not "
-                  "their gold; widen the pool or lower n", file=sys.stderr)
-    id_vars = [v[1:] for v in spec.id] or keys or probe.variables
-    out = {
-        "split": [str(r[split_var]) if split_var else spec.split for r in records],
-        "instance_id": [instance_id([r.get(c) for c in id_vars]) for r in records],
-        "target": [None if spec.target is None else _scalar(r[spec.target[1:]]) for r in records],
-        "gold": [[x for g in spec.gold for x in _as_list(r[g[1:]])] for r in records],
-        "candidates": [_as_list(r[spec.candidates[1:]]) if spec.candidates else []
-                       for r in records],
-        "fields": [json.dumps(r, ensure_ascii=False, default=str) for r in records],
-    }
-    df = pl.DataFrame(out, schema={"split": pl.String, "instance_id": pl.String,
-                                   "target": pl.String, "gold": pl.List(pl.String),
-                                   "candidates": pl.List(pl.String), "fields": pl.String})
-    dupes = df.select(pl.struct("split", "instance_id").is_duplicated().sum()).item()
-    if dupes:
-        raise ProbeFileError(probe.path, probe.header_lines.get("id"),
-                             f"{dupes} rows share an instance id; name the variables that identify "
-                             "an instance in 'id:' or group rows with 'group_by:'")
-    return df.with_columns(pl.lit(spec.name).alias("probe"))
 
 
 def load_builder(probe: Probe, builder_dirs: list[Path] | None = None) -> Any:
@@ -243,27 +108,27 @@ def load_builder(probe: Probe, builder_dirs: list[Path] | None = None) -> Any:
 
 
 def build_instances(probe: Probe, store: KnowledgeStore, limits: QueryLimits | None = None,
-                    builder_dirs: list[Path] | None = None) -> pl.DataFrame:
-    """The probe's instances: its ``builder`` when the header names one, else the query rows
-    shaped by :func:`instances_for`. Prompt templates are checked against the instances'
-    fields here, before anything is written or any model loads."""
+                    builder_dirs: list[Path] | None = None,
+                    beat: Heartbeat | None = None) -> pl.DataFrame:
+    """Steps 1 to 4 of the pipeline (:mod:`probes.engine.instances`): the probe's instances,
+    from its ``builder`` when the header names one, else from the query rows shaped by
+    :func:`instances_for`; then the checks: prompt templates against the instances' fields
+    and the task's own checks, before anything is written or any model loads, and ``[DET]``'s
+    plural texts."""
+    beat = beat or Quiet()
     if probe.spec.builder is None:
-        df = instances_for(probe, store, limits)
+        df = instances_for(probe, store, limits, beat)
     else:
         func = load_builder(probe, builder_dirs)
         if probe.services and not (limits or QueryLimits()).allow_service:
             run_query(probe, store, limits)  # raises the SERVICE refusal
+        beat.step(f"building instances with {probe.spec.builder}")
         df = func(probe, store)
+    beat.step(f"checking {df.height:,} instances")
     check_templates(probe, df)
     for warning in check_task(probe, df):
         print(warning, file=sys.stderr)
     return mark_plurals(probe, df, store)
-
-
-def _scalar(v: Any) -> str | None:
-    if isinstance(v, list):
-        return str(v[0]) if v else None
-    return None if v is None else str(v)
 
 
 @dataclass
@@ -274,14 +139,58 @@ class ExportReport:
     seconds: float
 
 
-def provenance_rows(name: str, df: pl.DataFrame, store: KnowledgeStore) -> list[ProvenanceRow]:
+@dataclass(frozen=True)
+class Exported:
+    """What the steps made of one probe, ready to be written: its instances, the gold forms of
+    ``params: {inflections: ...}`` and each instance's provenance."""
+
+    probe: Probe
+    instances: pl.DataFrame
+    gold_forms: list[GoldForm]
+    provenance: list[ProvenanceRow]
+
+
+def provenance_rows(name: str, df: pl.DataFrame, store: KnowledgeStore,
+                    beat: Heartbeat | None = None) -> list[ProvenanceRow]:
     """The ``instance_provenance`` rows of a probe's instances (probes.engine.provenance)."""
     records = [json.loads(f) for f in df["fields"]]
-    return [ProvenanceRow(name, split, iid, json.dumps(p["bindings"], ensure_ascii=False,
-                                                       default=str),
-                          json.dumps(p["triples"], ensure_ascii=False, default=str))
+    tick = None if beat is None else beat.tick
+    return [ProvenanceRow(name, split, iid, FIELDS_JSON(p["bindings"]), FIELDS_JSON(p["triples"]))
             for split, iid, p in zip(df["split"], df["instance_id"],
-                                     provenance(records, store), strict=True)]
+                                     provenance(records, store, tick), strict=True)]
+
+
+def prepare(probe: Probe, store: KnowledgeStore, limits: QueryLimits | None = None,
+            builder_dirs: list[Path] | None = None, beat: Heartbeat | None = None) -> Exported:
+    """Steps 1 to 4 and what the write needs besides the instances: gold forms, provenance."""
+    beat = beat or Quiet()
+    df = build_instances(probe, store, limits, builder_dirs, beat)
+    beat.step(f"gold forms of {df.height:,} instances")
+    forms = gold_form_rows(probe.spec, df, store)
+    beat.step("provenance lookups", unit="store queries")
+    origin = provenance_rows(probe.spec.name, df, store, beat)
+    return Exported(probe, df, forms, origin)
+
+
+def write_exported(con: Any, exported: Exported, where: Path, out_dir: Path | None,
+                   seconds_from: float) -> list[ExportReport]:
+    """Step 5: the probe's rows to DuckDB and its Parquet files, together or not at all;
+    one report row per split."""
+    probe, df = exported.probe, exported.instances
+    staged: list[tuple[Path, Path]] = []
+
+    def stage() -> None:
+        if out_dir is not None:
+            staged.extend(stage_parquet(out_dir, probe.spec.name, df))
+
+    write_instances(con, probe.spec.name, df, probe.instances_hash, before_commit=stage,
+                    gold_forms=exported.gold_forms, provenance=exported.provenance)
+    if out_dir is not None:
+        publish_parquet(out_dir, probe.spec.name, staged,
+                        parquet_sync.stamp(con, probe.spec.name, where))
+    seconds = time.perf_counter() - seconds_from
+    counts = df.group_by("split", maintain_order=True).len().rows() or [("-", 0)]
+    return [ExportReport(probe.spec.name, s, n, seconds) for s, n in counts]
 
 
 def write_instances(con: Any, name: str, df: pl.DataFrame, query_hash: str | None = None,
@@ -393,25 +302,10 @@ def export(probes: list[Probe], store: KnowledgeStore, results: str | Path | Non
             bar.set_postfix_str(probe.spec.name)
             t0 = time.perf_counter()
             with Heartbeat("exporting", probe.spec.name) as beat:
-                df = build_instances(probe, store, limits, builder_dirs)
-                beat.result = f"{df.height:,} instances"
-            forms = gold_form_rows(probe.spec, df, store)
-            origin = provenance_rows(probe.spec.name, df, store)
-            staged: list[tuple[Path, Path]] = []
-
-            def stage(probe: Probe = probe, df: pl.DataFrame = df,
-                      staged: list[tuple[Path, Path]] = staged) -> None:
-                if out_dir is not None:
-                    staged.extend(stage_parquet(out_dir, probe.spec.name, df))
-
-            write_instances(con, probe.spec.name, df, probe.instances_hash, before_commit=stage,
-                            gold_forms=forms, provenance=origin)
-            if out_dir is not None:
-                publish_parquet(out_dir, probe.spec.name, staged,
-                                parquet_sync.stamp(con, probe.spec.name, where))
-            seconds = time.perf_counter() - t0
-            counts = df.group_by("split", maintain_order=True).len().rows() or [("-", 0)]
-            reports += [ExportReport(probe.spec.name, s, n, seconds) for s, n in counts]
+                exported = prepare(probe, store, limits, builder_dirs, beat)
+                beat.step(f"writing {exported.instances.height:,} instances")
+                reports += write_exported(con, exported, where, out_dir, t0)
+                beat.result = f"{exported.instances.height:,} instances"
     finally:
         con.close()
     return reports
@@ -470,7 +364,7 @@ def print_preview(probes: list[Probe], store: KnowledgeStore, n: int, kind: str,
     for probe in probes:
         t0 = time.perf_counter()
         with Heartbeat("previewing", probe.spec.name) as beat:
-            df = build_instances(probe, store, limits, builder_dirs)
+            df = build_instances(probe, store, limits, builder_dirs, beat)
             beat.result = f"{df.height:,} instances"
         print(f"## {probe.spec.name} ({probe.spec.task}, {df.height:,} instances, "
               f"{time.perf_counter() - t0:.2f} s; prompts as a {kind} model gets them)")

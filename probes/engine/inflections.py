@@ -23,8 +23,10 @@ target, candidates and field values that :meth:`kg.morphology.Morphology.is_plur
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import polars as pl
@@ -32,6 +34,7 @@ import polars as pl
 from kg.lexicon import LexiconError
 from kg.morphology import Morphology, read_morphology
 from kg.store import KnowledgeStore
+from probes.engine.instances import FIELDS_JSON
 from probes.engine.render import PLURAL_FIELD
 
 GoldForm = tuple[str, str, str, str, str]
@@ -63,7 +66,7 @@ def gold_form_rows(spec: Any, df: pl.DataFrame, store: KnowledgeStore) -> list[G
 
 
 def plural_texts(target: str | None, candidates: list[str] | None, fields: dict[str, Any],
-                 morphology: Morphology) -> list[str]:
+                 morphology: Morphology | Callable[[str], bool]) -> list[str]:
     """The texts of one instance (target, candidates, string field values) that are plural
     nouns, sorted.
 
@@ -76,7 +79,8 @@ def plural_texts(target: str | None, candidates: list[str] | None, fields: dict[
         for t in v if isinstance(v, list) else [v]:
             if isinstance(t, str) and t.strip():
                 texts.add(t.strip())
-    return sorted(t for t in texts if morphology.is_plural(t))
+    is_plural = morphology.is_plural if isinstance(morphology, Morphology) else morphology
+    return sorted(t for t in texts if is_plural(t))
 
 
 def mark_plurals(probe: Any, df: pl.DataFrame, store: KnowledgeStore) -> pl.DataFrame:
@@ -97,13 +101,13 @@ def mark_plurals(probe: Any, df: pl.DataFrame, store: KnowledgeStore) -> pl.Data
                   f"(e.g. {sorted(maybe)[0]!r}), but [DET] cannot tell ({e}); they get "
                   "'a'/'an'", file=sys.stderr)
         return df
+    plural = functools.lru_cache(maxsize=None)(morphology.is_plural)  # texts repeat
     out: list[str] = []
     for target, cands, raw in df.select("target", "candidates", "fields").iter_rows():
         fields = json.loads(raw)
-        plural = plural_texts(target, cands, fields, morphology) if isinstance(fields, dict) \
-            else []
-        if plural:
-            fields[PLURAL_FIELD] = plural
-            raw = json.dumps(fields, ensure_ascii=False, default=str)
+        found = plural_texts(target, cands, fields, plural) if isinstance(fields, dict) else []
+        if found:
+            fields[PLURAL_FIELD] = found
+            raw = FIELDS_JSON(fields)
         out.append(raw)
     return df.with_columns(pl.Series("fields", out, dtype=pl.String))

@@ -34,7 +34,7 @@ the HTML report shows them beside each prediction.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from kg.store import KnowledgeStore
@@ -94,7 +94,27 @@ def _values(record: dict[str, Any]) -> list[tuple[str, Any]]:
     return out
 
 
-def _lookup(store: KnowledgeStore, iris: list[str], literals: list[Any]
+class _Counted:
+    """The store, counting its queries for ``tick(done, total)``; ``total`` is what is known
+    so far (the link queries are added once the lookups say which values are IRIs)."""
+
+    def __init__(self, store: KnowledgeStore, tick: Callable[[int, int], None] | None,
+                 total: int) -> None:
+        self.store, self.tick, self.total, self.done = store, tick, total, 0
+
+    def query(self, sparql: str, max_rows: int | None = None) -> list[dict[str, Any]]:
+        rows = self.store.query(sparql, max_rows=max_rows)
+        self.done += 1
+        if self.tick is not None:
+            self.tick(self.done, max(self.total, self.done))
+        return rows
+
+
+def _batches(n: int) -> int:
+    return -(-n // CHUNK)
+
+
+def _lookup(store: _Counted, iris: list[str], literals: list[Any]
             ) -> tuple[dict[str, list[str]], dict[str, str], dict[str, list[str]]]:
     """Graphs and labels of IRIs (an IRI in no triple is no IRI here), graphs of literals."""
     graphs: dict[str, list[str]] = {}
@@ -124,7 +144,7 @@ def _lookup(store: KnowledgeStore, iris: list[str], literals: list[Any]
     return graphs, labels, of_literal
 
 
-def _links(store: KnowledgeStore, pairs: list[tuple[str, str]]
+def _links(store: _Counted, pairs: list[tuple[str, str]]
            ) -> dict[tuple[str, str], list[list[str]]]:
     """The triples (s, p, o, graph) from each IRI ``s`` to ``o`` (an IRI or a literal, written
     as SPARQL terms)."""
@@ -139,14 +159,16 @@ def _links(store: KnowledgeStore, pairs: list[tuple[str, str]]
     return out
 
 
-def provenance(records: Sequence[dict[str, Any]], store: KnowledgeStore
-               ) -> list[dict[str, Any]]:
+def provenance(records: Sequence[dict[str, Any]], store: KnowledgeStore,
+               tick: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
     """One ``{"bindings": [...], "triples": [...]}`` per record (an instance's fields), in
-    order (see the module docstring)."""
+    order (see the module docstring). ``tick(done, total)`` hears of each batched store query
+    (progress lines)."""
     values = [_values(r) for r in records]
     candidates = sorted({str(v) for vs in values for _, v in vs if _looks_like_iri(v)})
     literal_keys = {_literal(v): v for vs in values for _, v in vs if not _looks_like_iri(v)}
-    graphs, labels, of_literal = _lookup(store, candidates, list(literal_keys.values()))
+    counted = _Counted(store, tick, 3 * _batches(len(candidates)) + _batches(len(literal_keys)))
+    graphs, labels, of_literal = _lookup(counted, candidates, list(literal_keys.values()))
     pairs: set[tuple[str, str]] = set()
     for vs in values:
         iris = [str(v) for _, v in vs if str(v) in graphs]
@@ -154,7 +176,10 @@ def provenance(records: Sequence[dict[str, Any]], store: KnowledgeStore
         pairs.update((f"<{a}>", f"<{b}>") for a in iris for b in iris if a != b)
         pairs.update((f"<{a}>", form) for a in iris for v in others
                      for form in _literal_forms(v))
-    links = _links(store, sorted(pairs))
+    by_subject: dict[str, list[tuple[str, list[list[str]]]]] = {}
+    counted.total = counted.done + _batches(len(pairs))
+    for (s, o), found in sorted(_links(counted, sorted(pairs)).items()):
+        by_subject.setdefault(s, []).append((o, found))
     out = []
     for vs in values:
         bindings: list[dict[str, Any]] = []
@@ -168,8 +193,10 @@ def provenance(records: Sequence[dict[str, Any]], store: KnowledgeStore
                              "graphs": sorted(where)[:MAX_GRAPHS]})
         subjects = {str(v) for _, v in vs if isinstance(v, str) and v in graphs}
         objects = {str(v) for _, v in vs}
-        for (s, o), found in sorted(links.items()):
-            if s in subjects and o in objects:
+        for s in sorted(subjects & by_subject.keys()):  # (s, o) in order, as one sort
+            for o, found in by_subject[s]:
+                if o not in objects:
+                    continue
                 for t in found:
                     if tuple(t) not in seen and len(triples) < MAX_TRIPLES:
                         seen.add(tuple(t))

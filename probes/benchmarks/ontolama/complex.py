@@ -50,7 +50,8 @@ from probes.benchmarks.ontolama.common import (
 from probes.benchmarks.ontolama.splits import balance_complex, complex_on_premise
 from probes.benchmarks.ontolama.verbalise import MissingName, PosLexicon, Verbaliser, article
 from probes.engine.errors import ProbeError
-from probes.engine.export import check_graphs, instance_id
+from probes.engine.graph_checks import check_graphs
+from probes.engine.instances import instance_id
 from probes.engine.spec import Probe
 
 _OWL = str(OWL)
@@ -313,7 +314,8 @@ def complex_samples(probe: Probe, store: KnowledgeStore
 
 
 def complex_instances(probe: Probe, store: KnowledgeStore) -> tuple[pl.DataFrame, ComplexReport]:
-    """A complex probe's samples as instances (the shape of probes.engine.export.instances_for)."""
+    """A complex probe's samples as instances (the shape of
+    probes.engine.instances.instances_for)."""
     samples, report, verbaliser = complex_samples(probe, store)
     return sample_instances(probe.spec.name, samples, verbaliser), report
 

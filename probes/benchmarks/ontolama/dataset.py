@@ -28,7 +28,8 @@ from probes.benchmarks.ontolama.complex import complex_instances
 from probes.benchmarks.ontolama.splits import balance, equalise, split_by_group, split_per_class
 from probes.engine import parquet_sync
 from probes.engine.errors import ProbeError
-from probes.engine.export import instances_for, write_instances, write_parquet
+from probes.engine.export import write_instances, write_parquet
+from probes.engine.instances import instances_for
 from probes.engine.spec import Probe
 from probes.results import connect
 
@@ -45,7 +46,7 @@ def atomic_instances(probe: Probe, store: KnowledgeStore) -> tuple[pl.DataFrame,
 
 
 def instances(probe: Probe, store: KnowledgeStore) -> pl.DataFrame:
-    """The probe's instances, as :func:`probes.engine.export.instances_for` shapes them, with
+    """The probe's instances, as :func:`probes.engine.instances.instances_for` shapes them, with
     OntoLAMA's extra steps (balance and per-class splits; the Python builder for complex SI)."""
     cfg = _settings(probe)
     if cfg["kind"] == "atomic":
