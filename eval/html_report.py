@@ -26,13 +26,12 @@ from eval.report import (
     PAIRED_NOTE,
     Report,
     _matches,
-    _templates,
     calibration_rows,
     comparisons,
     interval,
     run_label,
 )
-from eval.report_format import CALIBRATION_HEAD, CALIBRATION_NOTE
+from eval.report_format import CALIBRATION_HEAD, CALIBRATION_NOTE, templates
 
 
 def report_runs(con: duckdb.DuckDBPyConnection, probes: Sequence[str] | None = None,
@@ -52,7 +51,7 @@ def report_runs(con: duckdb.DuckDBPyConnection, probes: Sequence[str] | None = N
             continue
         out[run_id] = {"model": model, "probe": probe,
                        "label": run_label(run_id, config, finished),
-                       "templates": _templates(config)}
+                       "templates": templates(config)}
     seen: dict[tuple[str, str], int] = {}
     for r in out.values():
         seen[(r["model"], r["probe"])] = seen.get((r["model"], r["probe"]), 0) + 1

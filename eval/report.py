@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
-import json
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -53,7 +52,9 @@ from eval.report_format import (
     calibration_table,
     comparison_table,
     paired_points,
+    run_label,
     shift_section,
+    templates,
 )
 from eval.report_runner import (
     Render,
@@ -135,7 +136,7 @@ def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | Non
     # The model-free panel of a probe no run scored (a records probe, say) is left out once
     # some model has run; a file without runs shows every probe's (a designer's first look).
     scored = {r[0] for r in con.execute("SELECT DISTINCT probe FROM runs").fetchall()}
-    report = Report(prompts={r[0]: _templates(r[1]) for r in configs}, warnings=(
+    report = Report(prompts={r[0]: templates(r[1]) for r in configs}, warnings=(
         nonfinite_warnings(con, lambda m, p: _matches(m, models) and _matches(p, probes))))
     for metric in metrics:
         if metric.needs_run and not tasks_run & set(metric.tasks):
@@ -172,51 +173,6 @@ def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | Non
                                       and _matches(runs[r["run_id"]][0], models)
                                       and _matches(r["probe"], probes))]
     return report
-
-
-def _templates(config: str | None) -> list[str]:
-    """The prompt templates a run's config names (``prompts``), else none.
-
-    >>> _templates('{"prompts": ["A [W] is a [V]."]}'), _templates(None)
-    (['A [W] is a [V].'], [])
-    """
-    try:
-        cfg = json.loads(config) if config else {}
-    except ValueError:
-        return []
-    prompts = cfg.get("prompts") if isinstance(cfg, dict) else None
-    return [str(p) for p in prompts] if isinstance(prompts, list) else []
-
-
-def run_label(run_id: str, config: str | None, finished_at: Any) -> str:
-    """How a run is told apart from other runs of the same model and probe: its id's first
-    8 digits, its ``--limit``, ``--sample`` and ``--split`` choices, whether its prompts were
-    wrapped in the model's chat template (``--apply-chat-template``: the scorer options in
-    ``runs.config`` name a ``chat_template``), and the day it finished.
-
-    >>> run_label("0123456789abcdef", '{"limit": 20, "splits": ["test"]}', None)
-    '01234567 (limit 20, split test)'
-    >>> run_label("0123456789abcdef", '{"limit": null}', datetime(2026, 1, 2, 3, 4))
-    '01234567 (all instances, 2026-01-02 03:04)'
-    >>> run_label("0123456789abcdef", '{"sample": 50, "scorer": {"chat_template": "9f"}}', None)
-    '01234567 (sample 50, chat template)'
-    """
-    try:
-        cfg = json.loads(config) if config else {}
-    except ValueError:
-        cfg = {}
-    cfg = cfg if isinstance(cfg, dict) else {}
-    parts = [f"limit {cfg['limit']}" if cfg.get("limit")
-             else f"sample {cfg['sample']}" if cfg.get("sample") else "all instances"]
-    if cfg.get("splits"):
-        parts.append("split " + "+".join(map(str, cfg["splits"])))
-    scorer, runtime = cfg.get("scorer"), cfg.get("runtime")
-    if ((isinstance(scorer, dict) and scorer.get("chat_template"))
-            or (isinstance(runtime, dict) and runtime.get("apply_chat_template"))):
-        parts.append("chat template")
-    if isinstance(finished_at, datetime):
-        parts.append(finished_at.strftime("%Y-%m-%d %H:%M"))
-    return f"{run_id[:8]} ({', '.join(parts)})"
 
 
 def _key_columns(grain: list[str]) -> list[str]:

@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+import json
+from datetime import datetime
 from typing import Any
 
 from eval.stats import Paired
@@ -176,3 +178,48 @@ def shift_section(results: list[Any]) -> list[str]:
     table = shift_table(rows)
     return [] if table is None else ["## Shortcut rules across the splits", "", SHIFT_NOTE, "",
                                      table, ""]
+
+
+def templates(config: str | None) -> list[str]:
+    """The prompt templates a run's config names (``prompts``), else none.
+
+    >>> templates('{"prompts": ["A [W] is a [V]."]}'), templates(None)
+    (['A [W] is a [V].'], [])
+    """
+    try:
+        cfg = json.loads(config) if config else {}
+    except ValueError:
+        return []
+    prompts = cfg.get("prompts") if isinstance(cfg, dict) else None
+    return [str(p) for p in prompts] if isinstance(prompts, list) else []
+
+
+def run_label(run_id: str, config: str | None, finished_at: Any) -> str:
+    """How a run is told apart from other runs of the same model and probe: its id's first
+    8 digits, its ``--limit``, ``--sample`` and ``--split`` choices, whether its prompts were
+    wrapped in the model's chat template (``--apply-chat-template``: the scorer options in
+    ``runs.config`` name a ``chat_template``), and the day it finished.
+
+    >>> run_label("0123456789abcdef", '{"limit": 20, "splits": ["test"]}', None)
+    '01234567 (limit 20, split test)'
+    >>> run_label("0123456789abcdef", '{"limit": null}', datetime(2026, 1, 2, 3, 4))
+    '01234567 (all instances, 2026-01-02 03:04)'
+    >>> run_label("0123456789abcdef", '{"sample": 50, "scorer": {"chat_template": "9f"}}', None)
+    '01234567 (sample 50, chat template)'
+    """
+    try:
+        cfg = json.loads(config) if config else {}
+    except ValueError:
+        cfg = {}
+    cfg = cfg if isinstance(cfg, dict) else {}
+    parts = [f"limit {cfg['limit']}" if cfg.get("limit")
+             else f"sample {cfg['sample']}" if cfg.get("sample") else "all instances"]
+    if cfg.get("splits"):
+        parts.append("split " + "+".join(map(str, cfg["splits"])))
+    scorer, runtime = cfg.get("scorer"), cfg.get("runtime")
+    if ((isinstance(scorer, dict) and scorer.get("chat_template"))
+            or (isinstance(runtime, dict) and runtime.get("apply_chat_template"))):
+        parts.append("chat template")
+    if isinstance(finished_at, datetime):
+        parts.append(finished_at.strftime("%Y-%m-%d %H:%M"))
+    return f"{run_id[:8]} ({', '.join(parts)})"
