@@ -75,6 +75,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
               "probes.benchmarks.ontolama.kshot)"),
     "linear": ("probes.benchmarks.copen.linear:add_arguments",
                "COPEN linear probing (python -m probes.benchmarks.copen.linear)"),
+    "layers": ("probes.engine.layers:add_arguments",
+               "linear probes per layer with control tasks on a probing probe's statements"),
     "finetune": ("probes.benchmarks.copen.finetune:add_arguments",
                  "COPEN fine-tuning (python -m probes.benchmarks.copen.finetune)"),
 }

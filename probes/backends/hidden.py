@@ -116,15 +116,18 @@ class _Encoded:
 
             lead = leading_special_ids(tok)
         special_ids = set(tok.all_special_ids)
-        enc = tok(texts, add_special_tokens=kind != "causal",
-                  return_offsets_mapping=want_slot) if texts else {"input_ids": []}
+        enc = tok(texts, add_special_tokens=kind != "causal", return_offsets_mapping=want_slot,
+                  return_special_tokens_mask=kind != "causal") if texts else {"input_ids": []}
         self.ids: list[list[int]] = []
         self.special: list[list[int]] = []
         self.slot: list[list[int]] = []
         for i, ids in enumerate(enc["input_ids"]):
             ids = lead + list(ids)
             self.ids.append(ids)
-            self.special.append([int(t in special_ids) for t in ids])
+            # as each backend's features(): the tokenizer's special-tokens mask (masked,
+            # seq2seq), the special ids (causal: no special tokens were added)
+            self.special.append(list(enc["special_tokens_mask"][i]) if kind != "causal"
+                                else [int(t in special_ids) for t in ids])
             if want_slot:
                 span = requests[i].slot
                 if span is None:

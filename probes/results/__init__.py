@@ -42,7 +42,7 @@ from probes.results.upgrade import upgrade
 
 SCHEMA = Path(__file__).with_name("schema.sql")
 
-TASKS = ("relatum", "choice", "binary", "subsumption", "records")
+TASKS = ("relatum", "choice", "binary", "subsumption", "records", "probing")
 """The probe tasks a run can have (``runs.task``; a metric file's ``-- tasks:``)."""
 
 

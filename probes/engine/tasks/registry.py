@@ -33,6 +33,7 @@ from probes import results
 from probes.engine.tasks import Task, TaskParams
 from probes.engine.tasks.binary import TASK as BINARY
 from probes.engine.tasks.choice import TASK as CHOICE
+from probes.engine.tasks.probing import TASK as PROBING
 from probes.engine.tasks.records import TASK as RECORDS
 from probes.engine.tasks.relatum import TASK as RELATUM
 from probes.engine.tasks.subsumption import TASK as SUBSUMPTION
@@ -70,7 +71,7 @@ def _by_contract(tasks: tuple[Task, ...], names: tuple[str, ...]) -> dict[str, T
 
 
 TASK_ENTRIES: dict[str, TaskEntry] = _by_contract(
-    (RELATUM, CHOICE, BINARY, SUBSUMPTION, RECORDS), results.TASKS)
+    (RELATUM, CHOICE, BINARY, SUBSUMPTION, RECORDS, PROBING), results.TASKS)
 """Task name -> its entry, in the order of probes.results.TASKS (error messages and docs). The
 names themselves are ``probes.results.TASKS``, and only there."""
 
