@@ -135,7 +135,7 @@ def test_server_and_bad_layers_are_one_line(llama: Any, tmp_path: Path) -> None:
         check_hidden(server)
     assert "\n" not in str(err.value)
     con = connect(tmp_path / "r.duckdb")
-    with pytest.raises(ModelError, match="layer 7 does not exist.*0 .the embeddings. to 2"):
+    with pytest.raises(ModelError, match=r"layer 7 does not exist.*0 \(the embeddings\) to 2"):
         extract_cached(con, llama, _requests(), tmp_path / "h", layers=[7])
     with pytest.raises(ModelError, match="unknown position 'middle'"):
         extract_cached(con, llama, _requests(), tmp_path / "h", positions=["middle"])
@@ -171,6 +171,24 @@ SELECT ?word ?object ?statement ?label ?split WHERE {{
     return path
 
 
+def _lbfgs(x: torch.Tensor, y: torch.Tensor, c: float) -> tuple[torch.Tensor, torch.Tensor]:
+    w = torch.zeros(x.shape[1], 2, dtype=torch.float64, requires_grad=True)
+    b = torch.zeros(2, dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.LBFGS([w, b], lr=1.0, max_iter=200, tolerance_grad=1e-9,
+                            tolerance_change=1e-12, history_size=20,
+                            line_search_fn="strong_wolfe")
+
+    def closure() -> torch.Tensor:
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(x @ w + b, y)
+        loss = loss + (w ** 2).sum() / (2 * c * len(y))
+        loss.backward()  # type: ignore[no-untyped-call]
+        return loss
+
+    opt.step(closure)  # type: ignore[no-untyped-call]
+    return w.detach(), b.detach()
+
+
 def _direct_fit_accuracy(x: dict[str, torch.Tensor], y: dict[str, torch.Tensor]) -> float:
     """L2 logistic regression with torch.optim.LBFGS, c chosen on dev, test accuracy."""
     mean = x["train"].mean(0)
@@ -179,20 +197,7 @@ def _direct_fit_accuracy(x: dict[str, torch.Tensor], y: dict[str, torch.Tensor])
     z = {k: (v - mean) / std for k, v in x.items()}
     best = (-1.0, 0.0)
     for c in (0.001, 0.01, 0.1, 1.0, 10.0, 100.0):
-        w = torch.zeros(z["train"].shape[1], 2, dtype=torch.float64, requires_grad=True)
-        b = torch.zeros(2, dtype=torch.float64, requires_grad=True)
-        opt = torch.optim.LBFGS([w, b], lr=1.0, max_iter=200, tolerance_grad=1e-9,
-                                tolerance_change=1e-12, history_size=20,
-                                line_search_fn="strong_wolfe")
-
-        def closure() -> torch.Tensor:
-            opt.zero_grad()
-            loss = torch.nn.functional.cross_entropy(z["train"] @ w + b, y["train"])
-            loss = loss + (w ** 2).sum() / (2 * c * len(y["train"]))
-            loss.backward()
-            return loss
-
-        opt.step(closure)
+        w, b = _lbfgs(z["train"], y["train"], c)
         with torch.no_grad():
             dev = float(((z["dev"] @ w + b).argmax(1) == y["dev"]).double().mean())
             test = float(((z["test"] @ w + b).argmax(1) == y["test"]).double().mean())
