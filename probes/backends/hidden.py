@@ -195,3 +195,22 @@ def extract(scorer: Any, requests: Sequence[HiddenRequest], layers: Sequence[int
         scorer._report(len(batch))
 
     scorer.batcher("hidden").run([len(i) for i in enc.ids], work)
+
+
+def pooled_features(scorer: Any, texts: Sequence[str], pooling: str,
+                    layer: int = -1) -> torch.Tensor:
+    """``[len(texts), dim]`` float32: one layer's states (default the last) pooled at one
+    position, in text order; the last layer equals the backend's ``features(texts, pooling)``
+    (COPEN's linear probing reads its features here)."""
+    rows: list[np.ndarray | None] = [None] * len(texts)
+    last = layer_count(scorer) - 1
+    (chosen,) = resolve_layers([layer], last)
+
+    def keep(batch: list[int], states: np.ndarray) -> None:
+        for j, b in enumerate(batch):
+            rows[b] = states[j, 0, 0]
+
+    extract(scorer, [HiddenRequest(t) for t in texts], [chosen], [pooling], keep)
+    if not texts:
+        return torch.zeros((0, 0), dtype=torch.float32)
+    return torch.from_numpy(np.stack([r for r in rows if r is not None]))

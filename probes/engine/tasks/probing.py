@@ -14,10 +14,11 @@ says where such a probe runs.
 ...                  params={"text": "statement", "slot": "object"})
 >>> TASK.typed_params(spec).control_by is None
 True
->>> TASK.check(spec, TaskContext(CAUSAL_LM))
+>>> inst = Instance("d/t", "train", "i1", "owl", ["true"], [], {"statement": "Owls fly."})
+>>> TASK.items(inst, spec, TaskContext(CAUSAL_LM))
 Traceback (most recent call last):
 ...
-probes.results.ProbeError: probe d/t has task 'probing': it fits linear probes on hidden ...
+probes.results.ProbeError: probe d/t: instance i1 has no ?object; select it in the query
 """
 
 from __future__ import annotations
@@ -75,13 +76,23 @@ class ProbingTask(Task):
         if "slot" in params.positions and params.slot is None:
             raise ProbeError(f"probe {spec.name}: position 'slot' needs params slot (the "
                              "variable holding the statement's slot text)")
-        raise ProbeError(f"probe {spec.name} has task 'probing': it fits linear probes on "
-                         "hidden states rather than scoring prompts; run it with `kgprobe "
-                         "layers --model M --probe NAME`")
 
     def items(self, inst: Instance, spec: ProbeSpec, ctx: TaskContext) -> list[Item]:
+        """No scoring items; checks that the instance has its text (and slot) at export."""
+        params = self.typed_params(spec)
         self.check(spec, ctx)
+        for name in (params.text, params.slot):
+            if name is not None and inst.fields.get(name) in (None, []):
+                raise ProbeError(f"probe {spec.name}: instance {inst.instance_id} has no "
+                                 f"?{name}; select it in the query")
         return []
+
+
+def not_scored(name: str) -> ProbeError:
+    """What ``kgprobe run`` says of a probing probe."""
+    return ProbeError(f"probe {name} has task 'probing': it fits linear probes on hidden "
+                      "states rather than scoring prompts; run it with `kgprobe layers "
+                      "--model M --probe NAME`")
 
 
 TASK = ProbingTask()
