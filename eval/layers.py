@@ -181,3 +181,22 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def profile_layer_lines(rows: Sequence[dict], model: str) -> list[tuple[str, str, list[float],
+                                                                      float, float]]:
+    """The knowledge profile's rows of eval/profile_sql/profile_layers.sql for ``model``:
+    (probe, measure, per-instance values, chance, control accuracy) per probing probe, the
+    measure naming the dev-chosen layer and position and the selectivity."""
+    out = []
+    mine = [r for r in rows if r["model"] == model]
+    for probe in sorted({r["probe"] for r in mine}):
+        items = [r for r in mine if r["probe"] == probe]
+        values = [float(r["value"]) for r in items]
+        control = sum(float(r["control_value"]) for r in items) / len(items)
+        acc = sum(values) / len(values)
+        first = items[0]
+        measure = (f"{probe.split('/')[-1]}: linear probe, layer {first['layer']} "
+                   f"{first['position']} (dev), selectivity {acc - control:+.2f}")
+        out.append((probe, measure, values, float(first["chance"]), control))
+    return out

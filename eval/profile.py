@@ -213,7 +213,17 @@ def profile_lines(rows: Rows, model: str, constant: dict[str, float] | None = No
             + _ontolama(rows.get("profile_ontolama", []), model,
                         rows.get("profile_shortcuts", []))
             + _copen(rows.get("profile_copen", []), model, rows.get("profile_shortcuts", []))
-            + _bear(rows.get("profile_bear", []), model))
+            + _bear(rows.get("profile_bear", []), model)
+            + _layers(rows.get("profile_layers", []), model))
+
+
+def _layers(rows: list[dict[str, Any]], model: str) -> list[ProfileLine]:
+    """Linear probes per layer (eval.layers): the dev-chosen layer's test accuracy, chance,
+    the selectivity in the measure's name."""
+    from eval.layers import profile_layer_lines
+
+    return [_line("Layers", measure, values, chance)
+            for _probe, measure, values, chance, _control in profile_layer_lines(rows, model)]
 
 
 def _num(v: float | None) -> str:

@@ -266,3 +266,16 @@ def test_probing_probe_needs_three_labelled_splits(tiny_llama: Path, tmp_path: P
     scorer = load_scorer(str(tiny_llama), device="cpu", dtype="float32")
     with pytest.raises(ProbeError, match="needs labelled train, dev and test instances"):
         run_layers(con, scorer, probe, tmp_path / "h")
+
+
+@pytest.mark.parametrize(("which", "pooling"), [("tiny_llama", "last"), ("tiny_bert", "cls"),
+                                                ("tiny_bert", "mean"), ("tiny_t5", "mean")])
+def test_copen_features_through_the_extraction_are_the_backends(
+        which: str, pooling: str, request: pytest.FixtureRequest) -> None:
+    """COPEN's linear probing reads pooled_features: bit for bit the backend's features()."""
+    from probes.backends.hidden import pooled_features
+
+    scorer = load_scorer(str(request.getfixturevalue(which)), device="cpu", dtype="float32")
+    got = pooled_features(scorer, TEXTS, pooling)
+    want = scorer.features(TEXTS, pooling=pooling)  # type: ignore[arg-type]
+    assert got.shape == want.shape and torch.equal(got, want)
