@@ -35,10 +35,10 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from probes.backends.hidden import HiddenRequest, extract, layer_count  # noqa: E402
-from probes.backends.registry import load_scorer  # noqa: E402
-from probes.engine.hidden_cache import extract_cached  # noqa: E402
-from probes.results import connect  # noqa: E402
+from probes.backends.hidden import HiddenRequest, extract, layer_count
+from probes.backends.registry import load_scorer
+from probes.engine.hidden_cache import extract_cached
+from probes.results import connect
 
 POSITIONS = ["slot", "last", "mean"]
 
