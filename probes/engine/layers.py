@@ -89,16 +89,17 @@ class LayerResult:
 
 def fit_layers(states: Any, items: Sequence[str], instances: Sequence[Instance],
                labels: Sequence[str], control: Sequence[str], rid: str,
-               grid: Sequence[float] = C_GRID) -> tuple[list[LayerProbeRow],
-                                                         list[LayerPredictionRow]]:
-    """Fit the probe and the control probe at every stored layer and position."""
+               grid: Sequence[float] = C_GRID, positions: Sequence[str] | None = None
+               ) -> tuple[list[LayerProbeRow], list[LayerPredictionRow]]:
+    """Fit the probe and the control probe at every stored layer and position (``positions``:
+    only those of the stored ones)."""
     split = [i.split for i in instances]
     idx = {s: [k for k, v in enumerate(split) if v == s] for s in SPLITS}
     probes: list[LayerProbeRow] = []
     preds: list[LayerPredictionRow] = []
     probe = instances[0].probe
     for layer in states.layers:
-        for position in states.positions:
+        for position in positions or states.positions:
             x = torch.from_numpy(states.matrix(list(items), layer, position))
             for is_control, names in ((False, labels), (True, control)):
                 classes = sorted(set(names))
@@ -119,7 +120,8 @@ def fit_layers(states: Any, items: Sequence[str], instances: Sequence[Instance],
 def run_layers(con: duckdb.DuckDBPyConnection, scorer: Any, probe: Probe, folder: Path, *,
                sample: int | None = None, layers: Sequence[int] | None = None,
                positions: Sequence[str] | None = None, grid: Sequence[float] = C_GRID,
-               results: str = "the results file", dtype: str = "float16") -> LayerResult:
+               results: str = "the results file", dtype: str = "float16",
+               fit_positions: Sequence[str] | None = None) -> LayerResult:
     """Extract, fit and write one probing probe's per-layer probes for ``scorer``."""
     spec = probe.spec
     if spec.task != "probing":
@@ -151,8 +153,14 @@ def run_layers(con: duckdb.DuckDBPyConnection, scorer: Any, probe: Probe, folder
                 "layers": states.layers, "positions": states.positions, "grid": list(grid),
                 "sample": sample, "control_by": by, "control_seed": spec.seed or CONTROL_SEED,
                 "scorer": dict(scorer.cache_key_options()), "hidden_key": states.key}
+    fitted = [p for p in states.positions if not fit_positions or p in fit_positions]
+    if not fitted:
+        raise ProbeError(f"--fit-position {' '.join(fit_positions or [])}: none of them was "
+                         f"extracted (positions {', '.join(states.positions)})")
+    identity["fitted_positions"] = fitted
     rid = run_id(scorer.name, scorer.revision, spec.name, identity)
-    probes_rows, preds = fit_layers(states, items, instances, labels, control, rid, grid)
+    probes_rows, preds = fit_layers(states, items, instances, labels, control, rid, grid,
+                                    fitted)
     run = Run(run_id=rid, model=scorer.name, probe=spec.name, task="probing", status="done",
               revision=scorer.revision, backend=scorer.kind,
               config={**identity, "backend": description(scorer)},
@@ -196,6 +204,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="layer to probe (0 = embeddings, -1 = last); default all")
     parser.add_argument("--position", action="append",
                         help="position (slot, last, mean, first, cls); default the probe's")
+    parser.add_argument("--fit-position", action="append",
+                        help="fit probes only at this extracted position (repeatable; default "
+                        "every extracted one)")
+    parser.add_argument("--c", type=float, action="append", dest="grid",
+                        help="an inverse L2 strength to try on dev (repeatable; default "
+                        + ", ".join(f"{c:g}" for c in C_GRID) + ")")
     parser.add_argument("--sample", type=int,
                         help="at most this many instances per split, balanced by label")
     parser.add_argument("--store-dtype", choices=["float16", "float32"], default="float16",
@@ -226,7 +240,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         for probe in probes:
             result = run_layers(con, scorer, probe, folder, sample=args.sample,
                                 layers=args.layer, positions=args.position,
-                                results=str(args.results), dtype=args.store_dtype)
+                                results=str(args.results), dtype=args.store_dtype,
+                                grid=args.grid or C_GRID, fit_positions=args.fit_position)
             print(f"## {probe.spec.name} ({scorer.name})\n\n{format_result(result)}\n")
     finally:
         con.close()
