@@ -278,7 +278,18 @@ def profile_lines(rows: Rows, model: str, constant: dict[str, float] | None = No
         else:
             out += _generic(rows.get(first, []), model, b.profile.label)
     # generation is a format across benchmarks, not one: its lines come last
-    return out + _generate(rows.get("profile_generate", []), model)
+    # generation and the layer probes are views across benchmarks, not benchmarks: they come last
+    return (out + _generate(rows.get("profile_generate", []), model)
+            + _layers(rows.get("profile_layers", []), model))
+
+
+def _layers(rows: list[dict[str, Any]], model: str) -> list[ProfileLine]:
+    """Linear probes per layer (eval.layers): the dev-chosen layer's test accuracy, chance,
+    the selectivity in the measure's name."""
+    from eval.layers import profile_layer_lines
+
+    return [_line("Layers", measure, values, chance)
+            for _probe, measure, values, chance, _control in profile_layer_lines(rows, model)]
 
 
 def _num(v: float | None) -> str:
@@ -293,7 +304,7 @@ def _ci(ci: tuple[float, float] | None) -> str:
 #: bar (four right answers out of four are no evidence of "CPJ 1.00"), and the table marks it.
 MIN_ITEMS = 10
 UNITS = {**{b.profile.label: b.profile.unit for b in benchmarks() if b.profile},
-         "generation": "instances"}
+         "generation": "instances", "Layers": "statements"}
 
 
 def per_benchmark(lines: Sequence[ProfileLine]) -> str:

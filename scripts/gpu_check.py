@@ -33,7 +33,10 @@ What it measures, each written to ``check.json`` and ``check.md`` under ``--out`
    token), the batch limits the automatic batching ended with, peak GPU memory, and the
    out-of-memory back-off exercised under a forced memory cap (on the CPU an injected
    out-of-memory error stands in for the cap);
-5. ``--device-map`` (accelerate; GPU + CPU, on the CPU memory + disk) equal to the whole model on
+5. hidden states of every layer (``gpu_check_hidden.py``, each causal shape): throughput
+   against the same forwards without them, the stored states against
+   ``output_hidden_states=True`` (``check.json`` ``hidden``, and the notes);
+6. ``--device-map`` (accelerate; GPU + CPU, on the CPU memory + disk) equal to the whole model on
    one device, and the scorer under ``torchrun --nproc-per-node 1`` (NCCL on a GPU, gloo on the
    CPU) equal to a plain run. This last check is at the scorer level: the worker loads the saved
    model folder through ``load_scorer`` as a ``probes.engine.run`` rank does, without a store.
@@ -65,6 +68,7 @@ from typing import Any
 import bench_models  # a sibling script: this script's folder is on the path
 import torch
 from bench_scoring import FRAMES, OPENERS, SUBJECTS  # the same sentence frames
+from gpu_check_hidden import hidden_step  # the hidden-state step (issue 49)
 
 SCRIPTS = Path(__file__).resolve().parent
 TOKENIZER_DIRS = ("causal", "masked", "seq2seq")
@@ -448,6 +452,7 @@ class Check:
         self.peers(shape, model, tokenizer, scorer, results)
         self.bear(shape, model, tokenizer, params)
         self.generation(shape, model, tokenizer, scorer, params)
+        hidden_step(self, shape, model, tokenizer, scorer)
         return scorer
 
     def generation(self, shape: str, model: Any, tokenizer: Any, scorer: Any,

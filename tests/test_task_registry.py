@@ -32,7 +32,7 @@ def test_readme_task_table_is_the_registry() -> None:
 
 def test_every_task_is_registered_once_and_found_by_name() -> None:
     # one definition of the names, the results contract's; the registry is keyed by it
-    assert TASKS == ("relatum", "choice", "binary", "subsumption", "records", "generate")
+    assert TASKS == ("relatum", "choice", "binary", "subsumption", "records", "generate", "probing")
     assert tuple(TASK_ENTRIES) == TASKS
     for name, entry in TASK_ENTRIES.items():
         assert get_task(name) is entry.task and entry.task.name == name

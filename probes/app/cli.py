@@ -64,6 +64,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("eval.report:add_arguments", "metric tables and plots (python -m eval.report)"),
     "results": ("probes.results.__main__:add_arguments", "results files: upgrade an older one, "
                 "combine several into one (python -m probes.results)"),
+    "layers": ("probes.engine.layers:add_arguments",
+               "linear probes per layer with control tasks on a probing probe's statements"),
 }
 
 

@@ -84,6 +84,9 @@ class Scorer:
     """What tasks need to know (:class:`probes.backends.protocol.Capabilities`): each backend
     declares it."""
     operations: frozenset[str] = frozenset()
+    hidden_states: ClassVar[bool] = False
+    """Whether :mod:`probes.backends.hidden` can read every layer's states (the transformers
+    backends say True)."""
 
     def __init__(
         self,

@@ -87,6 +87,7 @@ class CausalScorer(Scorer):
     capabilities = CAUSAL_LM
     operations = frozenset({"loglik", "topk", "features", "generate"})
     auto_model = "AutoModelForCausalLM"
+    hidden_states = True  # every layer's states (probes.backends.hidden)
 
     def __init__(self, model: Any, tokenizer: Any, **kwargs: Any) -> None:
         super().__init__(model, tokenizer, **kwargs)

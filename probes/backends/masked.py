@@ -45,6 +45,7 @@ class MaskedScorer(Scorer):
     capabilities = MASKED_LM
     auto_model = "AutoModelForMaskedLM"
     headless_auto_model = "AutoModel"  # an encoder without MLM head: features only
+    hidden_states = True  # every layer's states (probes.backends.hidden)
 
     def __init__(self, model: Any, tokenizer: Any, *, has_head: bool = True, **kwargs: Any):
         super().__init__(model, tokenizer, **kwargs)

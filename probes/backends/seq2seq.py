@@ -61,6 +61,7 @@ class Seq2SeqScorer(Scorer):
     capabilities = SEQ2SEQ_LM
     operations = frozenset({"loglik", "topk", "features", "generate"})
     auto_model = "AutoModelForSeq2SeqLM"
+    hidden_states = True  # every layer's states (probes.backends.hidden)
 
     def __init__(self, model: Any, tokenizer: Any, **kwargs: Any) -> None:
         super().__init__(model, tokenizer, **kwargs)

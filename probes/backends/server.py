@@ -84,6 +84,7 @@ class ServerScorer:
     prompt (``topk`` needs ``tokenizer=``; :meth:`require` says so)."""
     device = "server"
     dtype = "server"
+    hidden_states = False  # a Completions API returns no activations (probes.backends.hidden)
 
     def __init__(self, client: CompletionsClient, served: str, reported: dict[str, Any],
                  tokenizer: Any = None, tokenizer_name: str | None = None,

@@ -46,7 +46,7 @@ from probes.results.upgrade import upgrade
 
 SCHEMA = Path(__file__).with_name("schema.sql")
 
-TASKS = ("relatum", "choice", "binary", "subsumption", "records", "generate")
+TASKS = ("relatum", "choice", "binary", "subsumption", "records", "generate", "probing")
 """The probe tasks a run can have (``runs.task``; a metric file's ``-- tasks:``)."""
 
 

@@ -181,3 +181,62 @@ CREATE TABLE IF NOT EXISTS probe_exports (
     query_hash   VARCHAR NOT NULL,
     exported_at  TIMESTAMP NOT NULL
 );
+
+-- Hidden states (probes.engine.hidden_cache): one row per shard file of one extraction. The key
+-- hashes (model, revision, scoring options, layers, positions, store dtype); the file (a .npy
+-- beside the results file, in <results>.hidden/<key>/) holds [layers, positions, n_rows, dim].
+CREATE TABLE IF NOT EXISTS hidden_shards (
+    key          VARCHAR NOT NULL,
+    shard        INTEGER NOT NULL,   -- 0, 1, ... in the order written
+    path         VARCHAR NOT NULL,   -- relative to the hidden-state folder
+    n_rows       INTEGER NOT NULL,
+    layers       INTEGER[] NOT NULL, -- 0 = embeddings, i = block i
+    positions    VARCHAR[] NOT NULL, -- slot | last | mean | first | cls
+    dim          INTEGER NOT NULL,
+    dtype        VARCHAR NOT NULL,   -- float16 (float32 when a value would overflow float16)
+    model        VARCHAR,
+    written_at   TIMESTAMP,
+    PRIMARY KEY (key, shard)
+);
+
+-- Which row of which shard holds a text's states: item = hash of the text and its slot span.
+-- A resumed extraction skips the items already here (written in the shard's transaction).
+CREATE TABLE IF NOT EXISTS hidden_items (
+    key          VARCHAR NOT NULL,
+    item         VARCHAR NOT NULL,
+    shard        INTEGER NOT NULL,
+    row          INTEGER NOT NULL,
+    PRIMARY KEY (key, item)
+);
+
+-- Linear probes per layer (probes.engine.probing, `kgprobe layers`): one row per (run, layer,
+-- position, task), task = probe (the instances' gold) or control (Hewitt and Liang 2019: a
+-- seeded random function of the item). c: the inverse L2 strength chosen on dev.
+CREATE TABLE IF NOT EXISTS layer_probes (
+    run_id         VARCHAR NOT NULL,
+    probe          VARCHAR NOT NULL,
+    layer          INTEGER NOT NULL,
+    position       VARCHAR NOT NULL,
+    control        BOOLEAN NOT NULL,
+    c              DOUBLE,
+    dev_accuracy   DOUBLE,
+    train_accuracy DOUBLE,
+    n_train        INTEGER,
+    n_dev          INTEGER,
+    PRIMARY KEY (run_id, layer, position, control)
+);
+
+-- The test predictions of each layer probe, one row per test instance: eval/layers reads them
+-- for accuracy with intervals over instances.
+CREATE TABLE IF NOT EXISTS layer_predictions (
+    run_id       VARCHAR NOT NULL,
+    probe        VARCHAR NOT NULL,
+    split        VARCHAR NOT NULL,
+    instance_id  VARCHAR NOT NULL,
+    layer        INTEGER NOT NULL,
+    position     VARCHAR NOT NULL,
+    control      BOOLEAN NOT NULL,
+    gold         VARCHAR NOT NULL,   -- the instance's label (control: its control label)
+    predicted    VARCHAR NOT NULL,
+    PRIMARY KEY (run_id, instance_id, layer, position, control)
+);

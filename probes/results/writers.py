@@ -357,3 +357,91 @@ def write_generations(con: duckdb.DuckDBPyConnection,
     if rows:
         full = [tuple(GenerationRow(*r)) for r in rows]
         _insert(con, "generations", arrow_table(GENERATION_SCHEMA, full), upsert)
+
+
+# --- hidden states and layer probes ---------------------------------------------------------
+
+class HiddenShardRow(NamedTuple):
+    """One ``hidden_shards`` row: a shard file of one extraction."""
+
+    key: str
+    shard: int
+    path: str
+    n_rows: int
+    layers: list[int]
+    positions: list[str]
+    dim: int
+    dtype: str
+    model: str | None
+    written_at: datetime | None
+
+
+HIDDEN_SHARD_SCHEMA = pa.schema([
+    ("key", pa.string()), ("shard", pa.int32()), ("path", pa.string()), ("n_rows", pa.int32()),
+    ("layers", pa.list_(pa.int32())), ("positions", pa.list_(pa.string())), ("dim", pa.int32()),
+    ("dtype", pa.string()), ("model", pa.string()), ("written_at", pa.timestamp("us"))])
+HIDDEN_ITEM_SCHEMA = pa.schema([("key", pa.string()), ("item", pa.string()),
+                                ("shard", pa.int32()), ("row", pa.int32())])
+
+
+def write_hidden_shard(con: duckdb.DuckDBPyConnection, shard: HiddenShardRow,
+                       items: Sequence[str]) -> None:
+    """Record a shard file (written before) and its items, row ``i`` = ``items[i]`` (call it
+    inside :func:`probes.results.transaction`, so both land together); an item already recorded
+    under the key is an error (the caller skips done items)."""
+    _insert(con, "hidden_shards", arrow_table(HIDDEN_SHARD_SCHEMA, [tuple(shard)]), False)
+    rows = [(shard.key, item, shard.shard, i) for i, item in enumerate(items)]
+    _insert(con, "hidden_items", arrow_table(HIDDEN_ITEM_SCHEMA, rows), False)
+
+
+class LayerProbeRow(NamedTuple):
+    """One ``layer_probes`` row."""
+
+    run_id: str
+    probe: str
+    layer: int
+    position: str
+    control: bool
+    c: float
+    dev_accuracy: float
+    train_accuracy: float
+    n_train: int
+    n_dev: int
+
+
+class LayerPredictionRow(NamedTuple):
+    """One ``layer_predictions`` row."""
+
+    run_id: str
+    probe: str
+    split: str
+    instance_id: str
+    layer: int
+    position: str
+    control: bool
+    gold: str
+    predicted: str
+
+
+LAYER_PROBE_SCHEMA = pa.schema([
+    ("run_id", pa.string()), ("probe", pa.string()), ("layer", pa.int32()),
+    ("position", pa.string()), ("control", pa.bool_()), ("c", pa.float64()),
+    ("dev_accuracy", pa.float64()), ("train_accuracy", pa.float64()), ("n_train", pa.int32()),
+    ("n_dev", pa.int32())])
+LAYER_PREDICTION_SCHEMA = pa.schema([
+    ("run_id", pa.string()), ("probe", pa.string()), ("split", pa.string()),
+    ("instance_id", pa.string()), ("layer", pa.int32()), ("position", pa.string()),
+    ("control", pa.bool_()), ("gold", pa.string()), ("predicted", pa.string())])
+
+
+def write_layer_probes(con: duckdb.DuckDBPyConnection, probes: Sequence[LayerProbeRow],
+                       predictions: Sequence[LayerPredictionRow]) -> None:
+    """Replace the layer-probe rows and test predictions of the runs in ``probes``."""
+    for run_id in dict.fromkeys(p.run_id for p in probes):
+        for table in ("layer_probes", "layer_predictions"):
+            con.execute(f"DELETE FROM {table} WHERE run_id = ?", [run_id])
+    if probes:
+        _insert(con, "layer_probes", arrow_table(LAYER_PROBE_SCHEMA, probes), False)
+    if predictions:
+        _insert(con, "layer_predictions", arrow_table(LAYER_PREDICTION_SCHEMA, predictions),
+                False)

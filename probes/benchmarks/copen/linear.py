@@ -38,6 +38,7 @@ from typing import Any
 import torch
 
 from kg import options as kg_options
+from probes.backends.hidden import pooled_features
 from probes.backends.protocol import Describes, capabilities, family
 from probes.benchmarks.copen import PROBES, task_name
 from probes.benchmarks.copen.classify import (
@@ -98,6 +99,8 @@ def featurize(scorer: Any, examples: Sequence[Example], pooling: str
         rows[ex.instance_id] = [texts.setdefault(t, len(texts)) for t in ex.texts]
     if pooling == "decoder_eos":
         feats = decoder_eos_features(scorer.model, scorer.tokenizer, list(texts))
+    elif getattr(scorer, "hidden_states", False):  # the layer probes' extraction, last layer
+        feats = pooled_features(scorer, list(texts), pooling)
     else:
         feats = scorer.features(list(texts), pooling=pooling)
     return feats.float().clone(), rows  # a normal tensor (features run in inference mode)

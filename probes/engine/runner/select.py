@@ -16,12 +16,19 @@ def select_probes(con: duckdb.DuckDBPyConnection, patterns: list[str], queries: 
     """The probe files matching ``patterns`` (their headers hold the prompts and params).
 
     Every matching probe must have instances in the results file. Probes of task ``records``
-    (data, nothing to score) are left out when a glob pattern matched them. A matched file
+    (data, nothing to score) and ``probing`` (``kgprobe layers`` runs them) are left out when
+    a glob pattern matched them; a probing probe named exactly is an error saying so. A matched file
     that cannot be read stops the run (probes.engine.spec.UnreadableProbesError), unless ``skipped``
     is given (``--skip-bad-files``): then its error is appended there.
     """
     probes = discover(queries, patterns, include_default=include_default, problems=skipped)
     probes = [p for p in probes if p.spec.task != "records" or p.spec.name in patterns]
+    named = [p for p in probes if p.spec.task == "probing" and p.spec.name in patterns]
+    if named:
+        from probes.engine.tasks.probing import not_scored
+
+        raise not_scored(named[0].spec.name)
+    probes = [p for p in probes if p.spec.task != "probing"]
     if not probes:
         raise ProbeError(f"{' '.join(patterns)} matches only 'records' probes: they hold data, "
                          "not prompts, so there is nothing to score")

@@ -34,6 +34,7 @@ from probes.engine.tasks import Task, TaskParams
 from probes.engine.tasks.binary import TASK as BINARY
 from probes.engine.tasks.choice import TASK as CHOICE
 from probes.engine.tasks.generate import TASK as GENERATE
+from probes.engine.tasks.probing import TASK as PROBING
 from probes.engine.tasks.records import TASK as RECORDS
 from probes.engine.tasks.relatum import TASK as RELATUM
 from probes.engine.tasks.subsumption import TASK as SUBSUMPTION
@@ -71,7 +72,7 @@ def _by_contract(tasks: tuple[Task, ...], names: tuple[str, ...]) -> dict[str, T
 
 
 TASK_ENTRIES: dict[str, TaskEntry] = _by_contract(
-    (RELATUM, CHOICE, BINARY, SUBSUMPTION, RECORDS, GENERATE), results.TASKS)
+    (RELATUM, CHOICE, BINARY, SUBSUMPTION, RECORDS, GENERATE, PROBING), results.TASKS)
 """Task name -> its entry, in the order of probes.results.TASKS (error messages and docs). The
 names themselves are ``probes.results.TASKS``, and only there."""
 
