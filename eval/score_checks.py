@@ -3,13 +3,12 @@
 makes every metric over its run wrong without an error (a NaN loses every comparison, so
 accuracy falls and Brier reads nan). The report names each such run in a warning line.
 
->>> from probes.results import connect
->>> con = connect(":memory:")
->>> _ = con.execute("INSERT INTO runs (run_id, model, probe, status) VALUES "
-...                 "('0123456789', 'm', 'p', 'done')")
->>> _ = con.execute("INSERT INTO scores (run_id, probe, split, instance_id, prompt_id, "
-...                 "candidate, score) VALUES ('0123456789', 'p', 'test', 'i', 0, 'a', 'nan'), "
-...                 "('0123456789', 'p', 'test', 'i', 0, 'b', -1.0)")
+>>> con = duckdb.connect()  # the columns it reads; the results file's writers never store NaN
+>>> _ = con.execute("CREATE TABLE runs (run_id TEXT, model TEXT, probe TEXT, status TEXT); "
+...                 "CREATE TABLE scores (run_id TEXT, score DOUBLE); "
+...                 "CREATE TABLE responses (run_id TEXT, probability DOUBLE)")
+>>> _ = con.execute("INSERT INTO runs VALUES ('0123456789', 'm', 'p', 'done')")
+>>> _ = con.execute("INSERT INTO scores VALUES ('0123456789', 'nan'), ('0123456789', -1.0)")
 >>> nonfinite_warnings(con)
 ['run 01234567 (model m, probe p) has 1 stored score that is not finite (NaN or ±inf): its \
 metrics are wrong; score it again (the same run command: a cached value that is not finite is \

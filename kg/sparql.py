@@ -172,21 +172,23 @@ def analyse(text: str) -> QueryShape:
     check_bounds(text)
     box: dict[str, Any] = {}
 
+    too_slow = QueryShapeError(None, f"checking the query took more than "
+                               f"{CHECK_CPU_SECONDS:g} s of CPU ({len(text):,} characters; "
+                               "kgprobe's SPARQL checker reads about 25 kB per second, less on "
+                               "long expressions); put long value lists into the store (a source "
+                               "or a derived graph) and select them")
+
     def work() -> None:
         try:
             box["shape"] = _analyse(text)
         except _TooSlow:
-            box["error"] = QueryShapeError(None, f"checking the query took more than "
-                                           f"{CHECK_CPU_SECONDS:g} s of CPU ({len(text):,} "
-                                           "characters; kgprobe's SPARQL checker reads about "
-                                           "25 kB per second, less on long expressions); put "
-                                           "long value lists into the store (a source or a "
-                                           "derived graph) and select them")
+            box["error"] = too_slow
         except BaseException as e:  # handed to the caller's thread
             box["error"] = e.with_traceback(None)
 
     worker = threading.Thread(target=work, name="kgprobe-sparql-analyse", daemon=True)
     worker.start()
+    over = False
     while worker.is_alive():
         worker.join(0.05)
         try:  # the thread's CPU clock; gone (OSError) once the thread has ended
@@ -194,9 +196,13 @@ def analyse(text: str) -> QueryShape:
         except OSError:
             continue
         if worker.is_alive() and spent > CHECK_CPU_SECONDS:
+            # sent again while the thread lives: an exception that lands where Python ignores
+            # exceptions (a weakref callback during garbage collection) is lost
+            over = True
             ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(worker.ident or 0),
                                                        ctypes.py_object(_TooSlow))
-            worker.join()
+    if over and "error" not in box:  # past the budget: too slow, even if it then finished
+        box["error"] = too_slow
     if "error" in box:
         error = box.pop("error")
         try:

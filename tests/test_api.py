@@ -36,7 +36,8 @@ def test_lists_are_dataframes_with_descriptions(tmp_path: Path) -> None:
     found = api.list_probes([folder], include_default=False)
     assert found.select("name", "task").rows() == [("t/choice", "choice"), ("t/other", "choice")]
     tasks = dict(api.list_tasks().rows())
-    assert set(tasks) == {"binary", "choice", "records", "relatum", "subsumption"}
+    assert set(tasks) == {"binary", "choice", "generate", "probing", "records", "relatum",
+                          "subsumption"}
     assert all(tasks.values())
     metrics = api.list_metrics()
     acc = metrics.filter(pl.col("metric") == "choice_accuracy").row(0, named=True)

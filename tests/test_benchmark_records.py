@@ -59,7 +59,7 @@ def test_the_cli_tables_are_the_records() -> None:
     # nothing but the records and the steps' own commands
     named = {b.name for b in benchmarks()} | {n for b in benchmarks() for n in b.commands}
     assert set(cli.COMMANDS) - named == {"build", "derived", "list", "query", "export", "run",
-                                         "report", "results"}
+                                         "report", "results", "layers"}
     assert {c for c, _ in cli.EVAL_SUBCOMMANDS} <= {b.name for b in benchmarks()}
 
 

@@ -30,10 +30,11 @@ def test_default_is_the_probe_list(capsys: pytest.CaptureFixture[str]) -> None:
     assert listed(capsys, "--what", "probes") == exported
 
 
-def test_tasks_are_the_five_task_kinds(capsys: pytest.CaptureFixture[str]) -> None:
+def test_tasks_are_the_seven_task_kinds(capsys: pytest.CaptureFixture[str]) -> None:
     out = listed(capsys, "--what", "tasks")
     assert out.splitlines()[0] == "tasks:"
-    assert names(out) == ["binary", "choice", "records", "relatum", "subsumption"]
+    assert names(out) == ["binary", "choice", "generate", "probing", "records", "relatum",
+                          "subsumption"]
     choice = next(ln for ln in out.splitlines() if ln.startswith("  choice"))
     assert "log-likelihood" in choice  # a description follows the name
 

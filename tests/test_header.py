@@ -78,8 +78,9 @@ def test_missing_field_names_the_line_to_add_in_either_file() -> None:
         parse_probe("# name: t/x\n# split: test\nSELECT ?a {}\n", "x.rq")
     with pytest.raises(MetricFileError) as m_err:
         parse_metric("-- name: x\n-- description: d\n-- grain: [probe]\nSELECT 1\n", "x.sql")
-    assert p_err.value.message == ("header field 'task' is required: add a line "
-                                   "'# task: relatum|choice|binary|subsumption|records'")
+    assert p_err.value.message == (
+        "header field 'task' is required: add a line "
+        "'# task: relatum|choice|binary|subsumption|records|generate|probing'")
     assert m_err.value.message == ("header field 'tasks' is required: add a line "
                                    "'-- tasks: [choice]'")
 

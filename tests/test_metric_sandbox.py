@@ -318,7 +318,8 @@ def test_the_report_runner_and_the_profile_run_sandboxed(results: Path, tmp_path
     assert set(metric_rows(con, [profile.PROFILE_DIR])) == {"profile_bear", "profile_copen",
                                                            "profile_ontolama", "profile_semrel",
                                                            "profile_shortcuts",
-                                                           "profile_generate"}
+                                                           "profile_generate", "profile_pararel",
+                                                           "profile_layers"}
     with pytest.raises(duckdb.PermissionException):
         con.execute("SELECT * FROM read_text('/etc/hostname')")
     con.close()

@@ -196,11 +196,12 @@ def test_report_table_has_one_row_per_model_probe_split(
     (names, text), = tables(report)
     # no token or character counts and no baseline here: the normalised accuracies have no
     # value, so their columns are left out (a table shows only the metrics that apply)
-    assert names == ["chance_accuracy", "choice_accuracy", "choice_mrr"]
+    # prompt_consistency: the fixture's probe has two prompts (issue 47's metric for any probe)
+    assert names == ["chance_accuracy", "choice_accuracy", "choice_mrr", "prompt_consistency"]
     lines = text.splitlines()
     assert lines[0] == ("| model | probe | split | n | chance_accuracy | choice_accuracy | "
                         "choice_accuracy 95% CI | choice_accuracy prompts | choice_mrr | "
-                        "choice_mrr 95% CI | choice_mrr prompts |")
+                        "choice_mrr 95% CI | choice_mrr prompts | prompt_consistency |")
     # accuracy 95% CI: the Wilson interval of 1/3, 0/1 and 2/3 (never zero-width).
     # prompts (r1 test): i1 under prompt 0 alone a=-1 beats gold b=-2 (wrong, RR 1/2), under
     # prompt 1 b=-1 wins (right, RR 1); i2, i4 have prompt 0 only (wrong, RR 1/2 each):
@@ -213,11 +214,13 @@ def test_report_table_has_one_row_per_model_probe_split(
     w = {k: "{:.3f}–{:.3f}".format(*wilson_by_hand(k, n)) for k, n in ((1, 3), (0, 1), (2, 3))}
     assert ("| m1 | t/c | test | 3 | 0.500 | 0.333 | " + w[1] + " | 0.000–1.000 (sd 0.500, MaxP "
             "1.000, AvgP 0.500) | 0.667 | 0.500–1.000 | 0.500–1.000 (sd 0.250, MaxP 1.000, AvgP "
-            "0.750) |") in lines
+            "0.750) | 0.000 |") in lines
+    # prompt_consistency: only r1's test i1 has two prompts, and they pick a and b: 0 of 1 pair
+    # agrees; no other instance has a pair (–)
     assert ("| m1 | t/c | dev | 1 | 0.500 | 0.000 | " + w[0] + " | – | 0.500 | 0.500–0.500 "
-            "| – |") in lines
+            "| – | – |") in lines
     assert ("| m2 | t/c | test | 3 | 0.389 | 0.667 | " + w[2] + " | – | 0.667 | 0.000–1.000 "
-            "| – |") in lines
+            "| – | – |") in lines
     assert len(lines) == 2 + 3
     assert "binary_accuracy (no binary runs)" in report.skipped
     assert all("choice" not in skipped for skipped in report.skipped)
@@ -279,7 +282,7 @@ def test_two_runs_of_one_model_get_a_run_column(choice_db: duckdb.DuckDBPyConnec
     assert text.splitlines()[0] == ("| model | probe | split | run | n | chance_accuracy | "
                                     "choice_accuracy | choice_accuracy 95% CI | "
                                     "choice_accuracy prompts | choice_mrr | choice_mrr 95% CI "
-                                    "| choice_mrr prompts |")
+                                    "| choice_mrr prompts | prompt_consistency |")
 
 
 # --- metric files ---------------------------------------------------------------------------
@@ -395,6 +398,7 @@ def test_each_call_writes_a_folder_of_its_own_and_stale_plots_go(
     assert main(["--results", str(results), "--out", str(out)]) == 0
     assert sorted(p.name for p in out.glob("*.png")) == ["choice_accuracy.png",
                                                           "choice_mrr.png", "mine.png",
+                                                          "prompt_consistency.png",
                                                           "reliability_diagram.png"]
     assert main(["--results", str(results), "--out", str(out), "--no-plots"]) == 0
     assert sorted(p.name for p in out.glob("*.png")) == ["mine.png"]

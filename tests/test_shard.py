@@ -99,8 +99,12 @@ def test_shards_then_merge_equal_the_unsharded_run(tmp_path: Path) -> None:
         assert table(results, name) == table(ref, name), name
     assert table(results, "score_cache") == table(ref, "score_cache")
     assert metric_rows(results) == metric_rows(ref)
-    assert len(metric_rows(ref)) >= 2 and all(  # no probe here sets pmi_context
-        rows for name, rows in metric_rows(ref) if not name.endswith("_pmi"))
+    # no probe here sets pmi_context, has a generate run or format, two prompts, or train and
+    # dev splits: the metrics that need those have no rows; every other one has
+    needs = ("generate_", "format_", "prompt_consistency", "shortcut_shift")
+    empty = [name for name, rows in metric_rows(ref) if not rows]
+    assert len(metric_rows(ref)) >= 2 and [
+        n for n in empty if not n.endswith("_pmi") and not n.startswith(needs)] == []
     assert query(results, "SELECT run_id, status FROM runs ORDER BY 1") == query(
         ref, "SELECT run_id, status FROM runs ORDER BY 1")
     assert not any(shard_path(results, Shard(i, 3)).exists() for i in range(3))

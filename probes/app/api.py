@@ -3,7 +3,7 @@ returns a polars DataFrame (or the loaded object). See ``docs/api.md`` for a wor
 
 >>> from probes.app import api
 >>> sorted(api.list_tasks()["task"])
-['binary', 'choice', 'records', 'relatum', 'subsumption']
+['binary', 'choice', 'generate', 'probing', 'records', 'relatum', 'subsumption']
 
 Everything here calls the same functions as the command line (``probes.engine.export.export``,
 ``probes.engine.runner.probe.run_probe``, ``eval.sqlfile.run_metric``), so a notebook and ``python

@@ -198,8 +198,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     options.add_model(parser, required=True, help="model name (as for kgprobe run)")
     parser.add_argument("--probe", required=True, action="append",
                         help="probing probe name or pattern; repeatable")
-    parser.add_argument("--queries", type=Path, action="append", default=[],
-                        help="another folder of probe files")
+    kg_options.add_queries(parser, help="another folder of probe files")
     parser.add_argument("--layer", type=int, action="append",
                         help="layer to probe (0 = embeddings, -1 = last); default all")
     parser.add_argument("--position", action="append",

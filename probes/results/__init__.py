@@ -12,7 +12,8 @@ columns, grain) is described in docs/results.md.
 >>> con = connect(":memory:")
 >>> tables = con.execute("SELECT table_name FROM information_schema.tables").fetchall()
 >>> sorted(r[0] for r in tables)  # doctest: +NORMALIZE_WHITESPACE
-['generations', 'gold_forms', 'human_responses', 'instance_provenance', 'instances', 'model_vocab',
+['generations', 'gold_forms', 'hidden_items', 'hidden_shards', 'human_responses',
+ 'instance_provenance', 'instances', 'layer_predictions', 'layer_probes', 'model_vocab',
  'probe_exports', 'prompts', 'responses', 'runs', 'score_cache', 'scores']
 >>> with transaction(con):
 ...     _ = con.execute("INSERT INTO probe_exports VALUES ('p', 'h', now())")
