@@ -20,7 +20,7 @@ It prints, and writes to ``--out`` (``report.md`` and each tool's JSON):
 Usage::
 
     scripts/setup_peers.sh                     # once
-    .venv/bin/python scripts/bench_generate.py --out /tmp/gen-bench
+    .venv/bin/python scripts/bench_generate.py --out OUT_DIR
     .venv/bin/python scripts/bench_generate.py --smoke   # a tiny random model, seconds
 """
 
@@ -81,7 +81,8 @@ def identity(ours: list[str], theirs: list[str], items: list[str]) -> list[str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="smollm2-135m")
-    parser.add_argument("--out", type=Path, default=Path("/tmp/kgprobe-bench-generate"))
+    parser.add_argument("--out", type=Path, required=True,
+                        help="folder for the workload, outputs and the table")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--max-new-tokens", type=int, default=16)
     parser.add_argument("--lm-eval-batch-sizes", default="1,8,16")

@@ -24,12 +24,13 @@ import networkx as nx
 import pytest
 
 from eval.sqlfile import discover_metrics, load_metric, run_metric
+from kg.config import data_dir
 from kg.pararel import ParaRelRelation, edge_type, read_dataset, read_relation
 from probes.results import connect
 from probes.results.writers import Run, insert_run
 
 ROOT = Path(__file__).parents[1]
-DATA = Path("/work/shared/data/pararel")
+DATA = (ROOT / data_dir() if not data_dir().is_absolute() else data_dir()) / "pararel"
 METRICS = {m.name: m for m in discover_metrics([ROOT / "eval" / "pararel"])}
 PROBE = "pararel/pararel"
 FACTS = 12
