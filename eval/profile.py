@@ -388,25 +388,29 @@ def caption(lines: Sequence[ProfileLine]) -> str:
 
 def chart_lines(lines: Sequence[ProfileLine]) -> list[tuple[str, ProfileLine]]:
     """The chart's rows with their labels: a benchmark's measures over too few items (fewer
-    than :data:`MIN_ITEMS`) are one hatched row where the first of them was, which names them
-    once (issue 46: 9 of 21 rows hatched, the BEAR sample's domains and COPEN's fixtures), not
+    than :data:`MIN_ITEMS`) are one hatched row after the benchmark's drawn rows, which names
+    them once (issue 46: 9 of 21 rows hatched, the BEAR sample's domains and COPEN's fixtures), not
     one row each.
 
     >>> few = [ProfileLine("BEAR", f"domain {d}: accuracy", 3, 0.5, None, 0.1) for d in "ab"]
+    >>> big = ProfileLine("BEAR", "domain c: accuracy", 12, 0.5, None, 0.1)
     >>> [label for label, _ in chart_lines([ProfileLine("BEAR", "all: acc", 60, 0.4, None, 0.1),
-    ...                                     *few])]
-    ['BEAR: all: acc, n = 60', 'BEAR: 2 measures over too few items (domain a, domain b; n = 3)']
+    ...                                     few[0], big, few[1]])]  # doctest: +NORMALIZE_WHITESPACE
+    ['BEAR: all: acc, n = 60', 'BEAR: domain c: accuracy, n = 12',
+     'BEAR: 2 measures over too few items (domain a, domain b; n = 3)']
     """
     out: list[tuple[str, ProfileLine]] = []
     grouped: dict[str, list[ProfileLine]] = {}
-    for p in lines:
+    for i, p in enumerate(lines):
         if not p.too_few:
             out.append((f"{p.benchmark}: {p.measure}, n = {p.n}", p))
-            continue
-        if p.benchmark not in grouped:
-            grouped[p.benchmark] = []
-            out.append(("", p))  # labelled below, once all of the benchmark's are known
-        grouped[p.benchmark].append(p)
+        else:
+            grouped.setdefault(p.benchmark, []).append(p)
+        last_of_block = i + 1 == len(lines) or lines[i + 1].benchmark != p.benchmark
+        if last_of_block and grouped.get(p.benchmark) and not any(
+                q is grouped[p.benchmark][0] for _, q in out):
+            # after the benchmark's drawn rows, labelled below once all of its are known
+            out.append(("", grouped[p.benchmark][0]))
     labelled = []
     for label, p in out:
         few = grouped.get(p.benchmark, []) if p.too_few else []

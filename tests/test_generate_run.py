@@ -4,6 +4,7 @@ the cache that makes a re-run free, and the clear errors."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -197,7 +198,13 @@ def test_formats_read_the_same_instances_twice_and_agreement_is_computed(
             row["both_wrong"]) == (cells[True, True], cells[True, False], cells[False, True],
                                    cells[False, False])
     if pe < 1:
-        assert row["value"] == pytest.approx((po - pe) / (1 - pe))
+        kappa = (po - pe) / (1 - pe)
+        assert row["value"] == pytest.approx(kappa)
+        # Cohen's (1960) large-sample interval, clipped to kappa's range
+        half = 1.96 * math.sqrt(po * (1 - po) / (n * (1 - pe) ** 2))
+        assert row["ci_low"] == pytest.approx(max(-1.0, kappa - half))
+        assert row["ci_high"] == pytest.approx(min(1.0, kappa + half))
+        assert -1 <= row["ci_low"] <= row["value"] <= row["ci_high"] <= 1
     kinds = sorted(r[4] for r in dis)
     want = sorted("ranked first but not said" if ranked[t] else "said but not ranked first"
                   for t in said if ranked[t] != said[t])

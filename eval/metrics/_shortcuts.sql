@@ -1,7 +1,12 @@
 -- Shortcut rules: model-free rules fitted on a probe's train split only and applied to every
 -- split (docs/shortcuts.md explains each rule with a worked example). Support file of
 -- shortcut_panel.sql and shortcut_ceiling.sql (and eval/ontolama/ontolama_shortcuts.sql):
--- temporary views over the instances table, no model, no scores.
+-- temporary views over the instances table, no model, no scores. Five of them (sc_items,
+-- sc_label_predictions, sc_correct, sc_run_items, sc_chosen_rule) are temporary tables: the
+-- views below read them several times, and as views DuckDB recomputed them in every reader
+-- (the main job's results file: out of memory at the metrics' 4 GB limit after 20 s; as
+-- tables 1.3 s and 214 MB, the same rows). They live on the metric's own cursor, which is
+-- rolled back after the metric.
 --
 -- A rule never reads the labels of the split it is scored on: every fitted table below reads
 -- gold only WHERE split = 'train', and the features of an instance (its texts, their
@@ -30,7 +35,7 @@ HAVING bool_or(split = 'train');
 -- the premise and hypothesis where the fields name them (sub, super: OntoLAMA), else the
 -- target alone; for Complex SI also the complex concept and the named one (complex_side); for
 -- a statement about a concept (COPEN CPJ: fields concept, post) the concept and the property.
-CREATE OR REPLACE TEMP VIEW sc_items AS
+CREATE OR REPLACE TEMP TABLE sc_items AS
 SELECT i.probe, i.split, i.instance_id, k.kind, i.gold, i.candidates, i.target,
        i.gold[1] AS label,
        coalesce(json_extract_string(i.fields, '$.sub'), i.target) AS sub_text,
@@ -129,7 +134,7 @@ SELECT probe, rule, key, first(label ORDER BY n DESC, label) AS prediction
 FROM counts
 GROUP BY ALL;
 
-CREATE OR REPLACE TEMP VIEW sc_label_predictions AS
+CREATE OR REPLACE TEMP TABLE sc_label_predictions AS
 SELECT k.probe, k.split, k.instance_id, k.rule, k.label,
        coalesce(f.prediction, m.prediction) AS prediction
 FROM sc_label_keys k
@@ -215,7 +220,7 @@ FROM (SELECT probe, answer, count(*) AS n
 
 -- Every rule's correctness per instance: 1 / 0 (label, relatum), the expected share (choice).
 -- measure: accuracy (comparable with the model's accuracy or precision at 1) or hits@10.
-CREATE OR REPLACE TEMP VIEW sc_correct AS
+CREATE OR REPLACE TEMP TABLE sc_correct AS
 SELECT probe, split, instance_id, rule, measure, correct FROM sc_label_correct
 UNION ALL
 SELECT d.probe, d.split, d.instance_id, d.rule, 'accuracy', d.correct
@@ -242,7 +247,7 @@ GROUP BY probe, split, rule;
 -- Its accuracy on another split is an estimate of what a model-free rule reaches there; the best
 -- rule on the scored split itself (best_value below) is chosen on that split's labels and is
 -- biased upward (on a small split it reaches well above chance by chance: sc_run_null).
-CREATE OR REPLACE TEMP VIEW sc_chosen_rule AS
+CREATE OR REPLACE TEMP TABLE sc_chosen_rule AS
 WITH selection AS (
     SELECT probe, CASE WHEN bool_or(split = 'dev') THEN 'dev' ELSE 'train' END AS chosen_on
     FROM sc_panel
@@ -256,7 +261,7 @@ WHERE p.measure = 'accuracy'
 GROUP BY ALL;
 
 -- The instances each finished run scored.
-CREATE OR REPLACE TEMP VIEW sc_run_items AS
+CREATE OR REPLACE TEMP TABLE sc_run_items AS
 SELECT DISTINCT s.run_id, s.probe, s.split, s.instance_id
 FROM scores s JOIN runs r USING (run_id)
 WHERE r.status = 'done'

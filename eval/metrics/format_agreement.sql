@@ -6,7 +6,9 @@
 --   generated answer under at least half the prompts, generate). The 2 x 2 table (both
 --   right, ranked but not said, said but not ranked, both wrong) and Cohen's kappa (value)
 --   with its 95 % interval from Cohen's (1960) large-sample standard error
---   sqrt(po (1 - po) / (n (1 - pe)^2)); kappa is NULL when chance agreement pe is 1.
+--   sqrt(po (1 - po) / (n (1 - pe)^2)), clipped to kappa's range [-1, 1] (on 53 instances
+--   with kappa 0.70 the unclipped upper end was 1.03); kappa is NULL when chance agreement
+--   pe is 1.
 -- tasks: [choice, relatum, generate]
 -- grain: [model, probe, split]
 -- requires: [_choice_ranks.sql, _generate_matches.sql, _format_pairs.sql]
@@ -33,7 +35,7 @@ kappa AS (
     FROM chance
 )
 SELECT model, probe, split, choice_run, generate_run, n, both_right, ranked_not_said,
-       said_not_ranked, both_wrong, value, value - 1.96 * se AS ci_low,
-       value + 1.96 * se AS ci_high
+       said_not_ranked, both_wrong, value, greatest(-1.0, value - 1.96 * se) AS ci_low,
+       least(1.0, value + 1.96 * se) AS ci_high
 FROM kappa
 ORDER BY ALL
