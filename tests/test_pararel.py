@@ -418,3 +418,49 @@ def test_export_fields_are_what_the_metrics_read() -> None:
             assert sorted(fields["edge"]) == sorted(
                 f"{index[e['from']]} {index[e['to']]} {edge_type(e)}" for e in rel.edges)
             assert fields["majority"] == [majority]
+
+
+# --- kgprobe pararel subset (probes/engine/subset.py, shared with kgprobe bear subset) -------
+
+def test_pararel_subset_writes_a_probe_file(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from probes.app.cli import main
+    from probes.engine.spec import load_probe
+
+    assert main(["pararel", "subset", "--probe", "pararel/pararel-sample", "--relation", "P19",
+                 "--relation", "P1303", "--facts", "7", "--name", "pararel/mine", "--out",
+                 str(tmp_path)]) == 0
+    probe = load_probe(tmp_path / "pararel_mine.rq")
+    assert probe.spec.name == "pararel/mine"
+    assert 'FILTER(?relation IN ("P19", "P1303"))' in probe.query
+    # the sample's own FILTER(?index < 2) gives way to --facts
+    assert "FILTER(?index < 7)" in probe.query and "FILTER(?index < 2)" not in probe.query
+    assert "kgprobe --queries" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--relation", "born"], "--relation 'born' is not a Wikidata property code"),
+    (["--probe", "pararel/nope"], "--probe 'pararel/nope' is not one of"),
+    (["--facts", "0"], "--facts must be at least 1")])
+def test_pararel_subset_bad_input_is_one_line(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str],
+                                              argv: list[str], message: str) -> None:
+    from probes.app.cli import main
+
+    assert main(["pararel", "subset", *argv, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and message in err and "\n" not in err
+    assert not list(tmp_path.iterdir())
+
+
+def test_pararel_subset_out_that_is_no_folder_is_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from probes.app.cli import main
+
+    target = tmp_path / "a-file"
+    target.write_text("keep me")
+    assert main(["pararel", "subset", "--facts", "3", "--out", str(target)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: --out {target} is not a folder; give the folder to write pararel_subset.rq "
+        "into")
+    assert target.read_text() == "keep me"
