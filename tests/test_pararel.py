@@ -573,3 +573,18 @@ def test_shortcut_ceiling_beside_the_model_on_held_out_facts() -> None:
     assert row["model_accuracy"] == pytest.approx(2 / 5)
     # the majority objects (Toyota, France) are gold for Prius and Frank
     assert row["majority"] == pytest.approx(2 / 5)
+
+
+def test_report_shows_the_panel_beside_the_accuracy(tmp_path: Path) -> None:
+    from eval.pararel_report import METRIC_DIR, render
+    from eval.report import metric_rows
+
+    con = shortcut_results()
+    md = render(con, metric_rows(con, [METRIC_DIR]), tmp_path).markdown
+    # the held-out line: model 2/5 (Wilson 0.118-0.769), ceiling 3/5, majority 2/5, n = 5
+    assert ("on the 5 facts of the held-out test part of the split by subject (pooled): model "
+            "accuracy (LAMA pattern) 0.400 (0.118–0.769, n = 5); shortcut ceiling 0.600 "
+            "(0.231–0.882, n = 5) (`shared_words`, chosen on dev); majority baseline 0.400") in md
+    assert "## Shortcut panel of pararel/pararel" in md
+    line = next(x for x in md.splitlines() if x.startswith("| shared_words |"))
+    assert line == "| shared_words | 0.714 | 0.667 | 0.600 | 0.231–0.882 | 5 | 0.667 | yes |"
