@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import networkx as nx
+import networkx as nx  # type: ignore[import-untyped]
 import pytest
 
 from eval.sqlfile import discover_metrics, load_metric, run_metric
@@ -230,7 +230,7 @@ def authors_numbers(rel: ParaRelRelation, facts: list[dict[str, Any]],
     """Their main(): results_dict per pattern (data, predictions sorted best first), then
     lama_acc, lama_group_acc, group-unacc and analyze_results; the majority baseline's
     lama_acc from create_majority_baseline's predictions."""
-    results_dict = {}
+    results_dict: dict[str, dict[str, Any]] = {}
     for p, pattern in enumerate(rel.patterns):
         data = [{"sub_label": f["sub_label"], "obj_label": f["obj_label"]} for f in facts]
         preds = [[{"token_str": c, "score": scores[(rel.code, i, p, c)]}
