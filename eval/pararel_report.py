@@ -5,8 +5,10 @@ SQL over the results file only (the metric files of ``eval/pararel``). Per finis
 the paper averages), the consistency over the graph's edges (the authors' a/an filter applied)
 and its split by edge type (syntactic, lexical, both), the accuracy under the LAMA pattern and
 the consistent accuracy (right under every pattern), each accuracy with its 95 % interval over
-facts (Wilson), and the paper's majority baseline on the same facts. Which answer the numbers
-count is the probe's: ``pararel/pararel`` (and ``-sample``) whole statements ranked by
+facts (Wilson), and the paper's majority baseline on the same facts; then, on the facts of
+the held-out part of a seeded split by subject, the model beside the shortcut ceiling, and per
+probe the shortcut panel (model-free rules fitted on that split's train part). Which answer the
+numbers count is the probe's: ``pararel/pararel`` (and ``-sample``) whole statements ranked by
 (pseudo-)log-likelihood, ``pararel/pararel-masked`` the paper's [MASK] protocol (docs/pararel.md).
 """
 
@@ -75,7 +77,66 @@ def run_section(con: duckdb.DuckDBPyConnection, rows: Rows, run: str) -> list[st
             f"{_f(majority.get(rel, {}).get('value'))} |")
     parts += ["", "Intervals over facts (for `all`: over every fact, pooled); the majority "
               "baseline's consistency is 1 by construction.", ""]
+    ceiling = [r for r in rows.get("pararel_shortcut_ceiling", []) if r["run_id"] == run]
+    for c in ceiling:
+        n = int(c["n"])
+        parts += [f"Beside the shortcut ceiling, on the {n:,} facts of the held-out test part "
+                  "of the split by subject (pooled): model accuracy (LAMA pattern) "
+                  f"{_share(c['model_accuracy'], n)}; shortcut ceiling "
+                  f"{_share(c['value'], n)} (`{c['rule']}`, chosen on {c['chosen_on']}); "
+                  f"majority baseline {_share(c['majority'], n)}; the best rule on these "
+                  f"facts themselves {_f(c['best_value'])} (`{c['best_rule']}`, chosen on "
+                  "their labels, biased upward).", ""]
     return parts
+
+
+def _share_ci(value: float | None, n: int) -> str:
+    """The 95 % Wilson interval of a share of n facts (of value x n, rounded: a rule's expected
+    accuracy counts a tie among k candidates 1/k); – without facts.
+
+    >>> _share_ci(0.5, 10)
+    '0.237–0.763'
+    """
+    ci = None if value is None or not n else proportion_ci(round(float(value) * n), n)
+    return "–" if ci is None else f"{ci[0]:.3f}–{ci[1]:.3f}"
+
+
+def _share(value: float | None, n: int) -> str:
+    """A share of n facts with its interval and n.
+
+    >>> _share(0.5, 10)
+    '0.500 (0.237–0.763, n = 10)'
+    """
+    return "–" if value is None else f"{value:.3f} ({_share_ci(value, n)}, n = {n:,})"
+
+
+PANEL_NOTE = ("Model-free rules (eval/metrics/_shortcuts.sql, docs/shortcuts.md) fitted on the "
+              "train part of a seeded split of the facts by subject (MD5(subject|42): train "
+              "10/16, dev 3/16, test 3/16; no subject in two parts; eval/pararel/"
+              "_shortcut_split.sql, docs/pararel.md) and scored on each part, pooled over its "
+              "facts (train in-sample); `mean over relations` averages the test part's "
+              "relations, as the accuracy above does; chosen: the ceiling's rule, the best on "
+              "dev.")
+
+
+def panel_section(rows: Rows, probe: str) -> list[str]:
+    """The shortcut panel of one probe (no model): one row per rule."""
+    panel = [r for r in rows.get("pararel_shortcut_panel", []) if r["probe"] == probe]
+    if not panel:
+        return []
+    by = {(str(r["rule"]), str(r["split"])): r for r in panel}
+    parts = [f"## Shortcut panel of {probe}", "", PANEL_NOTE, "",
+             "| rule | train | dev | test | 95% CI | n | mean over relations | chosen |",
+             "|---|---:|---:|---:|---:|---:|---:|---|"]
+    for rule in sorted({str(r["rule"]) for r in panel}):
+        test = by.get((rule, "test"), {})
+        n = int(test.get("n") or 0)
+        chosen = any(r["chosen"] for (ru, _), r in by.items() if ru == rule)
+        parts.append(f"| {rule} | {_f(by.get((rule, 'train'), {}).get('value'))} | "
+                     f"{_f(by.get((rule, 'dev'), {}).get('value'))} | "
+                     f"{_f(test.get('value'))} | {_share_ci(test.get('value'), n)} | {n:,} | "
+                     f"{_f(test.get('relation_mean'))} | {'yes' if chosen else ''} |")
+    return [*parts, ""]
 
 
 def render(con: duckdb.DuckDBPyConnection, rows: Rows, out: Path) -> Rendered:
@@ -92,8 +153,14 @@ def render(con: duckdb.DuckDBPyConnection, rows: Rows, out: Path) -> Rendered:
              "gold object skipped); accuracy = right under the LAMA pattern (pattern 0); "
              "consistent accuracy = right under every pattern; as the authors' "
              "encode_consistency_probe.py computes them (docs/pararel.md).", ""]
+    probes = []
     for run in runs:
         parts += run_section(con, rows, run)
+        probe = next(str(r["probe"]) for r in rows["pararel_facts"] if r["run_id"] == run)
+        if probe not in probes:
+            probes.append(probe)
+    for probe in probes:
+        parts += panel_section(rows, probe)
     return Rendered("\n".join(parts), [])
 
 

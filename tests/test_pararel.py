@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
-import networkx as nx
+import networkx as nx  # type: ignore[import-untyped]
 import pytest
 
 from eval.sqlfile import discover_metrics, load_metric, run_metric
@@ -230,7 +230,7 @@ def authors_numbers(rel: ParaRelRelation, facts: list[dict[str, Any]],
     """Their main(): results_dict per pattern (data, predictions sorted best first), then
     lama_acc, lama_group_acc, group-unacc and analyze_results; the majority baseline's
     lama_acc from create_majority_baseline's predictions."""
-    results_dict = {}
+    results_dict: dict[str, dict[str, Any]] = {}
     for p, pattern in enumerate(rel.patterns):
         data = [{"sub_label": f["sub_label"], "obj_label": f["obj_label"]} for f in facts]
         preds = [[{"token_str": c, "score": scores[(rel.code, i, p, c)]}
@@ -418,3 +418,173 @@ def test_export_fields_are_what_the_metrics_read() -> None:
             assert sorted(fields["edge"]) == sorted(
                 f"{index[e['from']]} {index[e['to']]} {edge_type(e)}" for e in rel.edges)
             assert fields["majority"] == [majority]
+
+
+# --- kgprobe pararel subset (probes/engine/subset.py, shared with kgprobe bear subset) -------
+
+def test_pararel_subset_writes_a_probe_file(tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from probes.app.cli import main
+    from probes.engine.spec import load_probe
+
+    assert main(["pararel", "subset", "--probe", "pararel/pararel-sample", "--relation", "P19",
+                 "--relation", "P1303", "--facts", "7", "--name", "pararel/mine", "--out",
+                 str(tmp_path)]) == 0
+    probe = load_probe(tmp_path / "pararel_mine.rq")
+    assert probe.spec.name == "pararel/mine"
+    assert 'FILTER(?relation IN ("P19", "P1303"))' in probe.query
+    # the sample's own FILTER(?index < 2) gives way to --facts
+    assert "FILTER(?index < 7)" in probe.query and "FILTER(?index < 2)" not in probe.query
+    assert "kgprobe --queries" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--relation", "born"], "--relation 'born' is not a Wikidata property code"),
+    (["--probe", "pararel/nope"], "--probe 'pararel/nope' is not one of"),
+    (["--facts", "0"], "--facts must be at least 1")])
+def test_pararel_subset_bad_input_is_one_line(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str],
+                                              argv: list[str], message: str) -> None:
+    from probes.app.cli import main
+
+    assert main(["pararel", "subset", *argv, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and message in err and "\n" not in err
+    assert not list(tmp_path.iterdir())
+
+
+def test_pararel_subset_out_that_is_no_folder_is_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from probes.app.cli import main
+
+    target = tmp_path / "a-file"
+    target.write_text("keep me")
+    assert main(["pararel", "subset", "--facts", "3", "--out", str(target)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"error: --out {target} is not a folder; give the folder to write pararel_subset.rq "
+        "into")
+    assert target.read_text() == "keep me"
+
+
+# --- the shortcut panel on a seeded split by subject (eval/pararel/_shortcut_split.sql) -------
+#
+# Two relations (so the panel reads a multiple-choice probe: the candidate lists differ). The
+# parts below are MD5(subject|42)'s first hex digit (train 0-9, dev a-c, test d-f), checked with
+# hashlib in the test. Hand-worked (docs/shortcuts.md's rules; a tie among k candidates counts
+# 1/k):
+#   shared_words: a car's make is in its name, so 1 on every P176 fact, 1/3 on P27 (no word
+#     shared, three tied); train 5/7 (highest) against 1/7 (lowest): highest; dev (1 + 1 + 1/3 +
+#     1/3) / 4 = 2/3; test (1 + 1 + 3 x 1/3) / 5 = 3/5; test mean over relations (1 + 1/3) / 2.
+#   answer_prior: train rates Toyota 2/4, Honda 1/4, Ford 1/4, Nissan 0; France 2/3, Germany
+#     1/3, Italy 0 (on train leave-one-out: highest 5/21 beats lowest 3/14); it answers Toyota
+#     and France: dev 1/4 (Alice), test 2/5 (Prius, Frank).
+#   candidate_position: train picks the first candidate (lowest: 4/7 against 0): dev 1/4,
+#     test 2/5.
+#   candidate_characters (Toyota 6, Honda 5, Ford 4, Nissan 6; France 6, Germany 7, Italy 5):
+#     train highest 2/7 against lowest 1/7; dev: Leaf 1/2 -> 1/8; test: Prius 1/2, Judy 1 -> 3/10.
+#   The rule chosen on dev is shared_words (2/3; the others at most 7/24): the ceiling on the
+#   run's test-part facts is 3/5, its best rule there shared_words too.
+SHORTCUT_FACTS = {
+    "P176": (["Toyota", "Honda", "Ford", "Nissan"],
+             [("Toyota Corolla", "Toyota", "train"), ("Toyota Camry", "Toyota", "train"),
+              ("Honda Civic", "Honda", "train"), ("Ford Focus", "Ford", "train"),
+              ("Honda Jazz", "Honda", "dev"), ("Nissan Leaf", "Nissan", "dev"),
+              ("Toyota Prius", "Toyota", "test"), ("Ford Mustang", "Ford", "test")]),
+    "P27": (["France", "Germany", "Italy"],
+            [("Bob", "France", "train"), ("Carol", "France", "train"),
+             ("Dave", "Germany", "train"), ("Alice", "France", "dev"),
+             ("Grace", "Italy", "dev"), ("Frank", "France", "test"), ("Judy", "Germany", "test"),
+             ("Mallory", "Italy", "test")])}
+MODEL_RIGHT = {"Toyota Prius", "Frank", "Honda Civic"}  # the facts the run answers right
+
+
+def shortcut_results() -> duckdb.DuckDBPyConnection:
+    """An export of the facts above (the fields of pararel/pararel, two patterns each) and a
+    finished run that answers MODEL_RIGHT's facts right under both patterns, the others with
+    the last candidate (Nissan, Italy) or, where that is gold, the first."""
+    c = connect(":memory:")
+    majority = {"P176": "Toyota", "P27": "France"}
+    scores = []
+    for code, (objects, facts) in SHORTCUT_FACTS.items():
+        templates = ["[W] is made by [V] .", "[W] comes from [V] ."]
+        for i, (subject, gold, _) in enumerate(facts):
+            fields = {"relation": code, "index": i, "subject": [subject], "answer": [gold],
+                      "template": templates, "pindex": [0, 1], "candidate": objects,
+                      "edge": ["0 1 lexical", "1 0 lexical"], "majority": [majority[code]]}
+            c.execute("""INSERT INTO instances (probe, split, instance_id, target, gold,
+                         candidates, fields, exported_at)
+                         VALUES (?, 'test', ?, ?, ?, ?, ?::JSON, now())""",
+                      [PROBE, f"{code}-{i}", subject, [gold], objects, json.dumps(fields)])
+            wrong = objects[-1] if objects[-1] != gold else objects[0]
+            answer = gold if subject in MODEL_RIGHT else wrong
+            scores += [(PROBE, f"{code}-{i}", p, o, o, 0.0 if o == answer else -1.0)
+                       for p in (0, 1) for o in objects]
+    insert_run(c, Run(run_id="R", model="m", probe=PROBE, task="choice", config={},
+                      status="done"))
+    c.executemany("""INSERT INTO scores (run_id, probe, split, instance_id, prompt_id, candidate,
+                     label, prompt, score, n_tokens) VALUES ('R', ?, 'test', ?, ?, ?, ?, '', ?, 1)
+                     """, scores)
+    return c
+
+
+def test_shortcut_split_is_md5_of_the_subject() -> None:
+    import hashlib
+
+    for _, facts in SHORTCUT_FACTS.values():
+        for subject, _, part in facts:
+            digit = hashlib.md5(f"{subject}|42".encode()).hexdigest()[0]
+            assert part == ("train" if digit < "a" else "dev" if digit < "d" else "test")
+    con = shortcut_results()
+    from eval.sqlfile import run_support
+    run_support(con, [ROOT / "eval" / "pararel" / "_shortcut_split.sql"])
+    got = dict(con.execute("SELECT target, split FROM sc_instances").fetchall())
+    assert got == {s: part for _, facts in SHORTCUT_FACTS.values() for s, _, part in facts}
+
+
+def test_shortcut_panel_on_the_split_by_subject() -> None:
+    con = shortcut_results()
+    cols, rows = run_metric(con, METRICS["pararel_shortcut_panel"])
+    panel = {(r[cols.index("split")], r[cols.index("rule")]): dict(zip(cols, r, strict=True))
+             for r in rows}
+    want = {("train", "shared_words"): 5 / 7, ("dev", "shared_words"): 2 / 3,
+            ("test", "shared_words"): 3 / 5, ("dev", "answer_prior"): 1 / 4,
+            ("test", "answer_prior"): 2 / 5, ("dev", "candidate_position"): 1 / 4,
+            ("test", "candidate_position"): 2 / 5, ("dev", "candidate_characters"): 1 / 8,
+            ("test", "candidate_characters"): 3 / 10}
+    for key, value in want.items():
+        assert panel[key]["value"] == pytest.approx(value, abs=1e-12), key
+    assert panel[("test", "shared_words")]["n"] == 5
+    assert panel[("test", "shared_words")]["relations"] == 2
+    assert panel[("test", "shared_words")]["relation_mean"] == pytest.approx((1 + 1 / 3) / 2)
+    chosen = {r for (_, r), d in panel.items() if d["chosen"]}
+    assert chosen == {"shared_words"}
+    assert {d["chosen_on"] for d in panel.values()} == {"dev"}
+
+
+def test_shortcut_ceiling_beside_the_model_on_held_out_facts() -> None:
+    con = shortcut_results()
+    cols, rows = run_metric(con, METRICS["pararel_shortcut_ceiling"])
+    assert len(rows) == 1
+    row = dict(zip(cols, rows[0], strict=True))
+    assert row["rule"] == "shared_words" and row["chosen_on"] == "dev"
+    assert row["value"] == pytest.approx(3 / 5) and row["n"] == 5
+    assert row["best_rule"] == "shared_words" and row["best_value"] == pytest.approx(3 / 5)
+    # the model is right on Prius and Frank of the five test-part facts (Honda Civic is train)
+    assert row["model_accuracy"] == pytest.approx(2 / 5)
+    # the majority objects (Toyota, France) are gold for Prius and Frank
+    assert row["majority"] == pytest.approx(2 / 5)
+
+
+def test_report_shows_the_panel_beside_the_accuracy(tmp_path: Path) -> None:
+    from eval.pararel_report import METRIC_DIR, render
+    from eval.report import metric_rows
+
+    con = shortcut_results()
+    md = render(con, metric_rows(con, [METRIC_DIR]), tmp_path).markdown
+    # the held-out line: model 2/5 (Wilson 0.118-0.769), ceiling 3/5, majority 2/5, n = 5
+    assert ("on the 5 facts of the held-out test part of the split by subject (pooled): model "
+            "accuracy (LAMA pattern) 0.400 (0.118–0.769, n = 5); shortcut ceiling 0.600 "
+            "(0.231–0.882, n = 5) (`shared_words`, chosen on dev); majority baseline 0.400") in md
+    assert "## Shortcut panel of pararel/pararel" in md
+    line = next(x for x in md.splitlines() if x.startswith("| shared_words |"))
+    assert line == "| shared_words | 0.714 | 0.667 | 0.600 | 0.231–0.882 | 5 | 0.667 | yes |"

@@ -20,13 +20,18 @@
 --            1/0, COPEN CPJ's true/false): rules predict the label;
 --   relatum  otherwise (semrel): a constant list of answers, scored as hits@k.
 -- Only probes with a 'train' split get rules (they are fitted there).
+--
+-- sc_instances: the instances the rules read, the instances table itself unless a support
+-- file run before this one defined it (a benchmark without a train split gives its instances
+-- a split of its own there: eval/pararel/_shortcut_split.sql, a seeded split by subject).
+CREATE TEMP VIEW IF NOT EXISTS sc_instances AS SELECT * FROM instances;
 
 CREATE OR REPLACE TEMP VIEW sc_kind AS
 SELECT probe,
        CASE WHEN count(DISTINCT candidates) FILTER (WHERE len(candidates) >= 2) > 1 THEN 'choice'
             WHEN max(len(gold)) = 1 AND count(DISTINCT gold[1]) <= 10 THEN 'label'
             ELSE 'relatum' END AS kind
-FROM instances
+FROM sc_instances
 WHERE len(gold) > 0
 GROUP BY probe
 HAVING bool_or(split = 'train');
@@ -43,7 +48,7 @@ SELECT i.probe, i.split, i.instance_id, k.kind, i.gold, i.candidates, i.target,
        json_extract_string(i.fields, '$.complex_side') AS complex_side,
        json_extract_string(i.fields, '$.concept') AS concept_text,
        json_extract_string(i.fields, '$.post') AS property_text
-FROM instances i JOIN sc_kind k USING (probe)
+FROM sc_instances i JOIN sc_kind k USING (probe)
 WHERE len(i.gold) > 0;
 
 -- Lower-case word tokens of a text (letters and digits).

@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from pathlib import Path
@@ -22,8 +21,8 @@ from pathlib import Path
 from kg import options
 from kg.store import open_store
 from probes.benchmarks.bear import PROBES
+from probes.engine import subset
 from probes.engine.errors import ProbeError
-from probes.engine.spec import parse_probe
 
 QUERIES = Path(__file__).resolve().parents[3] / "queries" / "bear"
 _ANCHOR = "    ?r kgp:code ?relation .\n"
@@ -58,27 +57,14 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 def subset_text(base: str, name: str, relations: list[str], instances: int | None) -> str:
-    """``base`` (a queries/bear probe file) renamed and restricted; an error when it has not
-    the shape of those files.
+    """``base`` (a queries/bear probe file) renamed and restricted (:func:`probes.engine.subset.
+    subset_text`); an error when it has not the shape of those files.
 
     >>> text = subset_text((QUERIES / "bear.rq").read_text(), "bear/mine", ["P19"], 10)
     >>> [line for line in text.splitlines() if "FILTER" in line or "name:" in line]
     ['# name: bear/mine', '    FILTER(?relation IN ("P19"))', '    FILTER(?index < 10)']
     """
-    if _ANCHOR not in base or not re.search(r"(?m)^# name: .*$", base):
-        raise ProbeError("the base probe file is not shaped like queries/bear/bear.rq (no "
-                         "'?r kgp:code ?relation .' line or no name:); start from one of "
-                         f"{', '.join(PROBES)}")
-    for code in relations:
-        if not re.fullmatch(r"P\d+", code):
-            raise ProbeError(f"--relation {code!r} is not a Wikidata property code like P19")
-    extra = ""
-    if relations:
-        extra += f"    FILTER(?relation IN ({', '.join(json.dumps(c) for c in relations)}))\n"
-    if instances is not None:
-        extra += f"    FILTER(?index < {int(instances)})\n"
-    text = re.sub(r"(?m)^# name: .*$", f"# name: {name}", base, count=1)
-    return text.replace(_ANCHOR, _ANCHOR + extra, 1)
+    return subset.subset_text(base, name, _ANCHOR, relations, instances, ", ".join(PROBES))
 
 
 def relation_codes(probe: str) -> list[str]:
@@ -101,8 +87,7 @@ def _subset(args: argparse.Namespace) -> int:
     base = QUERIES / f"{args.probe.removeprefix('bear/')}.rq"
     if args.probe not in PROBES or not base.is_file():
         raise ProbeError(f"--probe {args.probe!r} is not one of {', '.join(PROBES)}")
-    if args.instances is not None and args.instances < 1:
-        raise ProbeError("--instances must be at least 1")
+    subset.check_count(args.instances, "--instances")
     text = subset_text(base.read_text(encoding="utf-8"), args.name, args.relation or [],
                        args.instances)
     known = relation_codes(args.probe)
@@ -111,23 +96,7 @@ def _subset(args: argparse.Namespace) -> int:
         listed = ", ".join(sorted(known, key=lambda c: int(c[1:])))
         raise ProbeError(f"--relation {', '.join(unknown)}: no such relation in {args.probe} "
                          f"(it has {len(known)}: {listed}); the probe would have no instance")
-    path = args.out / (args.name.replace("/", "_") + ".rq")
-    parse_probe(text, path)   # the header and query are checked before anything is written
-    if args.out.exists() and not args.out.is_dir():
-        raise ProbeError(f"--out {args.out} is not a folder; give the folder to write "
-                         f"{path.name} into")
-    from kg.manifest import not_a_file
-
-    kind = not_a_file(path)
-    if kind:
-        raise ProbeError(f"{path} is {kind}; remove it or give another --out or --name")
-    try:
-        args.out.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    except OSError as e:
-        raise ProbeError(f"cannot write {path}: {e.strerror or e}; give another --out") from None
-    print(f"wrote {path}; export and score it with `kgprobe --queries {args.out} export -p "
-          f"{args.name}` and `kgprobe --queries {args.out} run -m MODEL -p {args.name}`")
+    subset.write_subset(text, args.name, args.out)
     return 0
 
 

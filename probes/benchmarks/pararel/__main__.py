@@ -13,16 +13,14 @@
 from __future__ import annotations
 
 import argparse
-import json
-import re
 import sys
 from pathlib import Path
 
 from kg import options
 from kg.store import open_store
 from probes.benchmarks.pararel import PROBES
+from probes.engine import subset
 from probes.engine.errors import ProbeError
-from probes.engine.spec import parse_probe
 
 QUERIES = Path(__file__).resolve().parents[3] / "queries" / "pararel"
 _ANCHOR = "    ?g rdfs:label ?answer .\n"
@@ -54,42 +52,24 @@ def _stats(args: argparse.Namespace) -> int:
 
 
 def subset_text(base: str, name: str, relations: list[str], facts: int | None) -> str:
-    """``base`` (a queries/pararel probe file) renamed and restricted.
+    """``base`` (a queries/pararel probe file) renamed and restricted (:func:`probes.engine.
+    subset.subset_text`; the FILTER on ``?index`` of pararel-sample replaced by ``facts``).
 
     >>> text = subset_text((QUERIES / "pararel.rq").read_text(), "pararel/mine", ["P19"], 20)
     >>> [line for line in text.splitlines() if "FILTER" in line or "name:" in line]
     ['# name: pararel/mine', '    FILTER(?relation IN ("P19"))', '    FILTER(?index < 20)']
     """
-    if _ANCHOR not in base or not re.search(r"(?m)^# name: .*$", base):
-        raise ProbeError("the base probe file is not shaped like queries/pararel/pararel.rq; "
-                         f"start from one of {', '.join(PROBES)}")
-    for code in relations:
-        if not re.fullmatch(r"P\d+", code):
-            raise ProbeError(f"--relation {code!r} is not a Wikidata property code like P19")
-    extra = ""
-    if relations:
-        extra += f"    FILTER(?relation IN ({', '.join(json.dumps(c) for c in relations)}))\n"
-    if facts is not None:
-        extra += f"    FILTER(?index < {int(facts)})\n"
-    base = re.sub(r"(?m)^    FILTER\(\?index < \d+\)\n", "", base)
-    text = re.sub(r"(?m)^# name: .*$", f"# name: {name}", base, count=1)
-    return text.replace(_ANCHOR, _ANCHOR + extra, 1)
+    return subset.subset_text(base, name, _ANCHOR, relations, facts, ", ".join(PROBES))
 
 
 def _subset(args: argparse.Namespace) -> int:
     base = QUERIES / f"{args.probe.removeprefix('pararel/')}.rq"
     if args.probe not in PROBES or not base.is_file():
         raise ProbeError(f"--probe {args.probe!r} is not one of {', '.join(PROBES)}")
-    if args.facts is not None and args.facts < 1:
-        raise ProbeError("--facts must be at least 1")
+    subset.check_count(args.facts, "--facts")
     text = subset_text(base.read_text(encoding="utf-8"), args.name, args.relation or [],
                        args.facts)
-    path = args.out / (args.name.replace("/", "_") + ".rq")
-    parse_probe(text, path)   # the header and query are checked before anything is written
-    args.out.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    print(f"wrote {path}; export and score it with `kgprobe --queries {args.out} export -p "
-          f"{args.name}` and `kgprobe --queries {args.out} run -m MODEL -p {args.name}`")
+    subset.write_subset(text, args.name, args.out)
     return 0
 
 
