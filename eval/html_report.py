@@ -11,7 +11,7 @@ and right or wrong, each with its prompt, candidates, gold, answer and provenanc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,46 +19,16 @@ import duckdb
 
 from eval.html_data import browser_data, pack
 from eval.html_page import Html, Section, browser_section, figure, join, note, page, table, tag
-from eval.report import (
+from eval.report_format import CALIBRATION_HEAD, CALIBRATION_NOTE, NOTES, PAIRED_NOTE
+from eval.report_model import (
     BASELINE_OF,
     CEILING_OF,
-    NOTES,
-    PAIRED_NOTE,
     Report,
-    _matches,
     calibration_rows,
     comparisons,
     interval,
-    run_label,
+    report_runs,
 )
-from eval.report_format import CALIBRATION_HEAD, CALIBRATION_NOTE, templates
-
-
-def report_runs(con: duckdb.DuckDBPyConnection, probes: Sequence[str] | None = None,
-                models: Sequence[str] | None = None,
-                keep: Callable[[str, str], bool] | None = None) -> dict[str, dict[str, Any]]:
-    """The finished runs the browser shows (probe and model glob patterns, or ``keep(model,
-    probe)``), by run id: model, probe, label, templates, and whether the model has several
-    runs of the probe (then the browser names the run)."""
-    out: dict[str, dict[str, Any]] = {}
-    for run_id, model, probe, config, finished in con.execute(
-            "SELECT run_id, model, probe, config::VARCHAR, finished_at FROM runs "
-            "WHERE status = 'done' AND model <> 'human' ORDER BY model, probe, run_id"
-            ).fetchall():
-        if not (_matches(model, models) and _matches(probe, probes)):
-            continue
-        if keep is not None and not keep(model, probe):
-            continue
-        out[run_id] = {"model": model, "probe": probe,
-                       "label": run_label(run_id, config, finished),
-                       "templates": templates(config)}
-    seen: dict[tuple[str, str], int] = {}
-    for r in out.values():
-        seen[(r["model"], r["probe"])] = seen.get((r["model"], r["probe"]), 0) + 1
-    for r in out.values():
-        r["several"] = seen[(r["model"], r["probe"])] > 1
-    return out
-
 
 LEADER_HEAD = ["model", "probe", "split", "metric", "value", "n", "95% CI", "chance",
                "shortcut ceiling", "human", "prompts", "sd", "MaxP", "AvgP", "MaxP − AvgP"]

@@ -1,0 +1,244 @@
+"""The report model: what a report of the results file holds, built once from a results
+connection (:func:`build_report`) and laid out by both renderers, :mod:`eval.report`
+(Markdown, the tables printed and the PNG charts) and :mod:`eval.html_report` (the offline HTML
+page); neither renderer imports the other.
+
+A :class:`Report` holds each metric's rows (:class:`MetricResult`: the rows as dicts with their
+n, the items summarised per row for the intervals and the per-prompt values), the prompt
+templates of each run, the reliability diagram's points, the warnings about stored numbers and
+the metrics skipped. Beside it the model says which baseline and ceiling belong to a metric
+(:data:`BASELINE_OF`, :data:`CEILING_OF`), a row's 95 % interval (:func:`interval`), the
+calibration rows (:func:`calibration_rows`), the paired comparisons of runs
+(:func:`comparisons`) and the finished runs a page's browser shows (:func:`report_runs`).
+
+>>> from probes.results import connect
+>>> report = build_report(connect(":memory:"))
+>>> report.results, report.skipped[:1]
+([], ['binary_accuracy (no binary runs)'])
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+
+from eval.calibration_plot import reliability_rows
+from eval.items import Summary, paired, with_items
+from eval.report_format import _fmt_ci, run_label, templates
+from eval.score_checks import nonfinite_warnings
+from eval.sqlfile import MetricError, MetricFile, discover_metrics, run_metric
+from eval.stats import proportion_ci
+
+
+@dataclass
+class MetricResult:
+    """One metric's rows, as dicts, with ``model`` added when the grain has ``run_id``
+    (grains such as ``[model, probe]`` carry it themselves)."""
+
+    metric: MetricFile
+    rows: list[dict[str, Any]]
+    #: the metric's items summarised per row (eval.items; empty without an items file)
+    items: dict[tuple[Any, ...], Summary] = field(default_factory=dict)
+
+
+@dataclass
+class Report:
+    results: list[MetricResult] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    #: the prompt templates of each run (runs.config), by run id
+    prompts: dict[str, list[str]] = field(default_factory=dict)
+    #: the reliability diagram's points of the chosen choice and binary runs (with model, run)
+    reliability: list[dict[str, Any]] = field(default_factory=list)
+    #: lines about stored numbers the metrics cannot stand on (eval.score_checks)
+    warnings: list[str] = field(default_factory=list)
+
+
+def matches(value: Any, patterns: Sequence[str] | None) -> bool:
+    """Whether ``value`` matches one of the glob ``patterns`` (every value when there are none).
+
+    >>> matches("bear/P19", ["bear/*"]), matches("x", ["bear/*"]), matches("x", None)
+    (True, False, True)
+    """
+    return not patterns or any(fnmatch.fnmatch(str(value), p) for p in patterns)
+
+
+#: The shortcut metrics (docs/shortcuts.md): they need a train split, and are left out of the
+#: tables (named under "Skipped") where no probe has one.
+SHORTCUT_METRICS = frozenset({"shortcut_panel", "shortcut_ceiling", "shortcut_shift"})
+
+
+def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | None = None,
+                 probes: Sequence[str] | None = None, models: Sequence[str] | None = None
+                 ) -> Report:
+    """Run the metrics, keep the rows of the chosen probes and models (glob patterns). A row's
+    model is its run's (grain with ``run_id``) or its own ``model`` column; rows with neither
+    are dropped when models are chosen."""
+    metrics = discover_metrics() if metrics is None else metrics
+    try:
+        runs = {r[0]: r[1:] for r in con.execute(
+            "SELECT run_id, model, task FROM runs").fetchall()}
+        configs = con.execute("SELECT run_id, config::VARCHAR, finished_at FROM runs").fetchall()
+        labels = {r[0]: run_label(r[0], r[1], r[2]) for r in configs}
+    except duckdb.Error as e:
+        raise MetricError(f"the results file has no usable runs table ({e}); it may predate "
+                          "this kgprobe version: run `python -m probes.engine.run` once (it "
+                          "upgrades "
+                          "the file) or export again into a new file") from e
+    tasks_run = {t for _, t in runs.values()}
+    # The model-free panel of a probe no run scored (a records probe, say) is left out once
+    # some model has run; a file without runs shows every probe's (a designer's first look).
+    scored = {r[0] for r in con.execute("SELECT DISTINCT probe FROM runs").fetchall()}
+    report = Report(prompts={r[0]: templates(r[1]) for r in configs}, warnings=(
+        nonfinite_warnings(con, lambda m, p: matches(m, models) and matches(p, probes))))
+    for metric in metrics:
+        if metric.needs_run and not tasks_run & set(metric.tasks):
+            report.skipped.append(f"{metric.name} (no {'/'.join(metric.tasks)} runs)")
+            continue
+        cols, rows = run_metric(con, metric)
+        if not rows and metric.name in SHORTCUT_METRICS:
+            report.skipped.append(f"{metric.name} (no probe with a train split)")
+            continue
+        out = []
+        for row in rows:
+            d = dict(zip(cols, row, strict=True))
+            if "run_id" in d:
+                d["model"], d["task"] = runs.get(d["run_id"], (None, None))
+                d["run"] = labels.get(d["run_id"], str(d["run_id"])[:8])
+            if "model" in d:
+                if not matches(d["model"], models):
+                    continue
+            elif models:
+                continue
+            if "probe" in d and not matches(d["probe"], probes):
+                continue
+            if metric.name == "shortcut_panel" and scored and d.get("probe") not in scored:
+                continue
+            out.append(d)
+        summaries = with_items(con, metric, out) if out else {}
+        kept = {tuple(d.get(g) for g in metric.grain) for d in out}
+        report.results.append(MetricResult(metric, out, {k: v for k, v in summaries.items()
+                                                         if k in kept}))
+    if tasks_run & {"choice", "binary"}:
+        report.reliability = [
+            {**r, "model": runs[r["run_id"]][0], "run": labels.get(r["run_id"], "")}
+            for r in reliability_rows(con, lambda r: r["run_id"] in runs
+                                      and matches(runs[r["run_id"]][0], models)
+                                      and matches(r["probe"], probes))]
+    return report
+
+
+def key_columns(grain: list[str]) -> list[str]:
+    """A table's key columns for a metric's grain: ``model`` in place of ``run_id``."""
+    cols = ["model"] if "run_id" in grain else []
+    return cols + [g for g in grain if g != "run_id"]
+
+
+#: Built-in metrics whose value is a share of their ``n`` instances (1 right, 0 wrong each): a
+#: row without items (eval.items) or its own ``ci_low`` / ``ci_high`` gets the 95 % Wilson
+#: interval of ``value * n`` out of ``n`` (eval.stats.proportion_ci).
+SHARE_METRICS = frozenset({"binary_accuracy", "choice_accuracy"})
+#: The baseline metric of a metric, drawn beside it (same grain, same rows).
+#: The accuracies of choice and binary probes: the plain one and its length-normalised and
+#: PMI variants (eval/metrics/*_norm, *_per_token, *_pmi), each drawn with chance and the
+#: shortcut ceiling.
+ACCURACIES = tuple(f"{task}_accuracy{variant}" for task in ("choice", "binary")
+                   for variant in ("", "_norm", "_per_token", "_pmi"))
+BASELINE_OF = dict.fromkeys(ACCURACIES, "chance_accuracy")
+#: The shortcut ceiling of a metric (eval/metrics/shortcut_ceiling.sql), a second tick.
+CEILING_OF = {**dict.fromkeys(ACCURACIES, "shortcut_ceiling"),
+              "relatum_precision_at_1": "shortcut_ceiling"}
+
+
+def interval(metric: str, row: dict[str, Any]) -> tuple[float, float] | None:
+    """A row's 95 % interval: its ``ci_low`` / ``ci_high`` columns (its own, or from its items:
+    the Wilson interval or the cluster bootstrap over instances, see eval.items), or for a
+    share metric the Wilson interval of its ``n`` instances; None when neither applies.
+
+    >>> tuple(round(v, 3) for v in interval("choice_accuracy", {"value": 1.0, "n": 4}))
+    (0.51, 1.0)
+    >>> interval("choice_mrr", {"value": 0.5, "n": 4}) is None
+    True
+    """
+    if row.get("ci_low") is not None and row.get("ci_high") is not None:
+        return float(row["ci_low"]), float(row["ci_high"])
+    value, n = row.get("value"), row.get("n")
+    if metric not in SHARE_METRICS or value is None or not n:
+        return None
+    return proportion_ci(round(float(value) * int(n)), int(n))
+
+
+#: The calibration metrics: a table of their own (:func:`calibration_rows`), not columns
+#: beside the accuracies, and the reliability diagram.
+CALIBRATION_METRICS = frozenset({"brier_score", "expected_calibration_error"})
+
+
+def calibration_rows(report: Report) -> list[list[Any]]:
+    """Per run, probe and split: n, the Brier score and ECE with their 95 % intervals
+    (eval.report_format.CALIBRATION_HEAD)."""
+    cells: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for r in report.results:
+        if r.metric.name not in ("brier_score", "expected_calibration_error"):
+            continue
+        for row in r.rows:
+            cell = cells.setdefault((row.get("model"), row.get("probe"), row.get("split")),
+                                    {"n": row.get("n")})
+            cell[r.metric.name] = (row.get("value"), _fmt_ci(interval(r.metric.name, row)))
+    return [[*k, c["n"], *c.get("brier_score", (None, "–")),
+             *c.get("expected_calibration_error", (None, "–"))]
+            for k, c in sorted(cells.items(), key=lambda kv: tuple(map(str, kv[0])))]
+
+
+def comparisons(report: Report) -> list[dict[str, Any]]:
+    """Paired comparisons (eval.items.paired) of every two runs of a probe and split, per
+    metric with items: the runs are labelled by model (and run, where a model has several)."""
+    out = []
+    for r in report.results:
+        keys = key_columns(r.metric.grain)
+        by_run = ambiguous([r], keys)
+        label = {tuple(row.get(g) for g in r.metric.grain):
+                 str(row.get("model")) + (f" [{row.get('run')}]" if by_run else "")
+                 for row in r.rows}
+        out += paired(r.metric, r.items, label)
+    return out
+
+
+def ambiguous(results: list[MetricResult], keys: list[str]) -> bool:
+    """Whether two runs share a key (a model with a full and a ``--limit`` run of one probe):
+    then the tables and charts name the run too."""
+    for r in results:
+        seen: dict[tuple, Any] = {}
+        for row in r.rows:
+            k = tuple(row.get(c) for c in keys)
+            if seen.setdefault(k, row.get("run_id")) != row.get("run_id"):
+                return True
+    return False
+
+
+def report_runs(con: duckdb.DuckDBPyConnection, probes: Sequence[str] | None = None,
+                models: Sequence[str] | None = None,
+                keep: Callable[[str, str], bool] | None = None) -> dict[str, dict[str, Any]]:
+    """The finished runs the browser shows (probe and model glob patterns, or ``keep(model,
+    probe)``), by run id: model, probe, label, templates, and whether the model has several
+    runs of the probe (then the browser names the run)."""
+    out: dict[str, dict[str, Any]] = {}
+    for run_id, model, probe, config, finished in con.execute(
+            "SELECT run_id, model, probe, config::VARCHAR, finished_at FROM runs "
+            "WHERE status = 'done' AND model <> 'human' ORDER BY model, probe, run_id"
+            ).fetchall():
+        if not (matches(model, models) and matches(probe, probes)):
+            continue
+        if keep is not None and not keep(model, probe):
+            continue
+        out[run_id] = {"model": model, "probe": probe,
+                       "label": run_label(run_id, config, finished),
+                       "templates": templates(config)}
+    seen: dict[tuple[str, str], int] = {}
+    for r in out.values():
+        seen[(r["model"], r["probe"])] = seen.get((r["model"], r["probe"]), 0) + 1
+    for r in out.values():
+        r["several"] = seen[(r["model"], r["probe"])] > 1
+    return out
