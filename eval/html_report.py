@@ -28,6 +28,7 @@ from eval.report_model import (
     comparisons,
     interval,
     report_runs,
+    values_of,
 )
 
 LEADER_HEAD = ["model", "probe", "split", "metric", "value", "n", "95% CI", "chance",
@@ -43,34 +44,25 @@ LEADER_NOTE = ("n: instances; 95% CI: the Wilson interval for a share, else the 
                "population sd across prompts.")
 
 
-def _by_key(report: Report, name: str) -> dict[tuple[Any, ...], float]:
-    for r in report.results:
-        if r.metric.name == name:
-            return {(row.get("run_id"), row.get("probe"), row.get("split")): row["value"]
-                    for row in r.rows if row.get("value") is not None}
-    return {}
-
-
 def leaderboard(report: Report) -> list[list[Any]]:
     """One row per metric row that has a model (the markdown tables' numbers, side by side)."""
     rows = []
     for r in report.results:
         if not r.metric.plot or r.metric.name in ("chance_accuracy", "shortcut_ceiling"):
             continue
-        chance = _by_key(report, BASELINE_OF.get(r.metric.name, ""))
-        ceiling = _by_key(report, CEILING_OF.get(r.metric.name, ""))
+        chance = values_of(report, BASELINE_OF.get(r.metric.name, ""))
+        ceiling = values_of(report, CEILING_OF.get(r.metric.name, ""))
         human = {(row.get("probe"), row.get("split")): row["value"] for row in r.rows
                  if row.get("model") == "human" and row.get("value") is not None}
         for row in r.rows:
             if row.get("model") == "human":
                 continue
-            key = (row.get("run_id"), row.get("probe"), row.get("split"))
             ci = interval(r.metric.name, row)
             several = (row.get("n_prompts") or 0) > 1
             rows.append([row.get("model"), row.get("probe"), row.get("split"), r.metric.name,
                          row.get("value"), row.get("n"),
                          "–" if ci is None else f"{ci[0]:.3f}–{ci[1]:.3f}",
-                         chance.get(key), ceiling.get(key),
+                         chance(row), ceiling(row),
                          human.get((row.get("probe"), row.get("split"))), row.get("n_prompts"),
                          row.get("prompt_sd") if several else None,
                          row.get("prompt_maxp") if several else None,

@@ -39,7 +39,7 @@ from typing import Any
 
 from eval import sqlfile
 from eval.calibration_plot import reliability_plot
-from eval.headlines import headline_metrics
+from eval.headlines import beside_metrics, headline_metrics
 from eval.html_report import write_report_html
 from eval.plots import bar_chart
 from eval.report_format import (
@@ -65,8 +65,10 @@ from eval.report_model import (
     build_report,
     calibration_rows,
     comparisons,
+    find,
     interval,
     key_columns,
+    overall_rows,
 )
 from eval.report_runner import (
     Render,
@@ -199,7 +201,6 @@ def plots(report: Report, out: Path) -> list[Path]:
     95 % interval is an error bar and the chance baseline a black tick over each group whose
     runs share one (runs over different instances can differ: then only the table shows it)."""
     paths = []
-    by_name = {r.metric.name: r for r in report.results}
     for r in report.results:
         if not r.metric.plot or not r.rows:
             continue
@@ -218,8 +219,8 @@ def plots(report: Report, out: Path) -> list[Path]:
                         key=lambda p: (p[1], p[0]))  # the table's order: groups, then models
         errors = {(series(row), group(row)): ci for row in r.rows
                   if (ci := interval(r.metric.name, row)) is not None}
-        base = by_name.get(BASELINE_OF.get(r.metric.name, ""))
-        ceiling = by_name.get(CEILING_OF.get(r.metric.name, ""))
+        base = find(report, BASELINE_OF.get(r.metric.name, ""))
+        ceiling = find(report, CEILING_OF.get(r.metric.name, ""))
         paths.append(bar_chart(points, r.metric.name, out / f"{r.metric.name}.png",
                                ylabel=r.metric.name, errors=errors,
                                baselines=_ticks(base, group),
@@ -241,10 +242,40 @@ def _ticks(base: MetricResult | None, group: Callable[[dict[str, Any]], str]
     """One tick per group, where its runs share one value of ``base`` (else the table tells
     them apart)."""
     per_group: dict[str, set[float]] = {}
-    for row in base.rows if base else []:
+    for row in overall_rows(base):
         if row["value"] is not None:
             per_group.setdefault(group(row), set()).add(round(float(row["value"]), 9))
     return {g: next(iter(v)) for g, v in per_group.items() if len(v) == 1}
+
+
+HEADLINE_NOTE = ("Each benchmark's headline rows (eval/headlines.py): its accuracy with n "
+                 "(instances) and the 95 % interval over instances, beside it chance and "
+                 "the shortcut ceiling (the model-free figures named in the last column: "
+                 "BEAR's chance is the mean of 1 / answer-space size over the probe's "
+                 "instances, lm-pub-quiz's random baseline, and its ceiling the shortcut "
+                 "rule chosen by 2-fold cross-fitting over relations; OntoLAMA's chance is "
+                 "the majority class, its ceiling the rule fitted on train, chosen on dev).")
+
+
+def headline_table(report: Report) -> str:
+    """The headline rows (eval.report_model.headline_rows) as one markdown table; "" without
+    any."""
+    if not report.headlines:
+        return ""
+    by_run = len({(h.model, h.probe, h.split, h.measure) for h in report.headlines}
+                 ) < len(report.headlines)
+    head = ["benchmark", "measure", "model", *(["run"] if by_run else []), "probe", "split",
+            "value", "n", "95% CI", "chance", "shortcut ceiling", "chance, ceiling"]
+    lines = ["| " + " | ".join(head) + " |",
+             "|" + "|".join("---:" if c in ("value", "n", "95% CI", "chance",
+                                            "shortcut ceiling") else "---"
+                            for c in head) + "|"]
+    for h in report.headlines:
+        lines.append("| " + " | ".join([
+            h.benchmark, _fmt(h.measure), _fmt(h.model), *([_fmt(h.run)] if by_run else []),
+            _fmt(h.probe), _fmt(h.split), _fmt(h.value), _fmt(h.n), _fmt_ci(h.ci),
+            _fmt(h.chance), _fmt(h.ceiling), f"{h.chance_metric}, {h.ceiling_metric}"]) + " |")
+    return "\n".join(lines)
 
 
 def render_markdown(report: Report, images: list[Path], results_path: str) -> str:
@@ -259,6 +290,8 @@ def render_markdown(report: Report, images: list[Path], results_path: str) -> st
                   ""]
     if report.results:
         parts += [NOTES, ""]
+    if report.headlines:
+        parts += ["## Headlines", "", HEADLINE_NOTE, "", headline_table(report), ""]
     for _, text in tables(report):
         parts += [text, ""]
     parts += shift_section(report.results)
@@ -355,7 +388,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     try:
         names = {m.name for m in metrics}
         metrics += [m for m in headline_metrics(con) if m.name not in names]
-        report = build_report(con, metrics, args.probe, args.model)
+        names = {m.name for m in metrics}
+        report = build_report(con, metrics, args.probe, args.model, beside=[
+            m for m in beside_metrics(con) if m.name not in names])
     finally:
         con.close()
     if not any(r.rows for r in report.results):
@@ -369,6 +404,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
             print(f"wrote {write_report_html(args.html, report, images, results_path, args)}")
         except (MetricError, ProbeError, OSError) as e:
             return options.error_line(f"the HTML report {args.html} could not be written: {e}")
+    if report.headlines:
+        print(headline_table(report) + "\n")
     for _, table in tables(report):
         print(table + "\n")
     if report.warnings:

@@ -27,6 +27,7 @@ from typing import Any
 import duckdb
 
 from eval.calibration_plot import reliability_rows
+from eval.headlines import HEADLINE_OF
 from eval.items import Summary, paired, with_items
 from eval.report_format import _fmt_ci, run_label, templates
 from eval.score_checks import nonfinite_warnings
@@ -55,6 +56,35 @@ class Report:
     reliability: list[dict[str, Any]] = field(default_factory=list)
     #: lines about stored numbers the metrics cannot stand on (eval.score_checks)
     warnings: list[str] = field(default_factory=list)
+    #: the headline metrics' chance and ceiling run beside them, not tables of their own
+    #: (eval.headlines.BESIDE)
+    beside: list[MetricResult] = field(default_factory=list)
+    #: each benchmark's headline rows, with n, interval, chance and ceiling
+    headlines: list[Headline] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Headline:
+    """One run's headline row of a benchmark (eval.headlines.HEADLINE_OF): its accuracy with
+    n and the 95 % interval over instances, and beside it the benchmark's chance and shortcut
+    ceiling on the same probe and split (None where the file has none)."""
+
+    metric: str
+    #: the benchmark and what the row measures (with the metric's grain columns beyond run,
+    #: probe and split: OntoLAMA's scoring)
+    benchmark: str
+    measure: str
+    model: str | None
+    run: str | None
+    probe: str | None
+    split: str | None
+    value: float | None
+    n: int | None
+    ci: tuple[float, float] | None
+    chance: float | None
+    chance_metric: str
+    ceiling: float | None
+    ceiling_metric: str
 
 
 def matches(value: Any, patterns: Sequence[str] | None) -> bool:
@@ -72,11 +102,12 @@ SHORTCUT_METRICS = frozenset({"shortcut_panel", "shortcut_ceiling", "shortcut_sh
 
 
 def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | None = None,
-                 probes: Sequence[str] | None = None, models: Sequence[str] | None = None
-                 ) -> Report:
+                 probes: Sequence[str] | None = None, models: Sequence[str] | None = None,
+                 beside: Sequence[MetricFile] = ()) -> Report:
     """Run the metrics, keep the rows of the chosen probes and models (glob patterns). A row's
     model is its run's (grain with ``run_id``) or its own ``model`` column; rows with neither
-    are dropped when models are chosen."""
+    are dropped when models are chosen. ``beside``: model-free metrics run only for the
+    headline rows (:func:`headline_rows`; kept whatever the models chosen)."""
     metrics = discover_metrics() if metrics is None else metrics
     try:
         runs = {r[0]: r[1:] for r in con.execute(
@@ -94,14 +125,9 @@ def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | Non
     scored = {r[0] for r in con.execute("SELECT DISTINCT probe FROM runs").fetchall()}
     report = Report(prompts={r[0]: templates(r[1]) for r in configs}, warnings=(
         nonfinite_warnings(con, lambda m, p: matches(m, models) and matches(p, probes))))
-    for metric in metrics:
-        if metric.needs_run and not tasks_run & set(metric.tasks):
-            report.skipped.append(f"{metric.name} (no {'/'.join(metric.tasks)} runs)")
-            continue
-        cols, rows = run_metric(con, metric)
-        if not rows and metric.name in SHORTCUT_METRICS:
-            report.skipped.append(f"{metric.name} (no probe with a train split)")
-            continue
+
+    def result(metric: MetricFile, cols: list[str], rows: list[tuple[Any, ...]],
+               models: Sequence[str] | None) -> MetricResult:
         out = []
         for row in rows:
             d = dict(zip(cols, row, strict=True))
@@ -120,8 +146,20 @@ def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | Non
             out.append(d)
         summaries = with_items(con, metric, out) if out else {}
         kept = {tuple(d.get(g) for g in metric.grain) for d in out}
-        report.results.append(MetricResult(metric, out, {k: v for k, v in summaries.items()
-                                                         if k in kept}))
+        return MetricResult(metric, out, {k: v for k, v in summaries.items() if k in kept})
+
+    for metric in metrics:
+        if metric.needs_run and not tasks_run & set(metric.tasks):
+            report.skipped.append(f"{metric.name} (no {'/'.join(metric.tasks)} runs)")
+            continue
+        cols, rows = run_metric(con, metric)
+        if not rows and metric.name in SHORTCUT_METRICS:
+            report.skipped.append(f"{metric.name} (no probe with a train split)")
+            continue
+        report.results.append(result(metric, cols, rows, models))
+    for metric in beside:
+        report.beside.append(result(metric, *run_metric(con, metric), None))
+    report.headlines = headline_rows(report)
     if tasks_run & {"choice", "binary"}:
         report.reliability = [
             {**r, "model": runs[r["run_id"]][0], "run": labels.get(r["run_id"], "")}
@@ -147,10 +185,12 @@ SHARE_METRICS = frozenset({"binary_accuracy", "choice_accuracy"})
 #: shortcut ceiling.
 ACCURACIES = tuple(f"{task}_accuracy{variant}" for task in ("choice", "binary")
                    for variant in ("", "_norm", "_per_token", "_pmi"))
-BASELINE_OF = dict.fromkeys(ACCURACIES, "chance_accuracy")
+BASELINE_OF = {**dict.fromkeys(ACCURACIES, "chance_accuracy"),
+               **{m: b.chance for m, b in HEADLINE_OF.items()}}
 #: The shortcut ceiling of a metric (eval/metrics/shortcut_ceiling.sql), a second tick.
 CEILING_OF = {**dict.fromkeys(ACCURACIES, "shortcut_ceiling"),
-              "relatum_precision_at_1": "shortcut_ceiling"}
+              "relatum_precision_at_1": "shortcut_ceiling",
+              **{m: b.ceiling for m, b in HEADLINE_OF.items()}}
 
 
 def interval(metric: str, row: dict[str, Any]) -> tuple[float, float] | None:
@@ -242,3 +282,67 @@ def report_runs(con: duckdb.DuckDBPyConnection, probes: Sequence[str] | None = N
     for r in out.values():
         r["several"] = seen[(r["model"], r["probe"])] > 1
     return out
+
+
+#: The grain columns a baseline is matched on; a baseline's other grain columns (BEAR's
+#: relation) must read ``all`` (the row of the whole probe and split).
+MATCHED_ON = ("run_id", "probe", "split")
+
+
+def find(report: Report, name: str) -> MetricResult | None:
+    """The named metric's result, among the report's metrics or those run beside them."""
+    return next((r for r in [*report.results, *report.beside] if r.metric.name == name), None)
+
+
+def overall_rows(result: MetricResult | None) -> list[dict[str, Any]]:
+    """A metric's rows of a whole probe and split: those whose grain columns beyond run, probe
+    and split read ``all`` (every row where there are none).
+
+    >>> from pathlib import Path
+    >>> m = MetricFile(Path("c.sql"), "c", "", ["choice"], ["probe", "split", "relation"],
+    ...                False, "", {})
+    >>> overall_rows(MetricResult(m, [{"relation": "P19", "value": 0.1},
+    ...                               {"relation": "all", "value": 0.2}]))
+    [{'relation': 'all', 'value': 0.2}]
+    """
+    if result is None:
+        return []
+    extra = [g for g in result.metric.grain if g not in MATCHED_ON]
+    return [row for row in result.rows if all(row.get(g) == "all" for g in extra)]
+
+
+def values_of(report: Report, name: str) -> Callable[[dict[str, Any]], float | None]:
+    """The value of metric ``name`` beside a row of another metric: its overall row of the same
+    run, probe and split (of the same probe and split where ``name`` has no run: a model-free
+    figure of the probe's instances); None where there is none."""
+    result = find(report, name)
+    by_run = result is not None and "run_id" in result.metric.grain
+
+    def key(row: dict[str, Any]) -> tuple[Any, ...]:
+        return (row.get("run_id") if by_run else None, row.get("probe"), row.get("split"))
+
+    index = {key(row): float(row["value"]) for row in overall_rows(result)
+             if row.get("value") is not None}
+    return lambda row: index.get(key(row))
+
+
+def headline_rows(report: Report) -> list[Headline]:
+    """Each benchmark's headline rows (eval.headlines.HEADLINE_OF): per run of its headline
+    metric, the value with n and interval, its chance and its shortcut ceiling; the metric's
+    grain columns beyond run, probe and split are named after it (OntoLAMA's scoring)."""
+    out = []
+    for name, spec in HEADLINE_OF.items():
+        result = find(report, name)
+        if result is None:
+            continue
+        chance, ceiling = values_of(report, spec.chance), values_of(report, spec.ceiling)
+        extra = [g for g in result.metric.grain if g not in MATCHED_ON]
+        for row in result.rows:
+            measure = spec.measure + "".join(f" ({g} {row.get(g)})" for g in extra)
+            out.append(Headline(name, spec.benchmark, measure, row.get("model"), row.get("run"),
+                                row.get("probe"), row.get("split"), row.get("value"),
+                                row.get("n"), interval(name, row), chance(row), spec.chance,
+                                ceiling(row), spec.ceiling))
+    return sorted(out, key=lambda h: tuple("" if v is None else str(v) for v in
+                                           (h.benchmark, h.probe, h.split, h.model, h.run,
+                                            h.measure)))
