@@ -59,12 +59,15 @@ from eval.report_model import (
     BASELINE_OF,
     CALIBRATION_METRICS,
     CEILING_OF,
+    CI_IN_OWN_TABLE,
+    CONSISTENCY_HEAD,
     MetricResult,
     Report,
     ambiguous,
     build_report,
     calibration_rows,
     comparisons,
+    consistency_rows,
     find,
     interval,
     key_columns,
@@ -130,7 +133,8 @@ def tables(report: Report) -> list[tuple[list[str], str]]:
         columns: list[str] = []
         for r, rows in results:
             name = r.metric.name
-            with_ci = any(interval(name, row) is not None for row in rows)
+            with_ci = name not in CI_IN_OWN_TABLE and any(interval(name, row) is not None
+                                                         for row in rows)
             with_spread = any((row.get("n_prompts") or 0) > 1 for row in rows)
             columns += [name, *([f"{name} 95% CI"] if with_ci else []),
                         *([f"{name} prompts"] if with_spread else [])]
@@ -278,6 +282,25 @@ def headline_table(report: Report) -> str:
     return "\n".join(lines)
 
 
+CONSISTENCY_NOTE = ("prompt_consistency: per instance the share of its prompt pairs that "
+                    "give it the same answer, averaged over instances; n: the instances with "
+                    "two or more prompts, pairs: their prompt pairs; 95% CI over instances "
+                    "(the pairs of one instance are not independent): Wilson where every "
+                    "instance's share is 0 or 1, else the cluster bootstrap over instances.")
+
+
+def consistency_table(report: Report) -> str:
+    """prompt_consistency's n, pairs, value and interval (eval.report_model.consistency_rows)
+    as a markdown table; "" without rows."""
+    rows = consistency_rows(report)
+    if not rows:
+        return ""
+    lines = ["| " + " | ".join(CONSISTENCY_HEAD) + " |",
+             "|---|---|---|---:|---:|---:|---:|---|"]
+    lines += ["| " + " | ".join(_fmt(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
 def render_markdown(report: Report, images: list[Path], results_path: str) -> str:
     """The report.md text: tables, metric definitions, plots."""
     parts = ["# kgprobe report", "",
@@ -295,6 +318,9 @@ def render_markdown(report: Report, images: list[Path], results_path: str) -> st
     for _, text in tables(report):
         parts += [text, ""]
     parts += shift_section(report.results)
+    consistency = consistency_table(report)
+    if consistency:
+        parts += ["## Prompt consistency", "", CONSISTENCY_NOTE, "", consistency, ""]
     prompts = prompt_tables(report)
     if prompts:
         parts += ["## Per prompt", "", "Each metric under each prompt alone (n: instances); "
@@ -412,6 +438,8 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
         print("\n".join(f"warning: {w}" for w in report.warnings), file=sys.stderr)
     for line in shift_section(report.results)[4:5]:  # the table
         print(line + "\n")
+    if consistency_rows(report):
+        print(consistency_table(report) + "\n")
     for table in prompt_tables(report):
         print(table + "\n")
     pairs = comparisons(report)

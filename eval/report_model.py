@@ -216,6 +216,31 @@ def interval(metric: str, row: dict[str, Any]) -> tuple[float, float] | None:
 CALIBRATION_METRICS = frozenset({"brier_score", "expected_calibration_error"})
 
 
+#: Metrics whose n and interval are a table of their own (:func:`consistency_rows`), their
+#: value a column of the run table: prompt_consistency's n counts only the instances with two
+#: or more prompts (and its pairs), not the instances scored that the run table's n shows.
+CI_IN_OWN_TABLE = frozenset({"prompt_consistency"})
+CONSISTENCY_HEAD = ["model", "probe", "split", "n", "pairs", "prompt_consistency", "95% CI",
+                    "interval"]
+
+
+def consistency_rows(report: Report) -> list[list[Any]]:
+    """Per run, probe and split: prompt_consistency's n (instances with two or more prompts),
+    its prompt pairs, the value, its 95 % interval over instances and the interval's method
+    (:data:`CONSISTENCY_HEAD`; the run's label after the model where a model has several
+    runs of a probe)."""
+    result = find(report, "prompt_consistency")
+    if result is None:
+        return []
+    several = ambiguous([result], key_columns(result.metric.grain))
+    return [[str(row.get("model")) + (f" [{row.get('run')}]" if several else ""),
+             row.get("probe"), row.get("split"), row.get("n"), row.get("pairs"),
+             row.get("value"), _fmt_ci(interval(result.metric.name, row)),
+             row.get("ci_method") or "–"]
+            for row in sorted(result.rows, key=lambda r: tuple(
+                str(r.get(c)) for c in ("model", "probe", "split", "run")))]
+
+
 def calibration_rows(report: Report) -> list[list[Any]]:
     """Per run, probe and split: n, the Brier score and ECE with their 95 % intervals
     (eval.report_format.CALIBRATION_HEAD)."""
