@@ -11,7 +11,7 @@ and right or wrong, each with its prompt, candidates, gold, answer and provenanc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,46 +19,17 @@ import duckdb
 
 from eval.html_data import browser_data, pack
 from eval.html_page import Html, Section, browser_section, figure, join, note, page, table, tag
-from eval.report import (
+from eval.report_format import CALIBRATION_HEAD, CALIBRATION_NOTE, NOTES, PAIRED_NOTE
+from eval.report_model import (
     BASELINE_OF,
     CEILING_OF,
-    NOTES,
-    PAIRED_NOTE,
     Report,
-    _matches,
     calibration_rows,
     comparisons,
     interval,
-    run_label,
+    report_runs,
+    values_of,
 )
-from eval.report_format import CALIBRATION_HEAD, CALIBRATION_NOTE, templates
-
-
-def report_runs(con: duckdb.DuckDBPyConnection, probes: Sequence[str] | None = None,
-                models: Sequence[str] | None = None,
-                keep: Callable[[str, str], bool] | None = None) -> dict[str, dict[str, Any]]:
-    """The finished runs the browser shows (probe and model glob patterns, or ``keep(model,
-    probe)``), by run id: model, probe, label, templates, and whether the model has several
-    runs of the probe (then the browser names the run)."""
-    out: dict[str, dict[str, Any]] = {}
-    for run_id, model, probe, config, finished in con.execute(
-            "SELECT run_id, model, probe, config::VARCHAR, finished_at FROM runs "
-            "WHERE status = 'done' AND model <> 'human' ORDER BY model, probe, run_id"
-            ).fetchall():
-        if not (_matches(model, models) and _matches(probe, probes)):
-            continue
-        if keep is not None and not keep(model, probe):
-            continue
-        out[run_id] = {"model": model, "probe": probe,
-                       "label": run_label(run_id, config, finished),
-                       "templates": templates(config)}
-    seen: dict[tuple[str, str], int] = {}
-    for r in out.values():
-        seen[(r["model"], r["probe"])] = seen.get((r["model"], r["probe"]), 0) + 1
-    for r in out.values():
-        r["several"] = seen[(r["model"], r["probe"])] > 1
-    return out
-
 
 LEADER_HEAD = ["model", "probe", "split", "metric", "value", "n", "95% CI", "chance",
                "shortcut ceiling", "human", "prompts", "sd", "MaxP", "AvgP", "MaxP − AvgP"]
@@ -73,34 +44,25 @@ LEADER_NOTE = ("n: instances; 95% CI: the Wilson interval for a share, else the 
                "population sd across prompts.")
 
 
-def _by_key(report: Report, name: str) -> dict[tuple[Any, ...], float]:
-    for r in report.results:
-        if r.metric.name == name:
-            return {(row.get("run_id"), row.get("probe"), row.get("split")): row["value"]
-                    for row in r.rows if row.get("value") is not None}
-    return {}
-
-
 def leaderboard(report: Report) -> list[list[Any]]:
     """One row per metric row that has a model (the markdown tables' numbers, side by side)."""
     rows = []
     for r in report.results:
         if not r.metric.plot or r.metric.name in ("chance_accuracy", "shortcut_ceiling"):
             continue
-        chance = _by_key(report, BASELINE_OF.get(r.metric.name, ""))
-        ceiling = _by_key(report, CEILING_OF.get(r.metric.name, ""))
+        chance = values_of(report, BASELINE_OF.get(r.metric.name, ""))
+        ceiling = values_of(report, CEILING_OF.get(r.metric.name, ""))
         human = {(row.get("probe"), row.get("split")): row["value"] for row in r.rows
                  if row.get("model") == "human" and row.get("value") is not None}
         for row in r.rows:
             if row.get("model") == "human":
                 continue
-            key = (row.get("run_id"), row.get("probe"), row.get("split"))
             ci = interval(r.metric.name, row)
             several = (row.get("n_prompts") or 0) > 1
             rows.append([row.get("model"), row.get("probe"), row.get("split"), r.metric.name,
                          row.get("value"), row.get("n"),
                          "–" if ci is None else f"{ci[0]:.3f}–{ci[1]:.3f}",
-                         chance.get(key), ceiling.get(key),
+                         chance(row), ceiling(row),
                          human.get((row.get("probe"), row.get("split"))), row.get("n_prompts"),
                          row.get("prompt_sd") if several else None,
                          row.get("prompt_maxp") if several else None,

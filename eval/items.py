@@ -36,6 +36,7 @@ from typing import Any
 
 import duckdb
 
+from eval.intervals import CLUSTER, WILSON
 from eval.sqlfile import MetricFile, MetricFileError, load_metric, run_metric
 from eval.stats import (
     cluster_bootstrap_ci,
@@ -46,8 +47,6 @@ from eval.stats import (
 )
 
 ITEM_GRAIN = ("instance_id", "prompt_id")
-WILSON = "Wilson"
-CLUSTER = "cluster bootstrap"
 
 
 @dataclass(frozen=True)

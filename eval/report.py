@@ -1,5 +1,10 @@
 """Metrics over the results file: ``python -m eval.report``.
 
+What a report holds (the metrics' rows with their n and intervals, the baselines and ceilings
+beside them, the paired comparisons, the warnings) is built once by :mod:`eval.report_model`,
+which this Markdown renderer and the HTML one (:mod:`eval.html_report`, ``--html FILE``) both
+read; html_report never imports this module.
+
 The report runner that the benchmark reports share (:func:`metric_rows`,
 :func:`report_folder`, :func:`write_report`, :func:`run_report`, :func:`report_command`) lives
 in :mod:`eval.report_runner` and is re-exported here.
@@ -26,20 +31,16 @@ missing (:func:`empty_reason`).
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
 from eval import sqlfile
-from eval.calibration_plot import reliability_plot, reliability_rows
-from eval.headlines import headline_metrics
-from eval.items import Summary, paired, with_items
+from eval.calibration_plot import reliability_plot
+from eval.headlines import beside_metrics, headline_metrics
+from eval.html_report import write_report_html
 from eval.plots import bar_chart
 from eval.report_format import (
     CALIBRATION_NOTE,
@@ -52,9 +53,25 @@ from eval.report_format import (
     calibration_table,
     comparison_table,
     paired_points,
-    run_label,
     shift_section,
-    templates,
+)
+from eval.report_model import (
+    BASELINE_OF,
+    CALIBRATION_METRICS,
+    CEILING_OF,
+    CI_IN_OWN_TABLE,
+    CONSISTENCY_HEAD,
+    MetricResult,
+    Report,
+    ambiguous,
+    build_report,
+    calibration_rows,
+    comparisons,
+    consistency_rows,
+    find,
+    interval,
+    key_columns,
+    overall_rows,
 )
 from eval.report_runner import (
     Render,
@@ -66,15 +83,7 @@ from eval.report_runner import (
     run_report,
     write_report,
 )
-from eval.score_checks import nonfinite_warnings
-from eval.sqlfile import (
-    MetricError,
-    MetricFile,
-    default_metric_dir,
-    discover_metrics,
-    run_metric,
-)
-from eval.stats import proportion_ci
+from eval.sqlfile import MetricError, default_metric_dir, discover_metrics
 from kg import config, options
 from probes.results import ProbeError, connect
 
@@ -82,157 +91,6 @@ __all__ = ["PAIRED_NOTE", "PAIRED_POINTS_HEAD", "Render", "Rendered", "Report",
            "Rows", "build_report", "comparison_table", "metric_rows", "paired_points",
            "report_command", "report_folder", "run_report", "write_report"]
 
-
-@dataclass
-class MetricResult:
-    """One metric's rows, as dicts, with ``model`` added when the grain has ``run_id``
-    (grains such as ``[model, probe]`` carry it themselves)."""
-
-    metric: MetricFile
-    rows: list[dict[str, Any]]
-    #: the metric's items summarised per row (eval.items; empty without an items file)
-    items: dict[tuple[Any, ...], Summary] = field(default_factory=dict)
-
-
-@dataclass
-class Report:
-    results: list[MetricResult] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
-    #: the prompt templates of each run (runs.config), by run id
-    prompts: dict[str, list[str]] = field(default_factory=dict)
-    #: the reliability diagram's points of the chosen choice and binary runs (with model, run)
-    reliability: list[dict[str, Any]] = field(default_factory=list)
-    #: lines about stored numbers the metrics cannot stand on (eval.score_checks)
-    warnings: list[str] = field(default_factory=list)
-
-
-def _matches(value: Any, patterns: Sequence[str] | None) -> bool:
-    return not patterns or any(fnmatch.fnmatch(str(value), p) for p in patterns)
-
-
-#: The shortcut metrics (docs/shortcuts.md): they need a train split, and are left out of the
-#: tables (named under "Skipped") where no probe has one.
-SHORTCUT_METRICS = frozenset({"shortcut_panel", "shortcut_ceiling", "shortcut_shift"})
-
-
-def build_report(con: duckdb.DuckDBPyConnection, metrics: list[MetricFile] | None = None,
-                 probes: Sequence[str] | None = None, models: Sequence[str] | None = None
-                 ) -> Report:
-    """Run the metrics, keep the rows of the chosen probes and models (glob patterns). A row's
-    model is its run's (grain with ``run_id``) or its own ``model`` column; rows with neither
-    are dropped when models are chosen."""
-    metrics = discover_metrics() if metrics is None else metrics
-    try:
-        runs = {r[0]: r[1:] for r in con.execute(
-            "SELECT run_id, model, task FROM runs").fetchall()}
-        configs = con.execute("SELECT run_id, config::VARCHAR, finished_at FROM runs").fetchall()
-        labels = {r[0]: run_label(r[0], r[1], r[2]) for r in configs}
-    except duckdb.Error as e:
-        raise MetricError(f"the results file has no usable runs table ({e}); it may predate "
-                          "this kgprobe version: run `python -m probes.engine.run` once (it "
-                          "upgrades "
-                          "the file) or export again into a new file") from e
-    tasks_run = {t for _, t in runs.values()}
-    # The model-free panel of a probe no run scored (a records probe, say) is left out once
-    # some model has run; a file without runs shows every probe's (a designer's first look).
-    scored = {r[0] for r in con.execute("SELECT DISTINCT probe FROM runs").fetchall()}
-    report = Report(prompts={r[0]: templates(r[1]) for r in configs}, warnings=(
-        nonfinite_warnings(con, lambda m, p: _matches(m, models) and _matches(p, probes))))
-    for metric in metrics:
-        if metric.needs_run and not tasks_run & set(metric.tasks):
-            report.skipped.append(f"{metric.name} (no {'/'.join(metric.tasks)} runs)")
-            continue
-        cols, rows = run_metric(con, metric)
-        if not rows and metric.name in SHORTCUT_METRICS:
-            report.skipped.append(f"{metric.name} (no probe with a train split)")
-            continue
-        out = []
-        for row in rows:
-            d = dict(zip(cols, row, strict=True))
-            if "run_id" in d:
-                d["model"], d["task"] = runs.get(d["run_id"], (None, None))
-                d["run"] = labels.get(d["run_id"], str(d["run_id"])[:8])
-            if "model" in d:
-                if not _matches(d["model"], models):
-                    continue
-            elif models:
-                continue
-            if "probe" in d and not _matches(d["probe"], probes):
-                continue
-            if metric.name == "shortcut_panel" and scored and d.get("probe") not in scored:
-                continue
-            out.append(d)
-        summaries = with_items(con, metric, out) if out else {}
-        kept = {tuple(d.get(g) for g in metric.grain) for d in out}
-        report.results.append(MetricResult(metric, out, {k: v for k, v in summaries.items()
-                                                         if k in kept}))
-    if tasks_run & {"choice", "binary"}:
-        report.reliability = [
-            {**r, "model": runs[r["run_id"]][0], "run": labels.get(r["run_id"], "")}
-            for r in reliability_rows(con, lambda r: r["run_id"] in runs
-                                      and _matches(runs[r["run_id"]][0], models)
-                                      and _matches(r["probe"], probes))]
-    return report
-
-
-def _key_columns(grain: list[str]) -> list[str]:
-    cols = ["model"] if "run_id" in grain else []
-    return cols + [g for g in grain if g != "run_id"]
-
-
-#: Built-in metrics whose value is a share of their ``n`` instances (1 right, 0 wrong each): a
-#: row without items (eval.items) or its own ``ci_low`` / ``ci_high`` gets the 95 % Wilson
-#: interval of ``value * n`` out of ``n`` (eval.stats.proportion_ci).
-SHARE_METRICS = frozenset({"binary_accuracy", "choice_accuracy"})
-#: The baseline metric of a metric, drawn beside it (same grain, same rows).
-#: The accuracies of choice and binary probes: the plain one and its length-normalised and
-#: PMI variants (eval/metrics/*_norm, *_per_token, *_pmi), each drawn with chance and the
-#: shortcut ceiling.
-ACCURACIES = tuple(f"{task}_accuracy{variant}" for task in ("choice", "binary")
-                   for variant in ("", "_norm", "_per_token", "_pmi"))
-BASELINE_OF = dict.fromkeys(ACCURACIES, "chance_accuracy")
-#: The shortcut ceiling of a metric (eval/metrics/shortcut_ceiling.sql), a second tick.
-CEILING_OF = {**dict.fromkeys(ACCURACIES, "shortcut_ceiling"),
-              "relatum_precision_at_1": "shortcut_ceiling"}
-
-
-def interval(metric: str, row: dict[str, Any]) -> tuple[float, float] | None:
-    """A row's 95 % interval: its ``ci_low`` / ``ci_high`` columns (its own, or from its items:
-    the Wilson interval or the cluster bootstrap over instances, see eval.items), or for a
-    share metric the Wilson interval of its ``n`` instances; None when neither applies.
-
-    >>> tuple(round(v, 3) for v in interval("choice_accuracy", {"value": 1.0, "n": 4}))
-    (0.51, 1.0)
-    >>> interval("choice_mrr", {"value": 0.5, "n": 4}) is None
-    True
-    """
-    if row.get("ci_low") is not None and row.get("ci_high") is not None:
-        return float(row["ci_low"]), float(row["ci_high"])
-    value, n = row.get("value"), row.get("n")
-    if metric not in SHARE_METRICS or value is None or not n:
-        return None
-    return proportion_ci(round(float(value) * int(n)), int(n))
-
-
-#: The calibration metrics: a table of their own (:func:`calibration_rows`), not columns
-#: beside the accuracies, and the reliability diagram.
-CALIBRATION_METRICS = frozenset({"brier_score", "expected_calibration_error"})
-
-
-def calibration_rows(report: Report) -> list[list[Any]]:
-    """Per run, probe and split: n, the Brier score and ECE with their 95 % intervals
-    (eval.report_format.CALIBRATION_HEAD)."""
-    cells: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for r in report.results:
-        if r.metric.name not in ("brier_score", "expected_calibration_error"):
-            continue
-        for row in r.rows:
-            cell = cells.setdefault((row.get("model"), row.get("probe"), row.get("split")),
-                                    {"n": row.get("n")})
-            cell[r.metric.name] = (row.get("value"), _fmt_ci(interval(r.metric.name, row)))
-    return [[*k, c["n"], *c.get("brier_score", (None, "–")),
-             *c.get("expected_calibration_error", (None, "–"))]
-            for k, c in sorted(cells.items(), key=lambda kv: tuple(map(str, kv[0])))]
 
 
 def _groups(report: Report) -> dict[tuple[tuple[str, ...], str | None],
@@ -268,14 +126,15 @@ def tables(report: Report) -> list[tuple[list[str], str]]:
     prompts: min–max and sd; the values are in :func:`prompt_tables`)."""
     out = []
     for (grain, _), results in _groups(report).items():
-        keys = _key_columns(list(grain))
-        if _ambiguous([r for r, _ in results], keys):
+        keys = key_columns(list(grain))
+        if ambiguous([r for r, _ in results], keys):
             keys = [*keys, "run"]
         cells: dict[tuple, dict[str, Any]] = {}
         columns: list[str] = []
         for r, rows in results:
             name = r.metric.name
-            with_ci = any(interval(name, row) is not None for row in rows)
+            with_ci = name not in CI_IN_OWN_TABLE and any(interval(name, row) is not None
+                                                         for row in rows)
             with_spread = any((row.get("n_prompts") or 0) > 1 for row in rows)
             columns += [name, *([f"{name} 95% CI"] if with_ci else []),
                         *([f"{name} prompts"] if with_spread else [])]
@@ -312,8 +171,8 @@ def prompt_tables(report: Report) -> list[str]:
                                                           for row in rows)]
         if not results:
             continue
-        keys = _key_columns(list(grain))
-        if _ambiguous([r for r, _ in results], keys):
+        keys = key_columns(list(grain))
+        if ambiguous([r for r, _ in results], keys):
             keys = [*keys, "run"]
         cells: dict[tuple, dict[str, Any]] = {}
         for r, rows in results:
@@ -338,29 +197,6 @@ def prompt_tables(report: Report) -> list[str]:
     return out
 
 
-def comparisons(report: Report) -> list[dict[str, Any]]:
-    """Paired comparisons (eval.items.paired) of every two runs of a probe and split, per
-    metric with items: the runs are labelled by model (and run, where a model has several)."""
-    out = []
-    for r in report.results:
-        keys = _key_columns(r.metric.grain)
-        by_run = _ambiguous([r], keys)
-        label = {tuple(row.get(g) for g in r.metric.grain):
-                 str(row.get("model")) + (f" [{row.get('run')}]" if by_run else "")
-                 for row in r.rows}
-        out += paired(r.metric, r.items, label)
-    return out
-
-
-def _ambiguous(results: list[MetricResult], keys: list[str]) -> bool:
-    for r in results:
-        seen: dict[tuple, Any] = {}
-        for row in r.rows:
-            k = tuple(row.get(c) for c in keys)
-            if seen.setdefault(k, row.get("run_id")) != row.get("run_id"):
-                return True
-    return False
-
 
 def plots(report: Report, out: Path) -> list[Path]:
     """One bar chart per metric (x: probe and the other grain columns, bars: models, named in
@@ -369,12 +205,11 @@ def plots(report: Report, out: Path) -> list[Path]:
     95 % interval is an error bar and the chance baseline a black tick over each group whose
     runs share one (runs over different instances can differ: then only the table shows it)."""
     paths = []
-    by_name = {r.metric.name: r for r in report.results}
     for r in report.results:
         if not r.metric.plot or not r.rows:
             continue
-        keys = [c for c in _key_columns(r.metric.grain) if c != "model"]
-        by_run = _ambiguous([r], _key_columns(r.metric.grain))
+        keys = [c for c in key_columns(r.metric.grain) if c != "model"]
+        by_run = ambiguous([r], key_columns(r.metric.grain))
 
         def series(row: dict[str, Any], r: MetricResult = r, by_run: bool = by_run) -> str:
             return (str(row.get("model", r.metric.name))
@@ -388,8 +223,8 @@ def plots(report: Report, out: Path) -> list[Path]:
                         key=lambda p: (p[1], p[0]))  # the table's order: groups, then models
         errors = {(series(row), group(row)): ci for row in r.rows
                   if (ci := interval(r.metric.name, row)) is not None}
-        base = by_name.get(BASELINE_OF.get(r.metric.name, ""))
-        ceiling = by_name.get(CEILING_OF.get(r.metric.name, ""))
+        base = find(report, BASELINE_OF.get(r.metric.name, ""))
+        ceiling = find(report, CEILING_OF.get(r.metric.name, ""))
         paths.append(bar_chart(points, r.metric.name, out / f"{r.metric.name}.png",
                                ylabel=r.metric.name, errors=errors,
                                baselines=_ticks(base, group),
@@ -411,10 +246,59 @@ def _ticks(base: MetricResult | None, group: Callable[[dict[str, Any]], str]
     """One tick per group, where its runs share one value of ``base`` (else the table tells
     them apart)."""
     per_group: dict[str, set[float]] = {}
-    for row in base.rows if base else []:
+    for row in overall_rows(base):
         if row["value"] is not None:
             per_group.setdefault(group(row), set()).add(round(float(row["value"]), 9))
     return {g: next(iter(v)) for g, v in per_group.items() if len(v) == 1}
+
+
+HEADLINE_NOTE = ("Each benchmark's headline rows (eval/headlines.py): its accuracy with n "
+                 "(instances) and the 95 % interval over instances, beside it chance and "
+                 "the shortcut ceiling (the model-free figures named in the last column: "
+                 "BEAR's chance is the mean of 1 / answer-space size over the probe's "
+                 "instances, lm-pub-quiz's random baseline, and its ceiling the shortcut "
+                 "rule chosen by 2-fold cross-fitting over relations; OntoLAMA's chance is "
+                 "the majority class, its ceiling the rule fitted on train, chosen on dev).")
+
+
+def headline_table(report: Report) -> str:
+    """The headline rows (eval.report_model.headline_rows) as one markdown table; "" without
+    any."""
+    if not report.headlines:
+        return ""
+    by_run = len({(h.model, h.probe, h.split, h.measure) for h in report.headlines}
+                 ) < len(report.headlines)
+    head = ["benchmark", "measure", "model", *(["run"] if by_run else []), "probe", "split",
+            "value", "n", "95% CI", "chance", "shortcut ceiling", "chance, ceiling"]
+    lines = ["| " + " | ".join(head) + " |",
+             "|" + "|".join("---:" if c in ("value", "n", "95% CI", "chance",
+                                            "shortcut ceiling") else "---"
+                            for c in head) + "|"]
+    for h in report.headlines:
+        lines.append("| " + " | ".join([
+            h.benchmark, _fmt(h.measure), _fmt(h.model), *([_fmt(h.run)] if by_run else []),
+            _fmt(h.probe), _fmt(h.split), _fmt(h.value), _fmt(h.n), _fmt_ci(h.ci),
+            _fmt(h.chance), _fmt(h.ceiling), f"{h.chance_metric}, {h.ceiling_metric}"]) + " |")
+    return "\n".join(lines)
+
+
+CONSISTENCY_NOTE = ("prompt_consistency: per instance the share of its prompt pairs that "
+                    "give it the same answer, averaged over instances; n: the instances with "
+                    "two or more prompts, pairs: their prompt pairs; 95% CI over instances "
+                    "(the pairs of one instance are not independent): Wilson where every "
+                    "instance's share is 0 or 1, else the cluster bootstrap over instances.")
+
+
+def consistency_table(report: Report) -> str:
+    """prompt_consistency's n, pairs, value and interval (eval.report_model.consistency_rows)
+    as a markdown table; "" without rows."""
+    rows = consistency_rows(report)
+    if not rows:
+        return ""
+    lines = ["| " + " | ".join(CONSISTENCY_HEAD) + " |",
+             "|---|---|---|---:|---:|---:|---:|---|"]
+    lines += ["| " + " | ".join(_fmt(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
 
 
 def render_markdown(report: Report, images: list[Path], results_path: str) -> str:
@@ -429,9 +313,14 @@ def render_markdown(report: Report, images: list[Path], results_path: str) -> st
                   ""]
     if report.results:
         parts += [NOTES, ""]
+    if report.headlines:
+        parts += ["## Headlines", "", HEADLINE_NOTE, "", headline_table(report), ""]
     for _, text in tables(report):
         parts += [text, ""]
     parts += shift_section(report.results)
+    consistency = consistency_table(report)
+    if consistency:
+        parts += ["## Prompt consistency", "", CONSISTENCY_NOTE, "", consistency, ""]
     prompts = prompt_tables(report)
     if prompts:
         parts += ["## Per prompt", "", "Each metric under each prompt alone (n: instances); "
@@ -525,7 +414,9 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     try:
         names = {m.name for m in metrics}
         metrics += [m for m in headline_metrics(con) if m.name not in names]
-        report = build_report(con, metrics, args.probe, args.model)
+        names = {m.name for m in metrics}
+        report = build_report(con, metrics, args.probe, args.model, beside=[
+            m for m in beside_metrics(con) if m.name not in names])
     finally:
         con.close()
     if not any(r.rows for r in report.results):
@@ -535,17 +426,20 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     path = write_report(out, "report.md", Rendered(
         render_markdown(report, images, results_path), images))
     if args.html is not None:
-        from eval.html_report import write_report_html
         try:
             print(f"wrote {write_report_html(args.html, report, images, results_path, args)}")
         except (MetricError, ProbeError, OSError) as e:
             return options.error_line(f"the HTML report {args.html} could not be written: {e}")
+    if report.headlines:
+        print(headline_table(report) + "\n")
     for _, table in tables(report):
         print(table + "\n")
     if report.warnings:
         print("\n".join(f"warning: {w}" for w in report.warnings), file=sys.stderr)
     for line in shift_section(report.results)[4:5]:  # the table
         print(line + "\n")
+    if consistency_rows(report):
+        print(consistency_table(report) + "\n")
     for table in prompt_tables(report):
         print(table + "\n")
     pairs = comparisons(report)

@@ -10,7 +10,8 @@ per-probe values of the semrel views (``eval/semrel/_views.sql``, ``_prototypica
 - :func:`levene`: equality of variances over groups (Brown-Forsythe: deviations from the
   median).
 
-And intervals for every report table: :func:`bootstrap_ci` (a seeded percentile bootstrap over
+And intervals for every report table (defined in :mod:`eval.intervals`, which imports no
+other eval module, and re-exported here): :func:`bootstrap_ci` (a seeded percentile bootstrap over
 instances), :func:`cluster_bootstrap_ci` (the same over instances that each hold several
 values, one per prompt), :func:`proportion_ci` (the Wilson interval of a share of k right out
 of n), :func:`spread` (min, max, population sd over prompts), :func:`multi_prompt` (MaxP,
@@ -36,88 +37,18 @@ import numpy as np
 import polars as pl
 from scipy import stats
 
+from eval.intervals import (
+    BOOTSTRAP_RESAMPLES,
+    BOOTSTRAP_SEED,
+    bootstrap_ci,
+)
+from eval.intervals import cluster_bootstrap_ci as cluster_bootstrap_ci  # re-exported
+from eval.intervals import proportion_ci as proportion_ci  # re-exported
 from eval.sqlfile import run_support
 
 SEMREL_DIR = Path(__file__).with_name("semrel")
 SUPPORT = (SEMREL_DIR / "_views.sql", SEMREL_DIR / "_prototypicality.sql")
 
-
-BOOTSTRAP_RESAMPLES = 1000
-BOOTSTRAP_SEED = 0
-
-
-def bootstrap_ci(values: Sequence[float], level: float = 0.95,
-                 resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED
-                 ) -> tuple[float, float] | None:
-    """The percentile bootstrap interval of the mean of ``values`` (one value per instance):
-    ``resamples`` samples of ``len(values)`` drawn with replacement by numpy's generator seeded
-    with ``seed`` (so a report is reproducible), the ``(1 - level) / 2`` and ``(1 + level) / 2``
-    quantiles of their means. None for no values.
-
-    >>> bootstrap_ci([1.0, 1.0, 1.0])
-    (1.0, 1.0)
-    >>> bootstrap_ci([]) is None
-    True
-    """
-    if not 0 < level < 1:
-        raise ValueError(f"level must lie between 0 and 1 (got {level})")
-    data = np.asarray([float(v) for v in values], dtype=float)
-    if not data.size:
-        return None
-    rng = np.random.default_rng(seed)
-    means = data[rng.integers(0, data.size, size=(resamples, data.size))].mean(axis=1)
-    low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
-    return float(low), float(high)
-
-
-def proportion_ci(right: int, n: int, level: float = 0.95) -> tuple[float, float] | None:
-    """The Wilson score interval of a share of ``right`` out of ``n`` (scipy's
-    ``binomtest(...).proportion_ci(method="wilson")``, no continuity correction): the interval
-    of an accuracy over ``n`` instances. Unlike a bootstrap it is never zero-width: 10/10 gives
-    [n / (n + z^2), 1] = [0.722, 1]. None for n = 0.
-
-    >>> [tuple(round(v, 3) for v in proportion_ci(k, 10)) for k in (0, 10)]
-    [(0.0, 0.278), (0.722, 1.0)]
-    """
-    if not 0 < level < 1:
-        raise ValueError(f"level must lie between 0 and 1 (got {level})")
-    if not 0 <= right <= n:
-        raise ValueError(f"right must lie between 0 and n (got {right} of {n})")
-    if n == 0:
-        return None
-    ci = stats.binomtest(int(right), int(n)).proportion_ci(confidence_level=level,
-                                                            method="wilson")
-    return float(ci.low), float(ci.high)
-
-
-def cluster_bootstrap_ci(clusters: Sequence[Sequence[float]], level: float = 0.95,
-                         resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED
-                         ) -> tuple[float, float] | None:
-    """The percentile cluster bootstrap interval of the mean over all values, resampling whole
-    clusters (one cluster per instance, its values one per prompt): each of ``resamples``
-    samples draws ``len(clusters)`` clusters with replacement and takes the mean of every
-    value they hold (sum / count). The values of one instance are not independent (the same
-    word under two prompts), so the instances are the units: n = instances, not (instance,
-    prompt) pairs. Clusters of one value each give :func:`bootstrap_ci`'s interval. None for
-    no values.
-
-    >>> cluster_bootstrap_ci([[1.0, 1.0], [1.0]])
-    (1.0, 1.0)
-    >>> cluster_bootstrap_ci([[], []]) is None
-    True
-    """
-    if not 0 < level < 1:
-        raise ValueError(f"level must lie between 0 and 1 (got {level})")
-    kept = [[float(v) for v in c] for c in clusters if len(c)]
-    if not kept:
-        return None
-    sums = np.asarray([sum(c) for c in kept])
-    counts = np.asarray([len(c) for c in kept], dtype=float)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, len(kept), size=(resamples, len(kept)))
-    means = sums[idx].sum(axis=1) / counts[idx].sum(axis=1)
-    low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
-    return float(low), float(high)
 
 
 def spread(values: Sequence[float]) -> tuple[float, float, float] | None:

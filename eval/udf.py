@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 import duckdb
 
 from eval import answers
+from eval.intervals import instance_interval
 
 
 def list_edit_distance(a: Sequence[str] | None, b: Sequence[str] | None) -> int | None:
@@ -43,6 +44,26 @@ def list_edit_distance(a: Sequence[str] | None, b: Sequence[str] | None) -> int 
     return prev[-1]
 
 
+def instance_ci(values: Sequence[float] | None) -> list[float] | None:
+    """The 95 % interval over instances of the mean of one value per instance
+    (:func:`eval.intervals.instance_interval`: Wilson where each is 0 or 1, else the percentile
+    bootstrap over instances) as ``[low, high]``; None for no values.
+
+    >>> [round(v, 4) for v in instance_ci([1.0, 1.0])]  # Wilson: 2 / (2 + 1.96^2) to 1
+    [0.3424, 1.0]
+    >>> instance_ci([0.5, 0.5]), instance_ci([])
+    ([0.5, 0.5], None)
+    """
+    ci, _ = instance_interval(values or [])
+    return None if ci is None else [ci[0], ci[1]]
+
+
+def instance_ci_method(values: Sequence[float] | None) -> str | None:
+    """The method :func:`instance_ci` used on ``values`` (``Wilson`` or ``cluster
+    bootstrap``); None for no values."""
+    return instance_interval(values or [])[1]
+
+
 #: name -> (function, parameter types, return type)
 FUNCTIONS: dict[str, tuple[Callable[..., object], list[str], str]] = {
     "list_edit_distance": (list_edit_distance, ["VARCHAR[]", "VARCHAR[]"], "INTEGER"),
@@ -51,6 +72,9 @@ FUNCTIONS: dict[str, tuple[Callable[..., object], list[str], str]] = {
     "answer_contains": (answers.contains_answer, ["VARCHAR", "VARCHAR"], "BOOLEAN"),
     "answer_f1": (answers.token_f1, ["VARCHAR", "VARCHAR"], "DOUBLE"),
     "answer_not_attempted": (answers.not_attempted, ["VARCHAR", "VARCHAR[]"], "BOOLEAN"),
+    # the interval over instances of a mean of per-instance values (eval.intervals)
+    "instance_ci": (instance_ci, ["DOUBLE[]"], "DOUBLE[]"),
+    "instance_ci_method": (instance_ci_method, ["DOUBLE[]"], "VARCHAR"),
 }
 
 

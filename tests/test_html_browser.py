@@ -150,3 +150,33 @@ def test_filter_open_an_instance_and_see_its_triples(tiny_store: LocalStore, tmp
     assert "instance" in detail.find_element(By.TAG_NAME, "h3").text
     assert target in detail.text
     assert driver.save_screenshot(str(tmp_path / "html_report.png"))
+
+
+@pytest.mark.slow  # starts a browser
+def test_the_leaderboard_shows_bear_s_chance_and_ceiling(tmp_path: Path, driver: Any) -> None:
+    """Issue 46: the BEAR row of the leaderboard, read from the page in Chromium, has its n,
+    interval, chance and shortcut ceiling (tests/test_report_bear_headline.py's file: 0.5 over
+    3 instances, chance 7/18, ceiling 0, each worked out by hand there)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.test_report_bear_headline import bear_results
+
+    results = bear_results(tmp_path / "r.duckdb")
+    html = tmp_path / "report.html"
+    assert report_main(["--results", str(results), "--out", str(tmp_path / "md"),
+                        "--html", str(html), "--no-plots"]) == 0
+    driver.get(html.as_uri())
+    WebDriverWait(driver, 20).until(lambda d: d.execute_script(
+        "return document.body.dataset.ready"))
+    board = driver.find_element(By.ID, "leaderboard")
+    head = [th.text for th in board.find_elements(By.CSS_SELECTOR, "table thead th")]
+    rows = [dict(zip(head, [td.text for td in tr.find_elements(By.TAG_NAME, "td")],
+                     strict=True))
+            for tr in board.find_elements(By.CSS_SELECTOR, "table tbody tr")]
+    (bear,) = [r for r in rows if r["metric"] == "bear_accuracy"]
+    assert (bear["model"], bear["probe"], bear["value"], bear["n"]) == ("m", "bear/bear",
+                                                                        "0.500", "3")
+    assert bear["chance"] == f"{7 / 18:.3f}" and bear["shortcut ceiling"] == "0.000"
+    lo, hi = (float(v) for v in bear["95% CI"].split("–"))
+    assert 0.0 <= lo < 0.5 < hi <= 1.0

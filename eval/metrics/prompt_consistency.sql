@@ -5,6 +5,13 @@
 --   (each unordered pair once) whose best-scored candidates are the same (a tie to the earlier
 --   candidate); the mean over instances with two or more prompts scored. Says nothing of
 --   whether the answer is right (see choice_accuracy). Only finished runs (status done).
+--   n: the instances with two or more prompts scored; pairs: their prompt pairs. The 95 %
+--   interval (ci_low, ci_high, ci_method) is over instances, since the pairs of one instance
+--   are not independent: each instance's share is its one value, and where every share is 0
+--   or 1 (two prompts) the Wilson interval of that share of instances, else the seeded
+--   percentile bootstrap over instances (each resampled whole with its share: the cluster
+--   bootstrap, instances as clusters), eval.intervals.instance_interval via the udf
+--   instance_ci.
 -- tasks: [choice]
 -- grain: [run_id, probe, split]
 WITH s AS (
@@ -23,6 +30,9 @@ p AS (
   FROM a x JOIN a y ON y.run_id = x.run_id AND y.probe = x.probe AND y.split = x.split
     AND y.instance_id = x.instance_id AND y.prompt_id > x.prompt_id
   GROUP BY ALL)
-SELECT run_id, probe, split, avg(share) AS value, count(*) AS n, sum(pairs) AS pairs
+SELECT run_id, probe, split, avg(share) AS value, count(*) AS n, sum(pairs) AS pairs,
+       instance_ci(list(share ORDER BY instance_id))[1] AS ci_low,
+       instance_ci(list(share ORDER BY instance_id))[2] AS ci_high,
+       instance_ci_method(list(share ORDER BY instance_id)) AS ci_method
 FROM p GROUP BY ALL
 ORDER BY ALL

@@ -111,10 +111,15 @@ SEQ2SEQ_LM = Capabilities(slot_scoring="loglik", ends_at_slot=False, slot_token=
 mask token replaces the marker) inside the prompt."""
 
 
-FAMILIES: tuple[str, ...] = ("masked", "causal", "seq2seq")
+FAMILY_CAPABILITIES: dict[str, Capabilities] = {"masked": MASKED_LM, "causal": CAUSAL_LM,
+                                                "seq2seq": SEQ2SEQ_LM}
+"""The capabilities of each language-model family, by its name: the one home of the family
+names (``kgprobe export --kind`` offers them and ``probes.engine.preview.PROFILES`` renders
+prompts for them)."""
+FAMILIES: tuple[str, ...] = tuple(FAMILY_CAPABILITIES)
 """The language-model families (:func:`family`), in one place: the built-in backends are one
-per family and named after it (``probes.backends.KINDS``), and a model list's ``kind`` is one
-of them."""
+per family and named after it (``probes.backends.KINDS``), a model list's ``kind`` is one of
+them, and so are ``kgprobe export --kind``'s choices."""
 
 
 def family(caps: Capabilities) -> str:

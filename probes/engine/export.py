@@ -43,6 +43,7 @@ from tqdm import tqdm
 
 from kg import config, options
 from kg.store import DEFAULT_MAX_ROWS, DEFAULT_TIMEOUT_S, KnowledgeStore, open_store
+from probes.backends.protocol import FAMILIES
 from probes.engine import parquet_sync
 from probes.engine.errors import ProbeError, ProbeFileError
 from probes.engine.graph_checks import check_graphs, skip_unbuilt_optional
@@ -413,7 +414,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--preview", type=int, default=None, metavar="N",
                         help="run the queries and print N instances' rendered prompts per probe "
                         "(template and params checked); writes nothing")
-    parser.add_argument("--kind", choices=("causal", "masked", "seq2seq"), default="causal",
+    parser.add_argument("--kind", choices=FAMILIES, default="causal",
                         help="--preview: render prompts as this kind of model gets them "
                         "(default: causal)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -34,13 +34,13 @@ from typing import Any
 
 import polars as pl
 
-from probes.backends.protocol import CAUSAL_LM, MASKED_LM, SEQ2SEQ_LM, Capabilities
+from probes.backends.protocol import FAMILY_CAPABILITIES, Capabilities
 from probes.engine.errors import ProbeError, ProbeFileError
 from probes.engine.spec import Probe
 
-PROFILES: dict[str, Capabilities] = {"causal": CAUSAL_LM, "masked": MASKED_LM,
-                                     "seq2seq": SEQ2SEQ_LM}
-"""The capabilities of each built-in backend, by the name a user gives ``--kind``."""
+PROFILES: dict[str, Capabilities] = FAMILY_CAPABILITIES
+"""The capabilities of each built-in backend, by the name a user gives ``--kind``
+(``probes.backends.protocol.FAMILY_CAPABILITIES``, the families' one home)."""
 CHECKED = ("causal", "masked")
 """The profiles a probe is checked for at export: prompts that end at the slot, prompts that
 mark it (seq2seq's prompts are masked ones, scored by continuation log-likelihood)."""
