@@ -2,7 +2,8 @@
 (``python -m probes.benchmarks.ontolama``).
 
 The probe files are ``queries/ontolama/<ontology>-atomic.rq`` (headers over the shared query
-``atomic.sparql``) and ``<ontology>-complex.rq`` (header ``builder_params.ontolama``). The modules do what their SPARQL cannot:
+``atomic.sparql``) and ``<ontology>-complex.rq`` (header ``builder_params.ontolama``). The
+modules do what their SPARQL cannot:
 
 - :mod:`probes.benchmarks.ontolama.splits`: the class balance (as many negatives as positives, half
 soft
