@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -111,28 +110,39 @@ def _assumed_disjoint(facts: dict, c: str, d: str) -> bool:
 # --- probe files --------------------------------------------------------------------------------
 
 
-def test_atomic_probe_files_are_the_template_s_output() -> None:
-    """The seven atomic files (five ontologies, two controlled) are written from one template
-    by scripts/ontolama_atomic.py: each equals its output, none is a copy edited by hand."""
-    import importlib.util
+def test_atomic_probe_files_share_one_query() -> None:
+    """The seven atomic files (five ontologies, two controlled) are headers over one shared
+    query, queries/ontolama/atomic.sparql (issue 43): each runs it with its ontology's graphs
+    and bucket widths in ``values:``, and they agree on every other field."""
+    files = sorted(QUERIES.glob("*-atomic*.rq"))
+    assert len(files) == 7
+    shared = (QUERIES / "atomic.sparql").read_text()
+    probes = [parse_probe(p.read_text(), p) for p in files]
+    g = "https://w3id.org/kgprobe/graph"
 
-    path = QUERIES.parents[1] / "scripts" / "ontolama_atomic.py"
-    spec = importlib.util.spec_from_file_location("ontolama_atomic", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    want = module.expected()
-    assert {p.name for p in want} == {p.name for p in QUERIES.glob("*-atomic*.rq")}
-    assert len(want) == 7
-    for p, text in want.items():
-        assert p.read_text() == text, f"{p.name}: run python scripts/ontolama_atomic.py"
-    # the template's placeholders are the only differences: two files of one ontology differ
-    # in the control alone, and every file names its own graph only
-    for p, text in want.items():
-        onto = p.name.split("-")[0]
-        graphs = set(re.findall(r"graph/([a-z]+)", text))
-        assert graphs == {onto}, p.name
+    def code(text: str) -> list[str]:  # the SPARQL after the header, comment lines left out
+        body = text[text.index("\nPREFIX"):]
+        return [line for line in body.splitlines() if not line.lstrip().startswith("#")]
+
+    for path, probe in zip(files, probes, strict=True):
+        onto = path.name.split("-")[0]
+        assert probe.spec.query == "atomic.sparql" and probe.query_file == QUERIES / "atomic.sparql"
+        v = probe.spec.values
+        assert (v["graph"], v["inferred"]) == (f"{g}/{onto}", f"{g}/{onto}/inferred")
+        # every file names its own graph only, in the query and the header
+        assert set(re.findall(r"graph/([a-z]+)", probe.query)) == {onto}, path.name
+        assert probe.spec.graphs == [onto]
+        assert probe.spec.builder_params["ontolama"]["ontology"] == onto
+        # the query run is the shared one with each $parameter written as its term
+        want = shared.replace("$inferred", f"<{g}/{onto}/inferred>")
+        want = want.replace("$graph", f"<{g}/{onto}>")
+        for name in ("soft_digits", "hard_digits"):
+            want = want.replace(f"${name}", str(v[name]))
+        assert code(probe.query) == code(want), path.name
+    same = {"name", "description", "graphs", "builder_params", "values"}
+    first = probes[0].spec.model_dump(exclude=same)
+    assert all(p.spec.model_dump(exclude=same) == first for p in probes)
+    assert len({json.dumps(p.spec.builder_params["balance"]) for p in probes}) == 1
 
 
 def test_controlled_probe_files_are_their_standard_files_with_the_control() -> None:
@@ -197,7 +207,7 @@ def test_split_proportions_are_written_once_in_the_header(path: Path) -> None:
 
 def test_bad_ontolama_params() -> None:
     text = (QUERIES / "pizza-atomic.rq").read_text().replace("kind: atomic", "kind: atom")
-    probe = parse_probe(text, "pizza-atomic.rq")
+    probe = parse_probe(text, QUERIES / "pizza-atomic.rq")
     with pytest.raises(ProbeFileError, match="kind: atomic or complex"):
         ontolama.instances(probe, LocalStore.in_memory())
 
@@ -263,7 +273,8 @@ def test_atomic_names_articles_and_splits(atomic: tuple, store: LocalStore) -> N
         assert sum(r["split"] == split and r["label"] == 0 for r in rows) == size
 
 
-def test_atomic_is_reproducible_and_seeded(store: LocalStore, atomic: tuple) -> None:
+def test_atomic_is_reproducible_and_seeded(store: LocalStore, atomic: tuple,
+                                           tmp_path: Path) -> None:
     def pairs(df, label: int) -> set[tuple[str, str]]:
         fields = [json.loads(f) for f in df["fields"]]
         return {(f["sub_class"], f["super_class"]) for f in fields if f["label"] == label}
@@ -272,9 +283,12 @@ def test_atomic_is_reproducible_and_seeded(store: LocalStore, atomic: tuple) -> 
     negatives = {(r["sub_class"], r["super_class"]) for r in rows if r["label"] == 0}
     (probe,) = discover(patterns=["ontolama/pizza-atomic"])
     assert pairs(ontolama.instances(probe, store), 0) == negatives
-    path = QUERIES / "pizza-atomic.rq"
-    text = path.read_text().replace('"42"', '"7"').replace("seed: 42", "seed: 7")
-    reseeded = ontolama.instances(parse_probe(text, path), store)
+    # reseeded: the probe file and its shared query (query: atomic.sparql) copied, seed 42 -> 7
+    path = tmp_path / "pizza-atomic.rq"
+    for name in ("pizza-atomic.rq", "atomic.sparql"):
+        text = (QUERIES / name).read_text().replace('"42"', '"7"').replace("seed: 42", "seed: 7")
+        (tmp_path / name).write_text(text)
+    reseeded = ontolama.instances(parse_probe(path.read_text(), path), store)
     assert pairs(reseeded, 0) != negatives and len(pairs(reseeded, 0)) == len(negatives)
     assert pairs(reseeded, 1) == {(r["sub_class"], r["super_class"]) for r in rows
                                   if r["label"] == 1}

@@ -63,7 +63,8 @@ def small_probe(splits: str) -> Probe:
     text = text.replace("graphs: [pizza]", "graphs: [small]")
     text = text.replace("ontology: pizza", "ontology: small")
     text = text.replace("splits: {train: 0.8, dev: 0.1, test: 0.1}", f"splits: {splits}")
-    return parse_probe(text, "small-atomic.rq")
+    # beside the shared query its header names (query: atomic.sparql)
+    return parse_probe(text, ROOT / "queries" / "ontolama" / "small-atomic.rq")
 
 
 @pytest.fixture(scope="module")
@@ -204,7 +205,7 @@ def test_controlled_atomic_split(store: LocalStore, tmp_path: Path) -> None:
 def test_control_of_the_wrong_kind_is_an_error() -> None:
     text = (ROOT / "queries" / "ontolama" / "pizza-atomic.rq").read_text(encoding="utf-8")
     probe = parse_probe(text.replace("kind: atomic,", "kind: atomic, control: complex_concept,"),
-                        "x.rq")
+                        ROOT / "queries" / "ontolama" / "x.rq")
     with pytest.raises(ProbeFileError, match="use control: super_class"):
         ontolama.control(probe)
 

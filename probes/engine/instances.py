@@ -112,7 +112,7 @@ def run_query(probe: Probe, store: KnowledgeStore, limits: QueryLimits | None = 
     name the probe and the option that bounds it."""
     limits = limits or QueryLimits()
     if probe.services and not limits.allow_service:
-        raise ProbeFileError(probe.path, keyword_line(probe.query, "SERVICE"),
+        raise ProbeFileError(probe.query_file or probe.path, keyword_line(probe.query, "SERVICE"),
                              f"probe {probe.spec.name!r} calls other SPARQL endpoints with "
                              f"SERVICE ({', '.join(probe.services)}); a probe file is data and "
                              "does not contact servers unless you pass --allow-service (its "

@@ -36,6 +36,8 @@ SPARQL tool. Header fields (see README, "Probe files"):
   candidates AND generate its answers, under the same instance ids (one run per format,
   :meth:`Probe.as_format`); eval/metrics/format_agreement.sql compares them. Not part of the
   instances' hash (it does not shape the instances).
+- ``query`` and ``values``: the probe runs the shared query of ``query: FILE.sparql`` (under its
+  folder) with FILE's declared parameters bound to ``values``, typed (probes.engine.shared_query).
 - ``export``: ``false`` for a building-block query that a driver runs elsewhere (COPEN's
   Wikidata construction queries); ``python -m probes.engine.export`` skips it.
 
@@ -80,6 +82,7 @@ from kg.sparql import QueryShapeError, analyse, check_syntax, keyword_line
 from kg.textfile import TextFileError, read_text
 from probes.engine.distractors import Distractors
 from probes.engine.errors import ProbeFileError
+from probes.engine.shared_query import query_name, resolve, shared_values
 from probes.engine.tasks import params_problem
 from probes.engine.tasks.generate import alias_variables
 from probes.engine.tasks.registry import TASK_ENTRIES
@@ -122,6 +125,8 @@ class ProbeSpec(BaseModel):
     builder_params: dict[str, Any] = {}
     export: bool = True
     formats: dict[str, dict[str, Any]] = {}
+    query: str | None = Field(default=None, examples=["atomic.sparql"])
+    values: dict[str, Any] = {}
 
     @field_validator("gold", "group_by", "id", mode="before")
     @classmethod
@@ -146,6 +151,16 @@ class ProbeSpec(BaseModel):
     @classmethod
     def _one_var(cls, v: str | None) -> str | None:
         return None if v is None else _var(v)
+
+    @field_validator("query")
+    @classmethod
+    def _query(cls, v: str | None) -> str | None:
+        return None if v is None else query_name(v)
+
+    @field_validator("values")
+    @classmethod
+    def _values(cls, v: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
+        return shared_values(v, info.data.get("query"), "query" in info.data)
 
     @field_validator("gold", "group_by", "id")
     @classmethod
@@ -239,6 +254,7 @@ class Probe:
     variables: list[str]
     header_lines: dict[str, int]
     services: tuple[str, ...] = ()  # endpoints of the query's SERVICE clauses
+    query_file: Path | None = None  # the shared query file (header ``query:``) ``query`` is from
 
     def as_format(self, task: str) -> Probe:
         """This probe read as another of its ``formats``: the same name and instances, the
@@ -258,7 +274,7 @@ class Probe:
         edit counts) and the header fields other than prompts and description. Stored with the
         exported instances, so a run notices a probe file edited since its export."""
         spec = self.spec.model_dump(exclude={"prompts", "description", "builder_params",
-                                             "formats"})
+                                             "formats", "query", "values"})
         spec["params"] = self.spec.hashed_params
         header_end = comment_block(self.query, "#")[1]
         body = "\n".join(self.query.splitlines()[header_end - 1:])
@@ -315,7 +331,10 @@ def parse_probe(text: str, path: str | Path = "<string>") -> Probe:
                              "a choice probe needs 'candidates: ?var' (the answers to choose "
                              "from); without it only the gold answer is scored and accuracy "
                              "is always 100%")
-    variables, services = check_query(text, path)
+    query, query_file = text, None  # a shared query: its file, resolved with the values
+    if spec.query is not None:
+        query_file, query = resolve(path, text, spec.query, spec.values, lines, first)
+    variables, services = check_query(query, query_file or path)
     for what, var in spec.variables_used().items():
         if var not in variables:
             field = what.split()[0]
@@ -323,9 +342,11 @@ def parse_probe(text: str, path: str | Path = "<string>") -> Probe:
                                  f"header {what} is not selected by the query; add ?{var} to "
                                  f"the SELECT clause (it selects: "
                                  f"{', '.join('?' + v for v in variables)})")
-    check_ordering(text, spec.seed, path, lines.get("seed", first))
-    return Probe(path=path, spec=spec, query=text, variables=variables, header_lines=lines,
-                 services=services)
+    if query_file is not None:  # RAND() and the like on the shared file's line
+        check_ordering(query, None, query_file, None)
+    check_ordering(query, spec.seed, path, lines.get("seed", first))
+    return Probe(path=path, spec=spec, query=query, variables=variables, header_lines=lines,
+                 services=services, query_file=query_file)
 
 
 def strip_comments(text: str) -> str:

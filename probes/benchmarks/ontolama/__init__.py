@@ -1,8 +1,9 @@
 """OntoLAMA datasets (He et al., Findings of ACL 2023): build, statistics and export
 (``python -m probes.benchmarks.ontolama``).
 
-The probe files are ``queries/ontolama/<ontology>-atomic.rq`` and ``<ontology>-complex.rq``
-(header ``builder_params.ontolama``). The modules do what their SPARQL cannot:
+The probe files are ``queries/ontolama/<ontology>-atomic.rq`` (headers over the shared query
+``atomic.sparql``) and ``<ontology>-complex.rq`` (header ``builder_params.ontolama``). The
+modules do what their SPARQL cannot:
 
 - :mod:`probes.benchmarks.ontolama.splits`: the class balance (as many negatives as positives, half
 soft
