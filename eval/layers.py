@@ -135,6 +135,9 @@ def layer_chart(points: Sequence[LayerPoint], path: Path) -> Path:
                    label=f"chosen on dev: layer {best.layer}")
         ax.set_ylim(0, 1)
         ax.set_xlabel("layer (0 = embeddings)")
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # layers are whole numbers
         ax.set_ylabel(f"test accuracy (n = {first.n})")
         ax.set_title(f"{first.model} - {first.probe} - {first.position}", fontsize=10)
         ax.grid(alpha=0.3)
