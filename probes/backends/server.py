@@ -9,7 +9,8 @@ server's tokens at load, needed for ``topk``'s whole-word vocabulary), ``num_con
 (requests at once, default 4), ``batch_size`` (prompts per request, default 8), ``max_retries``
 (default 3), ``timeout`` (seconds per request, default 120), ``revision`` (a label of your own
 for the served weights, added to the identity), ``chat`` (generate through
-``/chat/completions``; default ``/completions``, :mod:`probes.backends.server_generate`).
+``/chat/completions``; default ``/completions``, :mod:`probes.backends.server_generate`; a
+chat-only server always generates through ``/chat/completions``).
 
 Scoring (:mod:`probes.backends.server_client` sends the requests):
 
