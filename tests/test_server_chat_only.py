@@ -8,8 +8,10 @@ stored."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -42,7 +44,7 @@ class ChatServer:
     completions: str = "missing"
     chat: bool = True
     reply_suffix: str = ""  # other "weights": the same model's replies with text added
-    fault: str | None = None  # "redirect", "junk-message", "bad-count" (chat answers)
+    fault: str | None = None  # "redirect", "junk-message", "bad-count", "slow" (chat)
     paths: list[str] = field(default_factory=list)
     url: str = ""
 
@@ -58,6 +60,9 @@ class ChatServer:
             return 404, {"detail": "Not Found"}, ""
         if self.fault == "redirect":
             return 307, {}, "http://127.0.0.2:9/v1/chat/completions"
+        if self.fault == "slow":  # answers after the client's timeout, without the model
+            time.sleep(3)
+            return 200, {"choices": [{"index": 0, "message": {"content": "late"}}]}, ""
         tok, model = self.scorer.tokenizer, self.scorer.model
         text = tok.apply_chat_template(body["messages"], tokenize=False,
                                        add_generation_prompt=True)
@@ -91,13 +96,14 @@ def server(llama: Any) -> Iterator[ChatServer]:
     class Handler(BaseHTTPRequestHandler):
         def reply(self, code: int, answer: dict[str, Any], location: str = "") -> None:
             data = json.dumps(answer).encode()
-            self.send_response(code)
-            if location:
-                self.send_header("Location", location)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # a client gone
+                self.send_response(code)
+                if location:
+                    self.send_header("Location", location)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
         def do_GET(self) -> None:
             state.paths.append(self.path)
@@ -203,11 +209,11 @@ def test_a_server_that_answers_neither_is_one_line(server: ChatServer) -> None:
 
 @pytest.mark.parametrize(("fault", "said"), [
     ("redirect", "redirect"), ("junk-message", "chat completion without its text"),
-    ("bad-count", "usage.completion_tokens = -3")])
+    ("bad-count", "usage.completion_tokens = -3"), ("slow", "no whole answer within timeout")])
 def test_bad_chat_answers_are_refused_in_one_line(server: ChatServer, fault: str,
                                                   said: str) -> None:
     server.fault = fault
     with pytest.raises(ServerError) as e:
-        load_scorer(f"server:{server.url}", max_retries=0)
+        load_scorer(f"server:{server.url}", max_retries=0, timeout=1 if fault == "slow" else 60)
     assert said in str(e.value) and "\n" not in str(e.value)
     assert not any("127.0.0.2" in p for p in server.paths)  # the redirect was not followed
