@@ -12,6 +12,9 @@ questions ending in "A:"), greedy, ``max_new_tokens`` and a newline stop:
 It prints, and writes to ``--out`` (``report.md`` and each tool's JSON):
 
 * the identity table: strings compared, identical, and every difference with both strings;
+* with ``--few-shot K``: every prompt preceded by the same K solved examples (a long shared
+  prefix, where kgprobe's prefix sharing shows, probes/backends/prefix_groups.py), and
+  kgprobe timed once more without sharing (``prefix_mode=None``) at the same batch sizes;
 * the speed table: seconds per tool and batch size, kgprobe's speed-up over lm-eval's best,
   and the floor: 2 x parameters FLOPs per prompt token (prefill) and per generated token
   (decode; counted with the tokenizer on kgprobe's answers, plus the stop token) at the fp32
@@ -21,7 +24,8 @@ Usage::
 
     scripts/setup_peers.sh                     # once
     .venv/bin/python scripts/bench_generate.py --out OUT_DIR
-    .venv/bin/python scripts/bench_generate.py --smoke   # a tiny random model, seconds
+    .venv/bin/python scripts/bench_generate.py --out OUT_DIR --few-shot 8
+    .venv/bin/python scripts/bench_generate.py --out OUT_DIR --smoke   # a tiny model, seconds
 """
 
 from __future__ import annotations
@@ -48,12 +52,28 @@ PEOPLE = ["Albert Einstein", "Marie Curie", "Pablo Picasso", "Wolfgang Amadeus M
           "Charles Darwin", "Galileo Galilei", "Jane Austen"]
 
 
-def prompts() -> list[str]:
-    """The fixed prompt set (48): four forms x twelve fillers."""
-    return ([f"Q: What is the capital of {c}?\nA:" for c in COUNTRIES]
+SOLVED = ["Q: What is the capital of Portugal?\nA: Lisbon", "A rose is a kind of flower",
+          "The opposite of slow is fast", "Q: Where was William Shakespeare born?\nA: "
+          "Stratford-upon-Avon", "Q: What is the capital of Greece?\nA: Athens",
+          "An eagle is a kind of bird", "The opposite of dark is light",
+          "Q: Where was Vincent van Gogh born?\nA: Zundert",
+          "Q: What is the capital of Sweden?\nA: Stockholm", "A chair is a kind of furniture",
+          "The opposite of short is long", "Q: Where was Johann Sebastian Bach born?\nA: "
+          "Eisenach"]
+"""The solved examples of ``--few-shot`` (the four forms in turn, fillers not in the set)."""
+
+
+def prompts(few_shot: int = 0) -> list[str]:
+    """The fixed prompt set (48): four forms x twelve fillers; with ``few_shot`` K each is
+    preceded by the same first K solved examples, one blank line between examples."""
+    if not 0 <= few_shot <= len(SOLVED):
+        raise SystemExit(f"--few-shot {few_shot}: give 0 to {len(SOLVED)} solved examples")
+    block = "".join(f"{example}\n\n" for example in SOLVED[:few_shot])
+    return [block + p for p in
+            [f"Q: What is the capital of {c}?\nA:" for c in COUNTRIES]
             + [f"A {w} is a kind of" for w in WORDS]
             + [f"The opposite of {a} is" for a in ADJECTIVES]
-            + [f"Q: Where was {p} born?\nA:" for p in PEOPLE])
+            + [f"Q: Where was {p} born?\nA:" for p in PEOPLE]]
 
 
 def run_runner(script: str, python: Path, folder: Path, workload: Path, out: Path,
@@ -88,12 +108,16 @@ def main() -> int:
     parser.add_argument("--lm-eval-batch-sizes", default="1,8,16")
     parser.add_argument("--kgprobe-batch-size", type=int, default=48)
     parser.add_argument("--limit", type=int, default=None, help="the first N prompts only")
+    parser.add_argument("--few-shot", type=int, default=0, metavar="K",
+                        help=f"precede every prompt by the same K solved examples (0 to "
+                             f"{len(SOLVED)}; a long shared prefix) and time kgprobe also "
+                             "without prefix sharing")
     parser.add_argument("--smoke", action="store_true",
                         help="a tiny random Llama (bench_models) and 6 prompts: checks the "
                              "plumbing in seconds, measures nothing")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    items = prompts()[: 6 if args.smoke else args.limit]
+    items = prompts(args.few_shot)[: 6 if args.smoke else args.limit]
     if args.smoke:
         folder = bench_models_tiny(args.out / "tiny-llama")
         args.max_new_tokens = min(args.max_new_tokens, 6)
@@ -101,7 +125,8 @@ def main() -> int:
         folder = bench_peers.resolve_model(args.model)
     workload = args.out / "workload.json"
     workload.write_text(json.dumps({"prompts": items, "max_new_tokens": args.max_new_tokens,
-                                    "stop": ["\n"]}), encoding="utf-8")
+                                    "stop": ["\n"], "compare_plain": args.few_shot > 0}),
+                        encoding="utf-8")
     peers = bench_peers.default_peers_venv() / "bin" / "python"
     if not peers.exists():
         raise SystemExit(f"no peers venv at {peers}: run scripts/setup_peers.sh first")
@@ -116,7 +141,8 @@ def main() -> int:
     gflops_after = bench_peers.measure_matmul_gflops(args.threads)
     model = "a tiny Llama" if args.smoke else args.model
     lines = [f"# Generation: kgprobe and lm-eval on {model}",
-             "", f"{len(items)} prompts, greedy, max_new_tokens {args.max_new_tokens}, stop "
+             "", f"{len(items)} prompts ({args.few_shot} solved examples before each), "
+             f"greedy, max_new_tokens {args.max_new_tokens}, stop "
              f"newline; {args.threads} threads; fp32 matmul {gflops:.1f} GFLOP/s before, "
              f"{gflops_after:.1f} after.", "", "## Identity (kgprobe at lm-eval's best batch "
              f"size {best} against lm-eval at {best})", ""]
@@ -131,23 +157,39 @@ def main() -> int:
     ref = lme["runs"][best]["seconds"]
     lines += ["", "## Speed", "", "| tool | batch | seconds | speed-up over lm-eval's best | "
               "floor / seconds |", "|---|---:|---:|---:|---:|"]
-    for tool, res in (("lm-eval", lme), ("kgprobe", kg)):
-        for s, r in sorted(res["runs"].items(), key=lambda kv: int(kv[0])):
+    for tool, runs in (("lm-eval", lme["runs"]), ("kgprobe", kg["runs"]),
+                       ("kgprobe, no prefix sharing", kg.get("plain_runs", {}))):
+        for s, r in sorted(runs.items(), key=lambda kv: int(kv[0])):
             lines.append(f"| {tool} | {s} | {r['seconds']:.2f} | {ref / r['seconds']:.2f}x | "
                          f"{floor_s / r['seconds']:.1%} |")
+    for s, r in sorted(kg.get("plain_runs", {}).items(), key=lambda kv: int(kv[0])):
+        same = sum(a == b for a, b in zip(r["texts"], kg["runs"][s]["texts"], strict=True))
+        lines.append(f"\nkgprobe without prefix sharing against with it, batch {s}: "
+                     f"{same}/{len(items)} identical")
     lines.append(f"\nfloor: {floor_s:.2f} s (2 x parameters FLOPs per prompt and generated "
                  "token at the faster matmul rate)")
+    if args.few_shot:
+        block = items[0][: len(items[0]) - len(prompts()[0])]
+        once = floor_seconds(folder, items, kg["runs"][best]["texts"],
+                             max(gflops, gflops_after), shared=block)
+        lines.append(f"\nfloor with the {args.few_shot} solved examples counted once: "
+                     f"{once:.2f} s")
     report = "\n".join(lines) + "\n"
     (args.out / "report.md").write_text(report, encoding="utf-8")
     print(report)
     return 0
 
 
-def floor_seconds(folder: Path, items: list[str], texts: list[str], gflops: float) -> float:
+def floor_seconds(folder: Path, items: list[str], texts: list[str], gflops: float,
+                  shared: str = "") -> float:
+    """The floor in seconds; ``shared``: a prefix of every prompt counted once."""
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(str(folder))
     prefill = sum(len(tok(p, add_special_tokens=False)["input_ids"]) for p in items)
+    if shared:
+        n = len(tok(shared, add_special_tokens=False)["input_ids"])
+        prefill -= (len(items) - 1) * n
     decode = sum(len(tok(t, add_special_tokens=False)["input_ids"]) + 1 for t in texts)
     return 2 * bench_peers.count_parameters(folder) * (prefill + decode) / (gflops * 1e9)
 

@@ -80,9 +80,12 @@ def test_no_prompt_logprobs_is_one_line(workdir: Path) -> None:
     from probes.backends.server_client import ServerError
 
     need_llama_cpp()
+    # the server still answers chat completions, so it loads for generation only: loading
+    # it for scoring (require) is refused with the reason it cannot score
     with serve(gguf("smollm2-135m"), workdir, logits_all=False) as (url, _), \
-            pytest.raises(ServerError, match="returns no prompt log-probabilities") as err:
-        load_scorer(f"server:{url}", max_retries=1)
+            pytest.raises(ServerError, match="returns no prompt log-probabilities") as err, \
+            pytest.warns(UserWarning, match="offers chat only"):
+        load_scorer(f"server:{url}", max_retries=1, require=("loglik",))
     assert "\n" not in str(err.value)
 
 

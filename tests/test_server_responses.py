@@ -222,7 +222,9 @@ def test_prompt_logprobs_that_cannot_be_read_are_one_line() -> None:
 
 
 def test_chat_only_server_is_one_line() -> None:
-    """A server without /v1/completions (chat-only) returns no prompt log-probabilities."""
+    """A server without /v1/completions returns no prompt log-probabilities (this one has no
+    /v1/chat/completions either, so it cannot even generate: tests/test_server_chat_only.py
+    loads one that has)."""
     with serving(None) as url, pytest.raises(ServerError) as e:
         load_server(f"server:{url}", max_retries=0)
     assert "has no Completions endpoint" in str(e.value) and "chat-only" in str(e.value)

@@ -11,7 +11,17 @@ key/value cache (probes.backends.causal's ``generate``).
   ``max_new_tokens``) leaves the batch at once: its cache rows are dropped, so the steps
   after it cost only the rows still generating;
 - greedy picks the arg-max token; sampling draws from each row's own generator
-  (GenerateSettings.row_seed), after temperature and top-p.
+  (GenerateSettings.row_seed), after temperature and top-p;
+- prompts that share a long token prefix (a few-shot block, a chat template's system turn:
+  at least ``prefix_groups.MIN_SHARED_TOKENS`` tokens, grouped by
+  :func:`probes.backends.prefix_groups.shared_prefixes`) run it once: its key/value cache
+  is computed alone (one row), copied to every row of each batch of the group, and the
+  prefill runs only the rest of each prompt, left-padded after the prefix (the padding sits
+  between prefix and suffix, masked; positions continue from the prefix's length). The
+  decode steps are the same. Prompts in no group run as before, so prompts that share no
+  long prefix cost nothing more than the sorting of their token ids. Off under
+  ``prefix_mode=None`` (the reference), and for a group that does not fit in a sliding
+  attention window.
 
 The answer is the generated tokens decoded without special tokens and cut before the first
 stop string (lm-evaluation-harness's ``generate_until``).
@@ -24,7 +34,9 @@ from typing import Any
 
 import torch
 
+from probes.backends.causal_model import select_cache
 from probes.backends.generation import GenerateSettings, Generation, cut_at_stop
+from probes.backends.prefix_groups import shared_prefixes
 
 
 def eos_ids(model: Any, tokenizer: Any) -> set[int]:
@@ -63,25 +75,53 @@ class _Rows:
         self.tokens: list[list[int]] = [[] for _ in batch]
 
 
+class Prefix:
+    """A prefix shared by a group of prompts: its length and its key/value cache (one row),
+    run once (:func:`run_prefix`) and copied to each batch of the group's rows."""
+
+    def __init__(self, length: int, cache: Any) -> None:
+        self.length, self.cache = length, cache
+
+
+def run_prefix(scorer: Any, tokens: Sequence[int]) -> Prefix:
+    """The key/value cache of ``tokens`` alone (one row, no padding, positions from 0)."""
+    ids = torch.tensor([list(tokens)], dtype=torch.long, device=scorer.device)
+    mask = torch.ones_like(ids)
+    positions = torch.arange(len(tokens), device=scorer.device)[None]
+    _, cache = scorer._run(ids, mask, positions, None, use_cache=True)
+    return Prefix(len(tokens), cache)
+
+
 def generate_batch(scorer: Any, sequences: Sequence[Sequence[int]], prompts: Sequence[str],
-                   settings: GenerateSettings, eos: set[int]) -> list[Generation]:
-    """Generate for one batch of prompt token ids (see the module); one result per row."""
+                   settings: GenerateSettings, eos: set[int], prefix: Prefix | None = None
+                   ) -> list[Generation]:
+    """Generate for one batch of prompt token ids (see the module); one result per row.
+    With ``prefix`` every row starts with its tokens: the prefix's cache is copied to each
+    row, and only the rest of each prompt (left-padded after the prefix) runs in the
+    prefill."""
     device, tokenizer = scorer.device, scorer.tokenizer
     n = len(sequences)
-    width = max(len(s) for s in sequences)
+    start = prefix.length if prefix is not None else 0
+    width = max(len(s) for s in sequences) - start
     pad = scorer._pad_id()
     ids = torch.full((n, width), pad, dtype=torch.long)
     mask = torch.zeros((n, width), dtype=torch.long)
     for row, seq in enumerate(sequences):
-        ids[row, width - len(seq):] = torch.as_tensor(list(seq), dtype=torch.long)
-        mask[row, width - len(seq):] = 1
+        ids[row, width - len(seq) + start:] = torch.as_tensor(list(seq[start:]),
+                                                              dtype=torch.long)
+        mask[row, width - len(seq) + start:] = 1
     ids, mask = ids.to(device), mask.to(device)
-    positions = (mask.cumsum(1) - 1).clamp(min=0)
+    positions = (mask.cumsum(1) - 1).clamp(min=0) + start
     generators: list[torch.Generator | None] = [None] * n
     if settings.do_sample:
         generators = [torch.Generator(device=device).manual_seed(settings.row_seed(p))
                       for p in prompts]
-    states, cache = scorer._run(ids, mask, positions, None, use_cache=True)
+    cache = None
+    if prefix is not None:
+        cache = select_cache(prefix.cache, torch.zeros(n, dtype=torch.long, device=device),
+                             scorer.model.config)
+        mask = torch.cat([mask.new_ones((n, start)), mask], dim=1)
+    states, cache = scorer._run(ids, mask, positions, cache, use_cache=True)
     logits = _project(scorer, states[:, -1])
     next_pos = positions[:, -1] + 1
     live = _Rows(list(range(n)))
@@ -136,20 +176,45 @@ def _finish(tokenizer: Any, tokens: list[int], settings: GenerateSettings, why: 
 
 def generate(scorer: Any, prompts: Sequence[str], settings: GenerateSettings
              ) -> list[Generation]:
-    """Every prompt's answer, in batches of the scorer's ``generate`` batcher."""
+    """Every prompt's answer, in batches of the scorer's ``generate`` batcher; the prompts
+    that share a long token prefix (:func:`sharing`) run it once per group."""
     sequences = [scorer.generation_ids(p) for p in prompts]
     for index, seq in enumerate(sequences):
         scorer._check_length(len(seq) + settings.max_new_tokens, index, prompts[index])
     eos = eos_ids(scorer.model, scorer.tokenizer)
     out: list[Generation | None] = [None] * len(prompts)
 
-    def work(batch: list[int]) -> None:
-        got = generate_batch(scorer, [sequences[b] for b in batch],
-                             [prompts[b] for b in batch], settings, eos)
-        for b, g in zip(batch, got, strict=True):
-            out[b] = g
-        scorer._report(len(batch))
+    def run(members: list[int], prefix: Prefix | None) -> None:
+        def work(batch: list[int]) -> None:
+            rows = [members[b] for b in batch]
+            got = generate_batch(scorer, [sequences[r] for r in rows],
+                                 [prompts[r] for r in rows], settings, eos, prefix)
+            for r, g in zip(rows, got, strict=True):
+                out[r] = g
+            scorer._report(len(batch))
 
-    scorer.batcher("generate", cut=False).run(
-        [len(s) + settings.max_new_tokens for s in sequences], work)
+        scorer.batcher("generate", cut=False).run(
+            [len(sequences[m]) + settings.max_new_tokens for m in members], work)
+
+    grouped: set[int] = set()
+    for length, members in sharing(scorer, sequences, settings):
+        run(members, run_prefix(scorer, sequences[members[0]][:length]))
+        grouped.update(members)
+    run([i for i in range(len(prompts)) if i not in grouped], None)
     return [g for g in out if g is not None]
+
+
+def sharing(scorer: Any, sequences: Sequence[Sequence[int]], settings: GenerateSettings
+            ) -> list[tuple[int, list[int]]]:
+    """The groups that run their shared prefix once (probes.backends.prefix_groups): none
+    when the scorer runs every request on its own (``prefix_mode=None``, the reference), when
+    its cache cannot be copied row by row, or, for a model with a sliding attention window,
+    for a group whose longest prompt and answer do not fit in the window."""
+    if scorer.prefix_mode is None or not scorer._cache_ok:
+        return []
+    groups = shared_prefixes(sequences)
+    window = scorer._window
+    if window is not None:
+        groups = [(n, m) for n, m in groups
+                  if max(len(sequences[i]) for i in m) + settings.max_new_tokens < window]
+    return groups

@@ -9,7 +9,8 @@ server's tokens at load, needed for ``topk``'s whole-word vocabulary), ``num_con
 (requests at once, default 4), ``batch_size`` (prompts per request, default 8), ``max_retries``
 (default 3), ``timeout`` (seconds per request, default 120), ``revision`` (a label of your own
 for the served weights, added to the identity), ``chat`` (generate through
-``/chat/completions``; default ``/completions``, :mod:`probes.backends.server_generate`).
+``/chat/completions``; default ``/completions``, :mod:`probes.backends.server_generate`; a
+chat-only server always generates through ``/chat/completions``).
 
 Scoring (:mod:`probes.backends.server_client` sends the requests):
 
@@ -30,6 +31,14 @@ model (``/models`` entry, llama.cpp's ``/props``, SGLang's ``/get_model_info``; 
 such as ``created`` dropped) and a fingerprint: the server's echoed tokens and log-probabilities
 (rounded to 0.1) of a fixed text. Other weights behind the same name give another fingerprint,
 so they never read the first model's cached scores.
+
+A chat-only server (no ``/completions``, or one that refuses the echo with log-probabilities
+or answers it without them: :class:`~probes.backends.server_client.NoScoring`) is found at
+load: kgprobe then asks ``/chat/completions`` once, and when that answers the model loads for
+generation only (one warning line says so): ``generate`` goes through chat completions, and
+every scored operation (``loglik``, ``topk``) is refused before any work with the line
+:data:`CHAT_ONLY`. Its fingerprint is its greedy reply to a fixed message
+(server_generate.CHAT_FINGERPRINT), the only thing such a server shows of its weights.
 """
 
 from __future__ import annotations
@@ -38,13 +47,14 @@ import hashlib
 import json
 import math
 import os
+import warnings
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from probes.backends.protocol import CAUSAL_LM
 from probes.backends.server_checks import request_error
-from probes.backends.server_client import CompletionsClient, Echo, ServerError
+from probes.backends.server_client import CompletionsClient, Echo, NoScoring, ServerError
 from probes.engine.models import ModelError
 from probes.engine.wordvocab import WholeWordVocab
 
@@ -61,6 +71,11 @@ SERVER_VERSION = 2
 them), and vLLM's prompt_logprobs form is read."""
 _VOLATILE = {"created", "permission", "permissions", "object"}
 MASK = "[MASK]"
+
+CHAT_ONLY = ("this server offers chat only: it can answer `generate` probes, not scored ones "
+             "(loglik, topk need /completions with echoed log-probabilities)")
+"""What a chat-only server cannot do: the load warning and the refusal of a scored
+operation."""
 
 API_KEY_VARS = ("KGPROBE_SERVER_API_KEY", "OPENAI_API_KEY")
 """Environment variables read for a bearer token (never an option: options enter the record)."""
@@ -88,8 +103,12 @@ class ServerScorer:
 
     def __init__(self, client: CompletionsClient, served: str, reported: dict[str, Any],
                  tokenizer: Any = None, tokenizer_name: str | None = None,
-                 user_revision: str | None = None, top_logprobs: int = 20) -> None:
+                 user_revision: str | None = None, top_logprobs: int = 20,
+                 offer: Offer | None = None) -> None:
         self.client = client
+        self.offer = offer if offer is not None else offered(client)
+        chat_only = self.chat_only = self.offer.no_scoring
+        """Why the server cannot score text (its /completions error), or None: it can."""
         self.served = served
         self.reported = reported
         self.tokenizer = tokenizer
@@ -100,10 +119,12 @@ class ServerScorer:
         self.progress: Any = None
         self.operations = frozenset({"loglik", "topk", "generate"} if tokenizer is not None
                                     else {"loglik", "generate"})
-        self.chat = False
+        if chat_only is not None:
+            self.operations = frozenset({"generate"})
+        self.chat = chat_only is not None
         """Generate through ``/chat/completions`` (the ``chat`` option) instead of
         ``/completions`` (probes.backends.server_generate)."""
-        if tokenizer is None:
+        if tokenizer is None or chat_only is not None:
             self.capabilities = replace(CAUSAL_LM, topk=False)
         self.max_length = int(reported.get("max_model_len") or 1 << 20)
         self._vocabs: dict[tuple[bool, bool], WholeWordVocab] = {}
@@ -112,6 +133,8 @@ class ServerScorer:
                     "user_revision": user_revision}
         digest = hashlib.sha256(json.dumps(identity, sort_keys=True, default=str).encode())
         self.revision = "server-" + digest.hexdigest()[:24]
+        if chat_only is not None:
+            return
         self._check_alignment()
         if tokenizer is not None:
             self._check_tokenizer()
@@ -119,7 +142,11 @@ class ServerScorer:
     # --- identity -------------------------------------------------------------------------
 
     def _fingerprint(self) -> list[Any]:
-        echo = self._fingerprint_echo = self.client.echo([FINGERPRINT_TEXT])[0]
+        if self.offer.reply is not None:
+            reply = self.offer.reply
+            return [["chat", reply.text, reply.n_tokens, reply.finish]]
+        assert self.offer.echo is not None
+        echo = self._fingerprint_echo = self.offer.echo
         return [[t, None if v is None else round(v, 1)]
                 for t, v in zip(echo.tokens, echo.logprobs, strict=True)]
 
@@ -157,7 +184,9 @@ class ServerScorer:
 
     def cache_key_options(self) -> dict[str, Any]:
         """The API and boundary convention (the revision carries the model identity)."""
-        key = {"kind": "server", "api": "completions-echo", "boundary": "lm-eval-offsets",
+        key = {"kind": "server",
+               "api": "chat-only" if self.chat_only is not None else "completions-echo",
+               "boundary": "lm-eval-offsets",
                "scorer_version": SERVER_VERSION, "top_logprobs": self.top_logprobs,
                "tokenizer": self.tokenizer_name}
         if self.chat:
@@ -175,16 +204,28 @@ class ServerScorer:
         """The server, the served model's identity and the client's limits (run record)."""
         return {"model": self.name, "revision": self.revision, "kind": "server",
                 "base_url": self.client.root, "served_model": self.served,
-                "reported": self.reported, "fingerprint_text": FINGERPRINT_TEXT,
+                "reported": self.reported, "fingerprint_text": self._fingerprint_text(),
                 "identified_by": ("reported+fingerprint" if _informative(self.reported)
                                   else "fingerprint"),
+                "offers": "chat only" if self.chat_only is not None else "completions",
+                "no_scoring": self.chat_only,
                 "tokenizer": self.tokenizer_name, "prompts_per_request": self.client.per_request,
                 "prompt_lists": self.client._lists_ok, "concurrency": self.client.concurrency,
                 "timeout_s": self.client.timeout, "max_retries": self.client.retries,
                 "device": "server", "dtype": "server"}
 
+    def _fingerprint_text(self) -> str:
+        if self.chat_only is None:
+            return FINGERPRINT_TEXT
+        from probes.backends.server_generate import CHAT_FINGERPRINT
+
+        return CHAT_FINGERPRINT
+
     def require(self, *operations: str) -> None:
         for op in operations:
+            if op not in self.operations and self.chat_only is not None:
+                raise ServerError(f"model {self.name!r} (server): {CHAT_ONLY}; it cannot "
+                                  f"answer {op!r}: {self.chat_only}")
             if op not in self.operations:
                 why = ("topk needs tokenizer= (the served model's tokenizer) for its whole-word "
                        "vocabulary" if op == "topk" else
@@ -198,6 +239,7 @@ class ServerScorer:
         """log P(continuation | context) summed over the continuation's tokens (see module)."""
         from probes.backends.base import Score
 
+        self.require("loglik")
         out = []
         for echo, bound, length in self._echoes(requests):
             total, n = continuation_logprob(echo, bound, length)
@@ -213,6 +255,7 @@ class ServerScorer:
     def token_logprobs(self, requests: Sequence[tuple[str, str]]) -> list[list[tuple[str, float]]]:
         """(token text, log-probability) of each continuation token (the tokens ``loglik``
         sums)."""
+        self.require("loglik")
         out = []
         for echo, bound, length in self._echoes(requests):
             ends = [*echo.offsets[1:], length]
@@ -311,6 +354,35 @@ def _word_probs(top: dict[str, float], words: set[str]) -> dict[str, float]:
     return out
 
 
+@dataclass(frozen=True)
+class Offer:
+    """What a server offers, found at load (:func:`offered`): the fixed text's echo (it can
+    score), or, for a chat-only server, why it cannot score and its reply to the fixed chat
+    message."""
+
+    echo: Echo | None = None
+    no_scoring: str | None = None
+    reply: Any = None  # server_generate's Generation
+
+
+def offered(client: CompletionsClient) -> Offer:
+    """Echo :data:`FINGERPRINT_TEXT`; when the server cannot score (NoScoring), ask
+    ``/chat/completions`` once. A server that answers neither raises the scoring error with
+    the chat error beside it, in one line."""
+    try:
+        return Offer(echo=client.echo([FINGERPRINT_TEXT])[0])
+    except NoScoring as e:
+        why = str(e)
+    from probes.backends.server_generate import chat_reply
+
+    try:
+        reply = chat_reply(client)
+    except ServerError as e:
+        raise ServerError(f"{why.rstrip('.')}; nor does it answer chat completions "
+                          f"({e})") from None
+    return Offer(no_scoring=why, reply=reply)
+
+
 def _informative(reported: dict[str, Any]) -> bool:
     return any(k not in ("id", "owned_by") for k in reported)
 
@@ -369,6 +441,9 @@ def load_server(name: str | None = None, *, base_url: str | None = None,
 
         tok = load_tokenizer(resolve(tokenizer))
     scorer = ServerScorer(client, model, entry, tok, tokenizer, revision, top_logprobs)
-    scorer.chat = bool(chat)
+    if scorer.chat_only is not None:
+        warnings.warn(f"{scorer.name}: {CHAT_ONLY}: {scorer.chat_only}", UserWarning,
+                      stacklevel=2)
+    scorer.chat = scorer.chat or bool(chat)
     scorer.require(*require_ops)
     return scorer

@@ -50,6 +50,12 @@ class ServerError(ModelError):
     log-probabilities, a tokenizer that does not match, stopped in the middle of a run."""
 
 
+class NoScoring(ServerError):
+    """The server cannot score text: no ``/completions`` endpoint, or one that refuses the
+    echo with log-probabilities or answers it without them. Loading then asks whether it
+    answers ``/chat/completions`` (a chat-only server: probes.backends.server)."""
+
+
 @dataclass(frozen=True)
 class Echo:
     """One echoed prompt: its tokens (as text), their character offsets in the prompt, each
@@ -321,16 +327,17 @@ class CompletionsClient:
             return ServerError(f"the server at {self.root} does not serve model "
                                f"{self.model!r} ({e.detail}); pass model= one it lists")
         if e.code in (404, 405):
-            return ServerError(f"the server at {self.root} has no Completions endpoint "
-                               f"(/completions: HTTP {e.code}); a chat-only server returns no "
-                               "prompt log-probabilities: serve the model with vLLM, SGLang or "
-                               "llama.cpp's server, which offer /v1/completions")
+            return NoScoring(f"the server at {self.root} has no Completions endpoint "
+                             f"(/completions: HTTP {e.code}); a chat-only server returns no "
+                             "prompt log-probabilities: serve the model with vLLM, SGLang or "
+                             "llama.cpp's server, which offer /v1/completions")
         if "logprob" in low or "logits_all" in low:
-            return ServerError(f"the server at {self.root} returns no prompt log-probabilities "
-                               f"({e.detail}); start it with log-probabilities on (llama-cpp-"
+            return NoScoring(f"the server at {self.root} returns no prompt log-probabilities "
+                             f"({e.detail}); start it with log-probabilities on (llama-cpp-"
                                "python: --logits_all true; vLLM: --max-logprobs >= 1)")
-        return ServerError(f"the server at {self.root} refused a completion request "
-                           f"(HTTP {e.code}: {e.detail})")
+        refused = NoScoring if e.code in (400, 422, 501) else ServerError
+        return refused(f"the server at {self.root} refused a completion request "
+                       f"(HTTP {e.code}: {e.detail})")
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):
@@ -457,9 +464,9 @@ def parse_choice(choice: dict[str, Any], text: str, root: str) -> Echo:
         raise ServerError(f"the server at {root} returns prompt_logprobs without the prompt's "
                           "token ids or echoed offsets, so the prompt's own token at each "
                           "position is unknown; ask it with echo (or vLLM's return_token_ids)")
-    raise ServerError(f"the server at {root} returns no prompt log-probabilities (echo with "
-                      "logprobs); a chat-only endpoint cannot score text: serve the model with "
-                      "vLLM, SGLang or llama.cpp's server (llama-cpp-python: --logits_all true)")
+    raise NoScoring(f"the server at {root} returns no prompt log-probabilities (echo with "
+                    "logprobs); a chat-only endpoint cannot score text: serve the model with "
+                    "vLLM, SGLang or llama.cpp's server (llama-cpp-python: --logits_all true)")
 
 
 def _from_echo(lp: dict[str, Any], text: str) -> Echo | None:

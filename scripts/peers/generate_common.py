@@ -39,8 +39,12 @@ def set_threads(n: int) -> None:
 
 def run(tool: str, args: argparse.Namespace, versions: dict[str, str],
         load: Callable[[], object],
-        generate: Callable[[object, list[str], int, list[str], int], list[str]]) -> int:
-    """Load once, generate at every batch size, write the result JSON."""
+        generate: Callable[[object, list[str], int, list[str], int], list[str]],
+        plain: Callable[[object, list[str], int, list[str], int], list[str]] | None = None
+        ) -> int:
+    """Load once, generate at every batch size, write the result JSON; with the workload's
+    ``compare_plain`` and a ``plain`` function, each batch size again through it
+    (``plain_runs``: kgprobe without prefix sharing)."""
     work = json.loads(args.workload.read_text(encoding="utf-8"))
     t0 = time.perf_counter()
     model = load()
@@ -53,6 +57,11 @@ def run(tool: str, args: argparse.Namespace, versions: dict[str, str],
         result["runs"][str(size)] = {"seconds": time.perf_counter() - t0, "texts": texts}
         print(f"{tool} batch {size}: {result['runs'][str(size)]['seconds']:.1f} s",
               file=sys.stderr, flush=True)
+        if plain is not None and work.get("compare_plain"):
+            t0 = time.perf_counter()
+            texts = plain(model, work["prompts"], work["max_new_tokens"], work["stop"], size)
+            result.setdefault("plain_runs", {})[str(size)] = {
+                "seconds": time.perf_counter() - t0, "texts": texts}
     args.out.write_text(json.dumps(result, ensure_ascii=False), encoding="utf-8")
     return 0
 

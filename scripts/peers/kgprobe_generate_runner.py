@@ -1,5 +1,7 @@
 """Generation runner for kgprobe: ``load_scorer(folder).generate(prompts, settings)``, greedy,
-the stop strings and ``max_new_tokens`` of the workload, ``batch_size`` rows per batch."""
+the stop strings and ``max_new_tokens`` of the workload, ``batch_size`` rows per batch; with
+the workload's ``compare_plain`` each batch size again without prefix sharing
+(``prefix_mode=None``), written as ``plain_runs``."""
 
 from __future__ import annotations
 
@@ -27,8 +29,17 @@ def main() -> int:
             max_new_tokens=max_new, stop=tuple(stop)))
         return [g.text for g in got]
 
+    def plain(scorer: object, prompts: list[str], max_new: int, stop: list[str],
+              size: int) -> list[str]:
+        mode = scorer.prefix_mode  # type: ignore[attr-defined]
+        scorer.prefix_mode = None  # type: ignore[attr-defined]
+        try:
+            return generate(scorer, prompts, max_new, stop, size)
+        finally:
+            scorer.prefix_mode = mode  # type: ignore[attr-defined]
+
     return common.run("kgprobe", args, common.version_of("torch", "transformers"), load,
-                      generate)
+                      generate, plain)
 
 
 if __name__ == "__main__":
