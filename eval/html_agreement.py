@@ -5,7 +5,9 @@ docs/generate.md), the 2 x 2 table of right and wrong, Cohen's kappa with its in
 but not ranked first" (format_disagreements.sql). Each instance opens, in place, the instance
 browser's own view (eval/html/page.js ``show``): its prompt and candidates' scores under the
 ranked run, its triples, and its generated answers (:func:`generation_data`, packed with the
-browser's data).
+browser's data). The block of a model, probe and split carries its ranked run, probe, split
+and model as data attributes, each instance row its kind and id (the page stays small: about
+200 bytes a row).
 
 >>> rows = [{"model": "m", "probe": "p", "split": "test", "choice_run": "c", "n": 3,
 ...          "generate_run": "g", "both_right": 1, "ranked_not_said": 1, "said_not_ranked": 1,
@@ -33,7 +35,7 @@ MATCHES = default_metric_dir() / "_generate_matches.sql"
 KINDS = {"ranked first but not said": "ranked-not-said",
          "said but not ranked first": "said-not-ranked"}
 """format_disagreements' kinds, and the ``data-kind`` of their rows on the page."""
-LIMIT = 200
+LIMIT = 100
 """The most instances one list shows (the page stays small; the count says how many)."""
 NOTE = ("Ranked: the gold candidate ranks first under the mean of its scores over the prompts "
         "(choice), or the slot's top-1 answer is gold under at least half the prompts "
@@ -80,9 +82,7 @@ def _instances(row: Mapping[str, Any], kind: str, found: Sequence[Mapping[str, A
                 tag("td", targets.get((d["probe"], d["split"], d["instance_id"]))),
                 tag("td", d.get("prompt"), cls="prompt"), tag("td", d.get("generation")),
                 tag("td", ", ".join(str(a) for a in d.get("answers") or [])),
-                cls="agree-row", **{"data-kind": KINDS[kind], "data-run": row["choice_run"],
-                                    "data-probe": d["probe"], "data-split": d["split"],
-                                    "data-inst": d["instance_id"], "data-model": row["model"]})
+                cls="agree-row", **{"data-kind": KINDS[kind], "data-inst": d["instance_id"]})
             for d in mine[:LIMIT]]
     return head + tag("table", tag("thead", tag("tr", *(tag("th", h) for h in (
         "instance", "target", "first prompt", "generated answer", "accepted forms")))),
@@ -105,7 +105,9 @@ def agreement_body(agreement: Sequence[Mapping[str, Any]],
             "div", tag("h3", f"{row['model']} on {row['probe']} ({row['split']})"),
             _two_by_two(row), _kappa(row),
             *(_instances(row, kind, found, targets) for kind in KINDS),
-            tag("div", "", cls="agree-detail", hidden=True), cls="agree"))
+            tag("div", "", cls="agree-detail", hidden=True), cls="agree",
+            **{"data-run": row["choice_run"], "data-probe": row["probe"],
+               "data-split": row["split"], "data-model": row["model"]}))
     return join(parts) if parts else None
 
 

@@ -149,8 +149,9 @@ def screenshot(results: Path, png: Path, kind: str, probes: Sequence[str] | None
                 lambda d: d.execute_script("return document.body.dataset.ready"))
             index = driver.execute_script(
                 "return [...document.querySelectorAll('tr.agree-row')].findIndex(t => "
-                "t.dataset.kind === arguments[0] && t.dataset.model === arguments[1] && "
-                "t.dataset.probe === arguments[2] && t.dataset.inst === arguments[3])",
+                "t.dataset.kind === arguments[0] && t.closest('.agree').dataset.model === "
+                "arguments[1] && t.closest('.agree').dataset.probe === arguments[2] && "
+                "t.dataset.inst === arguments[3])",
                 kind, str(first["model"]), str(first["probe"]), str(first["instance_id"]))
             if index < 0:
                 raise Refused(f"the page of {results} does not list instance "

@@ -183,15 +183,16 @@
   }
 
   // the agreement section's instances open the same view, under their list
-  for (const tr of document.querySelectorAll("tr.agree-row")) {
-    const d = tr.dataset;
-    let k = -1;
-    for (let o = 0; o < R.run.length; o++) {
-      const i = R.inst[o];
-      if (runs[R.run[o]].id === d.run && I.id[i] === d.inst && str(I.probe[i]) === d.probe &&
-          str(I.split[i]) === d.split && (k < 0 || R.prompt[o] < R.prompt[k])) k = o;
-    }
-    if (k < 0) continue;
+  const agreeRows = document.querySelectorAll("tr.agree-row"), first = new Map();
+  const keyOf = (run, probe, split, id) => JSON.stringify([run, probe, split, id]);
+  if (agreeRows.length) for (let o = 0; o < R.run.length; o++) {  // each one's first prompt
+    const i = R.inst[o], key = keyOf(runs[R.run[o]].id, str(I.probe[i]), str(I.split[i]), I.id[i]);
+    if (!first.has(key) || R.prompt[o] < R.prompt[first.get(key)]) first.set(key, o);
+  }
+  for (const tr of agreeRows) {
+    const d = tr.closest(".agree").dataset, k = first.get(keyOf(d.run, d.probe, d.split,
+      tr.dataset.inst));
+    if (k === undefined) continue;
     tr.onclick = () => {
       for (const s of document.querySelectorAll("tr.agree-row.sel")) s.classList.remove("sel");
       tr.classList.add("sel");
