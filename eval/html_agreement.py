@@ -143,7 +143,9 @@ def generation_data(con: duckdb.DuckDBPyConnection, run_at: Mapping[str, int],
     eval/metrics/_generate_matches.sql, run here)."""
     cols: dict[str, list[Any]] = {k: [] for k in ("run", "inst", "prompt", "text", "answer",
                                                   "finish", "forms", "said")}
-    if not run_at or not inst_at:
+    has = con.execute("SELECT count(*) FROM information_schema.tables "
+                      "WHERE table_name = 'generations'").fetchone()
+    if not run_at or not inst_at or not (has and has[0]):  # none, or a file before generate
         return cols
     with metric_cursor(con) as cur:
         run_support(cur, [Path(MATCHES)])

@@ -46,7 +46,7 @@ def disagreements(results: Path, kind: str, probes: Sequence[str] | None,
     """The format_disagreements rows of ``kind`` (its words) of the chosen probes and models."""
     import duckdb
 
-    from eval.sqlfile import discover_metrics, run_metric
+    from eval.sqlfile import MetricError, discover_metrics, run_metric
     from probes.results import connect
 
     if not results.is_file():
@@ -60,6 +60,9 @@ def disagreements(results: Path, kind: str, probes: Sequence[str] | None,
     try:
         (metric,) = [m for m in discover_metrics() if m.name == "format_disagreements"]
         cols, rows = run_metric(con, metric)
+    except (MetricError, duckdb.Error) as e:  # a file before generate, say
+        raise Refused(f"the agreement of {results} cannot be read: {str(e).splitlines()[0]}"
+                      ) from None
     finally:
         con.close()
     found = [dict(zip(cols, r, strict=True)) for r in rows]
@@ -137,12 +140,16 @@ def screenshot(results: Path, png: Path, kind: str, probes: Sequence[str] | None
                       "with `formats: {generate: ...}` run by a model that generates "
                       "(docs/generate.md), and one instance the two readings disagree on")
     first = found[0]
+    from selenium.common.exceptions import WebDriverException
     from selenium.webdriver.support.ui import WebDriverWait
 
     with tempfile.TemporaryDirectory(prefix="kgprobe-shot-") as tmp:
         html = Path(tmp) / "report.html"
         write_page(results, html, probes, models)
-        driver = chromium()
+        try:
+            driver = chromium()
+        except WebDriverException as e:
+            raise Refused(f"Chromium did not start: {str(e.msg or e).splitlines()[0]}") from None
         try:
             driver.get(html.as_uri())
             WebDriverWait(driver, 60).until(
@@ -177,6 +184,9 @@ def screenshot(results: Path, png: Path, kind: str, probes: Sequence[str] | None
             png.parent.mkdir(parents=True, exist_ok=True)
             if not driver.save_screenshot(str(png)):
                 raise Refused(f"Chromium could not write {png}")
+        except WebDriverException as e:  # a page that never became ready, a lost browser
+            raise Refused(f"Chromium failed on the page of {results}: "
+                          f"{str(e.msg or type(e).__name__).splitlines()[0]}") from None
         finally:
             driver.quit()
     return first
