@@ -5,7 +5,9 @@ The predictions are the rows of ``eval/html/predictions.sql`` (one per run, inst
 prompt: the candidates with their scores, the model's answer, the prompt text, right or wrong);
 the instances come with their gold answers and their provenance (``instance_provenance``,
 written by the export: the SPARQL bindings and the triples behind the instance, with the named
-graph of each). Everything is packed column-wise, with repeated strings (candidates, answers,
+graph of each), their generated answers under the generate runs (``gens``,
+eval.html_agreement) and, for a ParaRel run, their answer under every pattern (``pararel``,
+eval.html_pararel). Everything is packed column-wise, with repeated strings (candidates, answers,
 prompts) replaced by indices into one string table, then gzip-compressed and base64-encoded
 (:func:`pack`); the page decompresses it with the browser's own ``DecompressionStream`` (no
 library, no network). 10,000 instances x 3 prompts x 2 models fit in about 2 MB
@@ -31,6 +33,9 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+
+from eval.html_agreement import generation_data
+from eval.html_pararel import pararel_data
 
 PREDICTIONS = Path(__file__).with_name("html") / "predictions.sql"
 
@@ -126,7 +131,10 @@ def browser_data(con: duckdb.DuckDBPyConnection, runs: Mapping[str, dict[str, An
         rows["cands"].append([strings(c) for c in cands])
         rows["scores"].append([_score(s) for s in scores])
     return {"runs": [{"id": r, **runs[r]} for r in run_ids], "rows": rows,
-            "instances": instances, "strings": strings.items}
+            "instances": instances,
+            "gens": generation_data(con, at, index, strings),
+            "pararel": pararel_data(con, runs, at, index, strings),
+            "strings": strings.items}
 
 
 def pack(data: Any) -> str:

@@ -17,7 +17,9 @@ from typing import Any
 
 import duckdb
 
+from eval.html_agreement import agreement_sections
 from eval.html_data import browser_data, pack
+from eval.html_layers import layer_sections
 from eval.html_page import Html, Section, browser_section, figure, join, note, page, table, tag
 from eval.report_format import CALIBRATION_HEAD, CALIBRATION_NOTE, NOTES, PAIRED_NOTE
 from eval.report_model import (
@@ -154,8 +156,11 @@ def write_report_html(path: Path, report: Report, images: Sequence[Path], result
     con = connect(results, read_only=True)
     try:
         runs = report_runs(con, args.probe, args.model)
-        return write_html(path, "kgprobe report", f"Results file: {results}",
-                          report_sections(report, images), con, runs)
+        sections = [*report_sections(report, images),
+                    *agreement_sections(report, con, runs),
+                    *layer_sections(con, runs)]
+        return write_html(path, "kgprobe report", f"Results file: {results}", sections, con,
+                          runs)
     finally:
         con.close()
 

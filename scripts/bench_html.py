@@ -8,7 +8,7 @@ with ``python -m eval.report --html``, opens it from disk and prints
   ``--repeat`` fresh loads (the issue's bound: 2 s),
 - the time one filter change takes to redraw the list.
 
-    .venv/bin/python scripts/bench_html.py --instances 10000 --prompts 3 --models 2
+    .venv/bin/python scripts/bench_html.py --instances 10000 --prompts 3 --models 2 [--generate]
 
 A benchmark, not a test: timings depend on the machine and its load.
 """
@@ -56,13 +56,16 @@ def main() -> int:
     parser.add_argument("--prompts", type=int, default=3)
     parser.add_argument("--models", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--generate", action="store_true",
+                        help="also a generate run per model (the agreement section)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="kgprobe-html-bench-"))
     results, html = work / "bench.duckdb", work / "report.html"
     py = sys.executable
     subprocess.run([py, str(ROOT / "scripts" / "html_bench_data.py"), str(results),
                     "--instances", str(args.instances), "--prompts", str(args.prompts),
-                    "--models", str(args.models)], check=True)
+                    "--models", str(args.models), *(["--generate"] if args.generate else [])],
+                   check=True)
     t0 = time.monotonic()
     subprocess.run([py, "-m", "eval.report", "--results", str(results), "--out",
                     str(work / "md"), "--html", str(html)], check=True, cwd=ROOT,
@@ -84,7 +87,8 @@ def main() -> int:
     finally:
         driver.quit()  # type: ignore[attr-defined]
     print(f"{args.instances:,} instances x {args.prompts} prompts x {args.models} models "
-          f"({args.instances * args.prompts * args.models:,} predictions), Chromium {version}")
+          f"({args.instances * args.prompts * args.models:,} predictions"
+          + (", each also generated" if args.generate else "") + f"), Chromium {version}")
     print(f"report built in {build_s:.1f} s")
     print(f"file size: {size / 1e6:.2f} MB (bound 5 MB)")
     print(f"open until usable (navigation start to first page drawn), {args.repeat} loads: "

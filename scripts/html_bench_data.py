@@ -1,9 +1,12 @@
 """Write a synthetic results file for sizing the HTML report: N instances of a choice probe
 (4 candidates each), scored under P prompts by M models, every instance with provenance (3
 bindings, 2 linking triples). The numbers are random (seeded); the shape is a real export's.
+With ``--generate`` each model also answers every instance under every prompt (a generate run
+of the same probe, as a probe header's ``formats`` makes; right for about half the instances),
+so the page has the agreement section and the generated answers.
 
     .venv/bin/python scripts/html_bench_data.py bench.duckdb --instances 10000 \\
-        --prompts 3 --models 2
+        --prompts 3 --models 2 [--generate]
 
 scripts/bench_html.py builds the report from it and measures it in Chromium.
 """
@@ -19,7 +22,8 @@ from probes.results import connect
 TEMPLATES = ["A [W] is a kind of [V].", "[W] is an example of [V].", "Every [W] is a [V]."]
 
 
-def write(path: Path, instances: int, prompts: int, models: int) -> None:
+def write(path: Path, instances: int, prompts: int, models: int, generate: bool = False
+          ) -> None:
     path.unlink(missing_ok=True)
     con = connect(str(path))
     n, p = instances, prompts
@@ -68,6 +72,20 @@ def write(path: Path, instances: int, prompts: int, models: int) -> None:
                    3, cand, length(cand)
             FROM range({n}) a(i), range({p}) b(p), range(4) d(c),
                  LATERAL (SELECT printf('kind %d', (i + c) % 97) AS cand)""", [run])
+        if not generate:
+            continue
+        gen = f"gen{m:04d}" + "0" * 25
+        con.execute("INSERT INTO runs (run_id, model, probe, config, status, task, started_at, "
+                    "finished_at) VALUES (?, ?, 'bench/choice', ?::JSON, 'done', 'generate', "
+                    "now(), now())", [gen, f"model-{chr(97 + m)}", config])
+        con.execute(f"""INSERT INTO generations (run_id, probe, split, instance_id, prompt_id,
+                prompt, generation, n_tokens, finish, answers)
+            SELECT ?, 'bench/choice', 'test', printf('i%06d', i), p,
+                   printf('A thing %d is a kind of', i),
+                   printf(' kind %d, I think', CASE WHEN hash(i, {m}) % 2 = 0 THEN i % 97
+                                                    ELSE (i + 1) % 97 END),
+                   5, 'stop', [printf('kind %d', i % 97)]
+            FROM range({n}) a(i), range({p}) b(p)""", [gen])
     con.close()
 
 
@@ -77,8 +95,10 @@ def main() -> None:
     parser.add_argument("--instances", type=int, default=10_000)
     parser.add_argument("--prompts", type=int, default=3)
     parser.add_argument("--models", type=int, default=2)
+    parser.add_argument("--generate", action="store_true",
+                        help="also a generate run per model (the agreement section)")
     args = parser.parse_args()
-    write(args.path, args.instances, args.prompts, args.models)
+    write(args.path, args.instances, args.prompts, args.models, args.generate)
     print(f"wrote {args.path}: {args.instances:,} instances x {args.prompts} prompts x "
           f"{args.models} models")
 

@@ -149,6 +149,23 @@ def test_filter_open_an_instance_and_see_its_triples(tiny_store: LocalStore, tmp
     other.click()
     assert "instance" in detail.find_element(By.TAG_NAME, "h3").text
     assert target in detail.text
+    # issue 46: a person scrolls down until the row they want sits at the window's top edge,
+    # under the sticky menu, and clicks it as Playwright does: scroll into view if needed,
+    # then the pointer at the row's visible centre. Without html's scroll-padding-top the row
+    # counts as visible, nothing scrolls, and the click lands on the menu's link.
+    driver.set_window_size(1400, 600)  # a laptop's window: the page scrolls that far
+    fourth = driver.find_elements(By.CSS_SELECTOR, "#kgp-list tbody tr")[3]
+    row = f'#kgp-list tbody tr[data-row="{fourth.get_attribute("data-row")}"]'
+    assert "sel" not in (fourth.get_attribute("class") or "")
+    driver.execute_script("window.scrollBy(0, arguments[0].getBoundingClientRect().top)", fourth)
+    top = driver.execute_script(f"return document.querySelector('{row}')"
+                                ".getBoundingClientRect().top")
+    menu = driver.execute_script("return document.querySelector('nav')"
+                                 ".getBoundingClientRect().bottom")
+    assert top < menu  # the row starts under the menu
+    hit = pointer_click(driver, row)
+    assert hit == "TD", f"the click at the row's centre landed on {hit}, not the row"
+    assert "sel" in (driver.find_element(By.CSS_SELECTOR, row).get_attribute("class") or "")
     assert driver.save_screenshot(str(tmp_path / "html_report.png"))
 
 
@@ -180,3 +197,25 @@ def test_the_leaderboard_shows_bear_s_chance_and_ceiling(tmp_path: Path, driver:
     assert bear["chance"] == f"{7 / 18:.3f}" and bear["shortcut ceiling"] == "0.000"
     lo, hi = (float(v) for v in bear["95% CI"].split("–"))
     assert 0.0 <= lo < 0.5 < hi <= 1.0
+
+
+def pointer_click(driver: Any, selector: str) -> str:
+    """Click the element ``selector`` as Playwright's ``click()`` does: the protocol's
+    ``DOM.scrollIntoViewIfNeeded`` (which honours scroll-padding), then the mouse pressed at the
+    centre of its box from the viewport's origin. Returns the tag name of the element that was
+    under the pointer (Playwright's hit-target check)."""
+    from selenium.webdriver.common.actions.action_builder import ActionBuilder
+
+    obj = driver.execute_cdp_cmd("Runtime.evaluate", {
+        "expression": f"document.querySelector({selector!r})"})["result"]["objectId"]
+    driver.execute_cdp_cmd("DOM.scrollIntoViewIfNeeded", {"objectId": obj})
+    x, y = driver.execute_script(
+        "const r = document.querySelector(arguments[0]).getBoundingClientRect();"
+        "return [r.left + r.width / 2, r.top + r.height / 2]", selector)
+    hit = driver.execute_script("return document.elementFromPoint(arguments[0], arguments[1])"
+                                ".tagName", x, y)
+    actions = ActionBuilder(driver)
+    actions.pointer_action.move_to_location(int(x), int(y))
+    actions.pointer_action.click()
+    actions.perform()
+    return str(hit)

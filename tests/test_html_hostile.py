@@ -4,7 +4,9 @@ the HTML report reads reaches Chromium as text, never as markup or script.
 Each value carries three attacks (an ``<img onerror>``, a ``</script><script>`` and an
 attribute break-out ``"><svg onload>``), each of which, if it ran, would change the page's
 title and ask a beacon server on 127.0.0.1 for a path naming the column. The page is opened
-from disk, every filter is used and a prediction of each run is opened; then the beacon must
+from disk, every filter is used, a prediction of each run and the agreement section's instance
+are opened (the results hold a generate reading, a layer-probing run and, in a second test, a
+ParaRel fact, so the sections of issues 44, 47 and 48 meet the same text); then the beacon must
 have received nothing, the title must be the report's own, the page must hold no element with
 an event handler, and the hostile text must be on the page as text. Marked slow (a browser).
 """
@@ -65,7 +67,7 @@ def hostile_results(path: Path, url: str) -> dict[str, str]:
         "probe", "rprobe", "split", "iid", "target", "gold", "cand", "field", "model", "model2",
         "template", "label", "prompt", "token", "rprompt", "form", "var", "value", "blabel",
         "graph", "subject", "predicate", "object", "tgraph", "run", "run2", "ptext", "pname",
-        "words")}
+        "words", "gprompt", "generation", "finish", "position", "lgold", "lpred")}
     con = connect(path)
     cands = [v["gold"], v["cand"]]
     con.execute("INSERT INTO instances VALUES (?, ?, ?, ?, [?], ?, ?::JSON, now()), "
@@ -101,6 +103,26 @@ def hostile_results(path: Path, url: str) -> dict[str, str]:
                             "(?, ?, ?, ?, ?, ?, ?, ?, 2, ?)",
                             [run, v["probe"], v["split"], v["iid"], prompt, cand, v["prompt"],
                              -1.0 if cand == best else -2.0, cand])
+    # a generate reading of the choice probe by the first model (the agreement section): the
+    # gold ranks first, the answer holds no accepted form, so "ranked first but not said"
+    con.execute("INSERT INTO runs (run_id, model, probe, config, status, task, finished_at) "
+                "VALUES (?, ?, ?, ?::JSON, 'done', 'generate', now())",
+                [v["run"] + "g", v["model"], v["probe"], config])
+    for prompt in (0, 1):
+        con.execute("INSERT INTO generations VALUES (?, ?, ?, ?, ?, ?, ?, 3, ?, [?])",
+                    [v["run"] + "g", v["probe"], v["split"], v["iid"], prompt, v["gprompt"],
+                     v["generation"], v["finish"], v["gold"]])
+    # a layer-probing run (the per-layer section): hostile position and labels
+    con.execute("INSERT INTO runs (run_id, model, probe, config, status, task, finished_at) "
+                "VALUES (?, ?, ?, ?::JSON, 'done', 'probing', now())",
+                [v["run"] + "l", v["model"], v["probe"], config])
+    for layer in (0, 1):
+        for control in (False, True):
+            con.execute("INSERT INTO layer_probes VALUES (?, ?, ?, ?, ?, 1.0, 0.5, 1.0, 4, 2)",
+                        [v["run"] + "l", v["probe"], layer, v["position"], control])
+            con.execute("INSERT INTO layer_predictions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        [v["run"] + "l", v["probe"], v["split"], v["iid"], layer,
+                         v["position"], control, v["lgold"], v["lpred"]])
     for rank, token in enumerate((v["token"], v["form"]), start=1):
         con.execute("INSERT INTO responses VALUES (?, ?, ?, ?, 0, ?, ?, ?, ?)",
                     [v["run"] + "r", v["rprobe"], v["split"], v["iid"], rank, token, 0.5 / rank,
@@ -134,6 +156,10 @@ def test_hostile_text_in_every_column_stays_text(tmp_path: Path, driver: Any) ->
             driver.execute_script("document.querySelectorAll('#kgp-list tbody tr')"
                                   f"[{k}].click()")
             text += driver.execute_script("return document.body.innerText")
+        agree = driver.find_elements(By.CSS_SELECTOR, "tr.agree-row")
+        assert len(agree) == 1  # the choice run's one instance, ranked first but not said
+        driver.execute_script("document.querySelector('tr.agree-row').click()")
+        text += driver.execute_script("return document.body.innerText")
         handlers = driver.execute_script(
             "return [...document.querySelectorAll('*')].filter(e => [...e.attributes]"
             ".some(a => a.name.startsWith('on'))).map(e => e.outerHTML.slice(0, 80))")
@@ -148,5 +174,56 @@ def test_hostile_text_in_every_column_stays_text(tmp_path: Path, driver: Any) ->
     shown = {c for c, value in values.items() if value in text}
     for column in ("probe", "split", "model", "model2", "target", "gold", "cand", "prompt",
                    "token", "rprompt", "value", "blabel", "graph", "subject", "predicate",
-                   "object", "tgraph", "var", "template"):
+                   "object", "tgraph", "var", "template", "gprompt", "generation", "finish",
+                   "position"):
         assert column in shown, (column, sorted(shown))
+
+
+@pytest.mark.slow  # starts a browser
+def test_hostile_text_in_a_pararel_fact_stays_text(tmp_path: Path, driver: Any) -> None:  # noqa: F811
+    """A ParaRel fact (issue 47's view: its answer under every pattern) whose probe name,
+    patterns, candidates, relation and subject are hostile."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    with beacon() as (url, hits):
+        v = {c: evil(c, url) for c in ("pprobe", "pattern", "pattern2", "pcand", "pgold",
+                                       "relation", "subject", "iid")}
+        probe = "pararel/" + v["pprobe"]
+        cands = [v["pgold"], v["pcand"]]
+        con = connect(tmp_path / "r.duckdb")
+        fields = {"relation": v["relation"], "index": 0, "pindex": [0, 1], "edge": ["0 1 both"],
+                  "template": [v["pattern"] + " [V]", v["pattern2"] + " [V]"],
+                  "majority": [v["pgold"]]}
+        con.execute("INSERT INTO instances VALUES (?, 'test', ?, ?, [?], ?, ?::JSON, now())",
+                    [probe, v["iid"], v["subject"], v["pgold"], cands, json.dumps(fields)])
+        con.execute("INSERT INTO runs (run_id, model, probe, config, status, task, finished_at) "
+                    "VALUES ('P', 'm', ?, '{}', 'done', 'choice', now())", [probe])
+        for prompt, best in ((0, v["pgold"]), (1, v["pcand"])):
+            for cand in cands:
+                con.execute("INSERT INTO scores (run_id, probe, split, instance_id, prompt_id, "
+                            "candidate, prompt, score, n_tokens, label) VALUES "
+                            "('P', ?, 'test', ?, ?, ?, ?, ?, 1, ?)",
+                            [probe, v["iid"], prompt, cand, v["pattern"],
+                             -1.0 if cand == best else -2.0, cand])
+        con.close()
+        html = tmp_path / "report.html"
+        assert report_main(["--results", str(tmp_path / "r.duckdb"), "--out",
+                            str(tmp_path / "md"), "--html", str(html), "--no-plots"]) == 0
+        driver.get(html.as_uri())
+        WebDriverWait(driver, 20).until(lambda d: d.execute_script(
+            "return document.body.dataset.ready"))
+        driver.execute_script("document.querySelector('#kgp-list tbody tr').click()")
+        text = driver.execute_script("return document.body.innerText")
+        tables = driver.execute_script("return document.querySelectorAll('table.patterns')"
+                                       ".length")
+        handlers = driver.execute_script(
+            "return [...document.querySelectorAll('*')].filter(e => [...e.attributes]"
+            ".some(a => a.name.startsWith('on'))).map(e => e.outerHTML.slice(0, 80))")
+        title = driver.title
+        import time
+
+        time.sleep(0.5)
+    assert hits == [], f"the page ran script from the results file: {hits}"
+    assert title == "kgprobe report" and handlers == [] and tables == 1
+    for column in ("pattern", "pattern2", "pcand", "pgold", "pprobe"):
+        assert v[column] in text, column

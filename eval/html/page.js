@@ -91,10 +91,11 @@
       el("tbody", {}, ...rows));
   }
 
-  function show(k) {
+  // one prediction's view, in the browser's detail box or another (an agreement list's)
+  function show(k, box) {
+    box = box || document.getElementById("kgp-detail");
     selected = k;
     const i = R.inst[k], run = runs[R.run[k]], gold = new Set(I.gold[i].map(str));
-    const box = document.getElementById("kgp-detail");
     const scores = R.scores[k];
     const cands = R.cands[k].map((c, j) => {
       const rank = 1 + scores.filter((s) => s !== null && scores[j] !== null && s > scores[j]).length;
@@ -116,13 +117,14 @@
     ];
     const others = [];
     for (let o = 0; o < R.run.length; o++) {
-      if (R.inst[o] === i && o !== k) others.push(el("tr", { onclick: () => show(o) },
+      if (R.inst[o] === i && o !== k) others.push(el("tr", { onclick: () => show(o, box) },
         el("td", {}, runName(R.run[o])), el("td", { class: "num" }, R.prompt[o]),
         el("td", {}, str(R.answer[o])),
         el("td", { class: R.right[o] ? "right" : "wrong" }, R.right[o] ? "right" : "wrong")));
     }
     if (others.length) parts.push(el("h3", {}, "The same instance under other models and prompts"),
       table(["model", "prompt", "answer", ""], others));
+    parts.push(...generated(i, run), ...patterns(R.run[k], i));
     const b = I.bindings[i], t = I.triples[i];
     parts.push(el("h3", {}, "Provenance: the SPARQL bindings"));
     if (!b) parts.push(el("p", { class: "note" }, "No provenance stored for this instance: " +
@@ -144,6 +146,58 @@
     box.replaceChildren(...parts);
     box.hidden = false;
     draw();
+  }
+
+  // the instance's generated answers under the generate runs of the same model and probe
+  function generated(i, run) {
+    const G = D.gens, rows = [];
+    for (let g = 0; g < G.run.length; g++) {
+      const gr = runs[G.run[g]];
+      if (G.inst[g] !== i || gr.model !== run.model || gr.probe !== run.probe) continue;
+      rows.push(el("tr", {}, el("td", {}, runName(G.run[g])), el("td", { class: "num" }, G.prompt[g]),
+        el("td", { class: "prompt" }, str(G.text[g])), el("td", {}, str(G.answer[g])),
+        el("td", {}, str(G.finish[g])), el("td", {}, G.forms[g].map(str).join(", ")),
+        G.said[g] === null ? el("td", {}, "–")
+          : el("td", { class: G.said[g] ? "right" : "wrong" }, G.said[g] ? "said" : "not said")));
+    }
+    return rows.length ? [el("h3", {}, "Generated answers (said: an accepted form is contained)"),
+      table(["run", "prompt", "prompt text", "generated answer", "ended", "accepted forms", ""],
+        rows, "gens")] : [];
+  }
+
+  // a ParaRel fact: its answer under every pattern, and its consistency
+  function patterns(r, i) {
+    const P = D.pararel[r + "/" + i];
+    if (!P) return [];
+    const rows = P.patterns.map((x) => el("tr", {}, el("td", { class: "num" }, x[0]),
+      el("td", {}, str(x[1])), el("td", {}, str(x[2])),
+      el("td", { class: x[3] ? "right" : "wrong" }, x[3] ? "right" : "wrong"),
+      el("td", {}, x[4] ? "yes" : "no"), el("td", {}, x[5] ? "skipped (a/an)" : "")));
+    const c = P.consistency === null ? "– (no graph edge whose two patterns pass the a/an filter)"
+      : P.consistency.toFixed(3) + " over " + P.pairs + " graph-edge pair" +
+        (P.pairs === 1 ? "" : "s") + " (a pattern failing the a/an filter left out)";
+    return [el("h3", {}, "Under every pattern (majority answer: " + str(P.majority) + ")"),
+      el("p", {}, "Consistency of this fact: ", el("b", {}, c)),
+      table(["pattern", "pattern text", "top candidate", "", "agrees with the majority",
+        "a/an filter"], rows, "patterns")];
+  }
+
+  // the agreement section's instances open the same view, under their list
+  const agreeRows = document.querySelectorAll("tr.agree-row"), first = new Map();
+  const keyOf = (run, probe, split, id) => JSON.stringify([run, probe, split, id]);
+  if (agreeRows.length) for (let o = 0; o < R.run.length; o++) {  // each one's first prompt
+    const i = R.inst[o], key = keyOf(runs[R.run[o]].id, str(I.probe[i]), str(I.split[i]), I.id[i]);
+    if (!first.has(key) || R.prompt[o] < R.prompt[first.get(key)]) first.set(key, o);
+  }
+  for (const tr of agreeRows) {
+    const d = tr.closest(".agree").dataset, k = first.get(keyOf(d.run, d.probe, d.split,
+      tr.dataset.inst));
+    if (k === undefined) continue;
+    tr.onclick = () => {
+      for (const s of document.querySelectorAll("tr.agree-row.sel")) s.classList.remove("sel");
+      tr.classList.add("sel");
+      show(k, tr.closest(".agree").querySelector(".agree-detail"));
+    };
   }
 
   for (const f of [fProbe, fPrompt, fModel, fOut]) f.onchange = filter;
