@@ -28,7 +28,7 @@ from typing import Any
 import duckdb
 
 from eval.html_page import Html, Section, join, note, tag
-from eval.report import Report
+from eval.report_model import Report
 from eval.sqlfile import default_metric_dir, metric_cursor, run_support
 
 MATCHES = default_metric_dir() / "_generate_matches.sql"
