@@ -48,6 +48,33 @@ def bootstrap_ci(values: Sequence[float], level: float = 0.95,
     return float(low), float(high)
 
 
+def stratified_bootstrap_ci(groups: Sequence[Sequence[float]], level: float = 0.95,
+                            resamples: int = BOOTSTRAP_RESAMPLES, seed: int = BOOTSTRAP_SEED
+                            ) -> tuple[float, float] | None:
+    """The percentile bootstrap interval of a mean over groups of the groups' means (ParaRel's
+    "mean over relations"): each resample draws every group's values with replacement within
+    the group, so each group keeps its size and its weight of one. Empty groups are left out;
+    None when none is left.
+
+    >>> stratified_bootstrap_ci([[1.0, 1.0], [0.0, 0.0, 0.0]])  # every resample: (1 + 0) / 2
+    (0.5, 0.5)
+    >>> stratified_bootstrap_ci([[], []]) is None
+    True
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie between 0 and 1 (got {level})")
+    arrays = [np.asarray([float(v) for v in g], dtype=float) for g in groups if len(g)]
+    if not arrays:
+        return None
+    rng = np.random.default_rng(seed)
+    means = np.zeros(resamples)
+    for data in arrays:
+        means += data[rng.integers(0, data.size, size=(resamples, data.size))].mean(axis=1)
+    means /= len(arrays)
+    low, high = np.quantile(means, [(1 - level) / 2, (1 + level) / 2])
+    return float(low), float(high)
+
+
 def proportion_ci(right: int, n: int, level: float = 0.95) -> tuple[float, float] | None:
     """The Wilson score interval of a share of ``right`` out of ``n`` (scipy's
     ``binomtest(...).proportion_ci(method="wilson")``, no continuity correction): the interval
