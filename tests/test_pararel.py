@@ -436,6 +436,8 @@ def test_pararel_subset_writes_a_probe_file(tmp_path: Path,
     # the sample's own FILTER(?index < 2) gives way to --facts
     assert "FILTER(?index < 7)" in probe.query and "FILTER(?index < 2)" not in probe.query
     assert "kgprobe --queries" in capsys.readouterr().out
+    # issue 44 point 3: the sample (and so its subsets) is asked too, with the same instances
+    assert probe.spec.formats == {"generate": {"max_new_tokens": 8, "capitalize": True}}
 
 
 @pytest.mark.parametrize(("argv", "message"), [
