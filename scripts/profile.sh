@@ -13,7 +13,8 @@ MODEL="${1:-smollm2-135m}"
 THREADS=(); [ -n "${KGPROBE_THREADS:-}" ] && THREADS=(--threads "$KGPROBE_THREADS")
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 # The model runs below are --quiet (no bars); each step says on stderr what it starts, and the
-# seconds since the profile began, so the 10 minutes of a loaded machine are never silent.
+# seconds since the profile began, and a --quiet run prints how far it is every minute after its
+# first 30 s (probes/engine/runner/probe.py), so the minutes of a loaded machine are never silent.
 STEPS=10; STEP=0; START=$SECONDS
 step() { STEP=$((STEP + 1)); echo "profile: step $STEP of $STEPS ($((SECONDS - START)) s): $*" >&2; }
 

@@ -518,3 +518,26 @@ def test_cached_rerun_does_not_load_the_model(tmp_path: Path, monkeypatch: Any) 
     assert calls == []
     assert main([*argv, "--no-cache"], scorer_factory=counting) == 0
     assert calls == ["load"]
+
+
+def test_a_quiet_run_says_how_far_it_is(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 46: under --quiet (no bar) a long run prints a progress line now and then, naming
+    what it counts and its total, and a closing line; a short one prints nothing."""
+    from probes.engine.runner import probe as probe_module
+
+    qdir, results = setup(tmp_path, choice_probe())
+    assert run(qdir, results, FakeScorer(), "-p", "t/choice") == 0   # fast: no line
+    assert "scoring:" not in capsys.readouterr().err
+    monkeypatch.setattr(probe_module, "QUIET_AFTER_S", 0.05)
+    monkeypatch.setattr(probe_module, "QUIET_EVERY_S", 0.05)
+    assert run(qdir, results, FakeScorer(delay=0.3), "-p", "t/choice", "--no-cache") == 0
+    err = capsys.readouterr().err.splitlines()
+    beats = [line for line in err if line.startswith("run t/choice: scoring: ")]
+    assert beats and all(" prompts, " in line for line in beats)
+    total = int(beats[0].split(" of ")[1].split()[0].replace(",", ""))
+    # the total is what the run scored: every request, with --no-cache
+    assert [(total,)] == query(results, "SELECT requests FROM runs ORDER BY started_at DESC "
+                                        "LIMIT 1")
+    assert any(line.startswith(f"run t/choice: done, {total:,} prompts scored, ")
+               for line in err)

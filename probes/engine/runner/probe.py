@@ -14,6 +14,7 @@ from tqdm import tqdm
 from probes.engine import cache
 from probes.engine.errors import ProbeError
 from probes.engine.models import PromptTooLongError
+from probes.engine.progress import Heartbeat, Quiet
 from probes.engine.runner.caching import CachingScorer, caching
 from probes.engine.runner.plan import (
     DEFAULT_CHUNK,
@@ -119,26 +120,58 @@ def _score_misses(con: duckdb.DuckDBPyConnection, model: CachingScorer, probe: P
     spec = probe.spec
     bar = tqdm(total=len(misses), unit="prompt", desc=spec.name, disable=not opts.progress,
                dynamic_ncols=True, smoothing=0.1)
+    # without the bar (--quiet), a line now and then: a long run is never silent (issue 46: the
+    # main job's profile scored for 17 minutes under load with no output)
+    beat = (Quiet() if opts.progress
+            else Heartbeat("run", spec.name, after=QUIET_AFTER_S, every=QUIET_EVERY_S))
+    ticks = _Ticks(bar, beat)
     try:
-        size = opts.chunk_size or DEFAULT_CHUNK[
-            "cpu" if str(getattr(model.identity, "device", "cpu")).startswith("cpu") else "gpu"]
-        ordered = sharing_order(misses, work.requests, work.owner,
-                                ORDER_WINDOW_CHUNKS * max(1, size))
-        for chunk in chunks(ordered, work.owner, max(1, size)):
-            try:
-                scored = model.score([work.requests[k] for k in chunk], bar)
-            except PromptTooLongError as e:
-                raise ProbeError(f"probe {spec.name!r} ({probe.path}), "
-                                 f"{culprit(e, chunk, work)}: {e}") from e
-            rows = resolver.add(dict(zip(chunk, scored, strict=True)))
-            cache.commit(con, run_id=rid, probe=spec.name,
-                         cache_rows=[(k, model.name, work.requests[k].op, r)
-                                     for k, r in zip(chunk, scored, strict=True)],
-                         scores=rows.scores, responses=rows.responses,
-                         generations=rows.generations, wall_s=wall(),
-                         replace=not opts.use_cache)
+        with beat:
+            beat.step("scoring", total=len(misses), unit="prompts")
+            _score_chunks(con, model, probe, work, resolver, misses, rid, opts, wall, ticks)
+            beat.result = f"{ticks.done:,} prompts scored"
     finally:
         bar.close()
+
+
+def _score_chunks(con: duckdb.DuckDBPyConnection, model: CachingScorer, probe: Probe,
+                  work: Plan, resolver: Resolver, misses: list[str], rid: str,
+                  opts: RunOptions, wall: Callable[[], float], ticks: _Ticks) -> None:
+    spec = probe.spec
+    size = opts.chunk_size or DEFAULT_CHUNK[
+        "cpu" if str(getattr(model.identity, "device", "cpu")).startswith("cpu") else "gpu"]
+    ordered = sharing_order(misses, work.requests, work.owner,
+                            ORDER_WINDOW_CHUNKS * max(1, size))
+    for chunk in chunks(ordered, work.owner, max(1, size)):
+        try:
+            scored = model.score([work.requests[k] for k in chunk], ticks)  # type: ignore[arg-type]
+        except PromptTooLongError as e:
+            raise ProbeError(f"probe {spec.name!r} ({probe.path}), "
+                             f"{culprit(e, chunk, work)}: {e}") from e
+        rows = resolver.add(dict(zip(chunk, scored, strict=True)))
+        cache.commit(con, run_id=rid, probe=spec.name,
+                     cache_rows=[(k, model.name, work.requests[k].op, r)
+                                 for k, r in zip(chunk, scored, strict=True)],
+                     scores=rows.scores, responses=rows.responses,
+                     generations=rows.generations, wall_s=wall(),
+                     replace=not opts.use_cache)
+
+
+#: Under --quiet: the first progress line after this many seconds, then one every QUIET_EVERY_S.
+QUIET_AFTER_S = 30.0
+QUIET_EVERY_S = 60.0
+
+
+class _Ticks:
+    """The bar the scorer moves (``update``), also counted for the heartbeat's lines."""
+
+    def __init__(self, bar: tqdm, beat: Heartbeat) -> None:
+        self.bar, self.beat, self.done = bar, beat, 0
+
+    def update(self, n: int = 1) -> None:
+        self.done += n
+        self.beat.tick(self.done)
+        self.bar.update(n)
 
 
 def format_reports(reports: Sequence[RunReport]) -> str:
