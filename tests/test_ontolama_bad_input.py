@@ -82,7 +82,7 @@ def tiny_probes(complex_timeout_s: float = 600) -> list[Probe]:
         if kind == "complex":
             text = text.replace("kind: complex", f"kind: complex, reasoner_timeout_s: "
                                 f"{complex_timeout_s}")
-        out.append(parse_probe(text, f"tiny-{kind}.rq"))
+        out.append(parse_probe(text, QUERIES / f"tiny-{kind}.rq"))  # beside atomic.sparql
     return out
 
 
