@@ -279,3 +279,14 @@ def test_copen_features_through_the_extraction_are_the_backends(
     got = pooled_features(scorer, TEXTS, pooling)
     want = scorer.features(TEXTS, pooling=pooling)  # type: ignore[arg-type]
     assert got.shape == want.shape and torch.equal(got, want)
+
+
+def test_the_default_results_file_keeps_its_hidden_states_beside_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run without --results (the default results file) stores its states beside that file,
+    not in a folder named "None.hidden" in the working folder."""
+    from probes.engine.hidden_cache import hidden_folder
+
+    monkeypatch.setenv("KGPROBE_RESULTS", str(tmp_path / "r.duckdb"))
+    assert hidden_folder(None) == tmp_path / "r.duckdb.hidden"
+    assert hidden_folder(tmp_path / "x.duckdb") == tmp_path / "x.duckdb.hidden"

@@ -66,8 +66,14 @@ def item_key(request: HiddenRequest) -> str:
     return hashlib.sha256(f"{request.text}\x00{span}".encode()).hexdigest()[:32]
 
 
-def hidden_folder(results: str | Path) -> Path:
-    """Where a results file's hidden states live: ``<results>.hidden`` beside it."""
+def hidden_folder(results: str | Path | None) -> Path:
+    """Where a results file's hidden states live: ``<results>.hidden`` beside it; ``None`` is
+    the default results file, as for :func:`probes.results.connect` (a run without --results
+    once wrote ``None.hidden`` in the working folder)."""
+    if results is None:
+        from kg import config
+
+        results = config.results_path()
     if str(results) == ":memory:":
         raise ProbeError("hidden states need a folder on disk; give a results file "
                          "(--results PATH) rather than :memory:, or a hidden-state folder")

@@ -24,6 +24,7 @@ from typing import Any
 import duckdb
 import torch
 
+from kg import config
 from kg import options as kg_options
 from probes.backends.hidden import HiddenRequest
 from probes.backends.protocol import description
@@ -230,16 +231,17 @@ def run(args: argparse.Namespace, argv: list[str]) -> int:
     from probes.backends.registry import load_scorer
 
     probes = discover(args.queries, args.probe)
-    folder = hidden_folder(args.results)
+    results = str(args.results or config.results_path())  # one file for states and rows
+    folder = hidden_folder(results)
     scorer = load_scorer(args.model, device=args.device, dtype=args.dtype,
                          threads=args.threads)
     check_hidden(scorer)
-    con = connect(args.results)
+    con = connect(results)
     try:
         for probe in probes:
             result = run_layers(con, scorer, probe, folder, sample=args.sample,
                                 layers=args.layer, positions=args.position,
-                                results=str(args.results), dtype=args.store_dtype,
+                                results=results, dtype=args.store_dtype,
                                 grid=args.grid or C_GRID, fit_positions=args.fit_position)
             print(f"## {probe.spec.name} ({scorer.name})\n\n{format_result(result)}\n")
     finally:
