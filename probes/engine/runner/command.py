@@ -82,7 +82,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-pickle", action="store_true",
                    help="allow loading pickle weights (pytorch_model.bin) when a model has no "
                    "safetensors; pickle can run code when loaded, so only for sources you trust")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress bar: one line after 30 s, then one a minute")
     p.add_argument("--model-args", "--model_args", metavar="KEY=VALUE,...",
                    help="model loading options in one string, as in lm-evaluation-harness: "
                    "revision, dtype, trust_remote_code, allow_pickle, device_map (e.g. "
