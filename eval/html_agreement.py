@@ -40,8 +40,9 @@ LIMIT = 100
 NOTE = ("Ranked: the gold candidate ranks first under the mean of its scores over the prompts "
         "(choice), or the slot's top-1 answer is gold under at least half the prompts "
         "(relatum). Said: an accepted form is contained in the generated answer under at least "
-        "half the prompts (docs/generate.md). Cohen's kappa with the 95% interval from Cohen's "
-        "(1960) large-sample standard error; n: instances read both ways. Click an instance: "
+        "half the prompts (docs/generate.md). Cohen's kappa with its 95% interval (the Wilson "
+        "interval of the observed agreement, taken through kappa's line for the chance "
+        "agreement); n: instances read both ways. Click an instance: "
         "its prompt, candidates' scores, generated answers and triples.")
 
 

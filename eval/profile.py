@@ -209,14 +209,17 @@ def _bear(rows: list[dict[str, Any]], model: str) -> list[ProfileLine]:
 
 
 def _generate(rows: list[dict[str, Any]], model: str) -> list[ProfileLine]:
-    """Generation: per generate probe of the model, the exact match of its answers (the
-    mean over instances of the share of prompts matched), with the share not attempted in the
-    measure's name; no chance (an open answer has no uniform guess).
+    """Generation: per generate probe of the model, two lines, the mean over instances of the
+    share of prompts whose answer is an exact match of an accepted form, and of the share
+    whose answer contains one (the "said" rule of format_agreement: a completion such as "a
+    bird that lives in trees" says "bird" without matching it), with the share not attempted
+    in the names; no chance (an open answer has no uniform guess).
 
-    >>> rows = [{"model": "m", "probe": "g/capitals", "value": v, "not_attempted": na}
-    ...         for v, na in ((1.0, 0.0), (0.0, 1.0))]
-    >>> [(p.measure, p.value) for p in _generate(rows, "m")]
-    [('g/capitals: exact match, generated (50% not attempted)', 0.5)]
+    >>> rows = [{"model": "m", "probe": "g/capitals", "value": v, "contains": c,
+    ...          "not_attempted": na} for v, c, na in ((1.0, 1.0, 0.0), (0.0, 0.5, 1.0))]
+    >>> [(p.measure, p.value) for p in _generate(rows, "m")]  # doctest: +NORMALIZE_WHITESPACE
+    [('g/capitals: exact match, generated (50% not attempted)', 0.5),
+     ('g/capitals: answer contains an accepted form, generated', 0.75)]
     """
     out = []
     for probe in sorted({r["probe"] for r in rows if r["model"] == model}):
@@ -224,6 +227,8 @@ def _generate(rows: list[dict[str, Any]], model: str) -> list[ProfileLine]:
         skipped = _mean([float(r["not_attempted"]) for r in mine]) or 0.0
         out.append(_line("generation", f"{probe}: exact match, generated ({skipped:.0%} not "
                          "attempted)", [float(r["value"]) for r in mine], None))
+        out.append(_line("generation", f"{probe}: answer contains an accepted form, generated",
+                         [float(r["contains"]) for r in mine], None))
     return out
 
 

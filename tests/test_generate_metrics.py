@@ -166,7 +166,10 @@ def test_profile_has_a_generation_row(tmp_path: Path) -> None:
         rows = metric_rows(con, [profile.PROFILE_DIR])
     finally:
         con.close()
-    (line,) = [p for p in profile.profile_lines(rows, "m") if p.benchmark == "generation"]
+    line, said = [p for p in profile.profile_lines(rows, "m") if p.benchmark == "generation"]
     # exact match per instance: i1 .5, i2 .5, i3 0 (the finished run r1 only)
     assert line.n == 3 and line.value == pytest.approx(1 / 3) and line.chance is None
     assert line.measure == "p: exact match, generated (17% not attempted)"
+    # contained per instance: i1 1, i2 .5, i3 0
+    assert said.n == 3 and said.value == pytest.approx(1 / 2) and said.chance is None
+    assert said.measure == "p: answer contains an accepted form, generated"

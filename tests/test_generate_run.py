@@ -4,12 +4,12 @@ the cache that makes a re-run free, and the clear errors."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+from scipy.stats import binomtest
 
 from eval.sqlfile import discover_metrics, run_metric
 from probes.backends import load_scorer
@@ -200,11 +200,15 @@ def test_formats_read_the_same_instances_twice_and_agreement_is_computed(
     if pe < 1:
         kappa = (po - pe) / (1 - pe)
         assert row["value"] == pytest.approx(kappa)
-        # Cohen's (1960) large-sample interval, clipped to kappa's range
-        half = 1.96 * math.sqrt(po * (1 - po) / (n * (1 - pe) ** 2))
-        assert row["ci_low"] == pytest.approx(max(-1.0, kappa - half))
-        assert row["ci_high"] == pytest.approx(min(1.0, kappa + half))
+        # scipy's Wilson interval of the observed agreement, through kappa's line in po,
+        # clipped to kappa's range; never zero-width
+        agree = cells[True, True] + cells[False, False]
+        wilson = binomtest(agree, n).proportion_ci(confidence_level=0.95, method="wilson")
+        low, high = ((wilson.low - pe) / (1 - pe), (wilson.high - pe) / (1 - pe))
+        assert row["ci_low"] == pytest.approx(max(-1.0, low), rel=1e-9, abs=1e-12)
+        assert row["ci_high"] == pytest.approx(min(1.0, high), rel=1e-9, abs=1e-12)
         assert -1 <= row["ci_low"] <= row["value"] <= row["ci_high"] <= 1
+        assert row["ci_low"] < row["ci_high"]
     kinds = sorted(r[4] for r in dis)
     want = sorted("ranked first but not said" if ranked[t] else "said but not ranked first"
                   for t in said if ranked[t] != said[t])

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from scipy.stats import binomtest
 
 from eval.report import main as report_main
 from kg.store import LocalStore
@@ -73,7 +74,8 @@ def test_agreement_of_the_formats(tiny_store: LocalStore, tmp_path: Path,
           + (cell[False, True] + cell[False, False]) * (cell[True, False] + cell[False, False])
           ) / n ** 2
     kappa = (po - pe) / (1 - pe)
-    se = math.sqrt(po * (1 - po) / (n * (1 - pe) ** 2))
+    # the Wilson interval of the observed agreement (scipy), through kappa's line in po
+    wilson = binomtest(cell[True, True] + cell[False, False], n).proportion_ci(method="wilson")
     not_said = sorted(i for i in ids if ranked[i] and not said[i])
     assert not_said, "the fixture must hold a 'ranked first but not said' instance"
 
@@ -86,7 +88,8 @@ def test_agreement_of_the_formats(tiny_store: LocalStore, tmp_path: Path,
                         str(cell[False, True] + cell[False, False])]
     assert table[2][-1] == str(n)
     text = block.text.replace("−", "-")
-    low, high = max(-1.0, kappa - 1.96 * se), min(1.0, kappa + 1.96 * se)  # kappa's range
+    low = max(-1.0, (wilson.low - pe) / (1 - pe))  # clipped to kappa's range
+    high = min(1.0, (wilson.high - pe) / (1 - pe))
     assert f"kappa = {kappa:.3f}, 95% CI {low:.3f} to {high:.3f}, n = {n}" in text
     lists: dict[str, list[str]] = {}
     for r in block.find_elements(By.CSS_SELECTOR, "tr.agree-row"):

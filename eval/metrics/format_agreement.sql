@@ -5,10 +5,13 @@
 --   gold, relatum) and said (an accepted form is contained in the
 --   generated answer under at least half the prompts, generate). The 2 x 2 table (both
 --   right, ranked but not said, said but not ranked, both wrong) and Cohen's kappa (value)
---   with its 95 % interval from Cohen's (1960) large-sample standard error
---   sqrt(po (1 - po) / (n (1 - pe)^2)), clipped to kappa's range [-1, 1] (on 53 instances
---   with kappa 0.70 the unclipped upper end was 1.03); kappa is NULL when chance agreement
---   pe is 1.
+--   with its 95 % interval: kappa = (po - pe) / (1 - pe) is a straight line in the observed
+--   agreement po for the chance agreement pe, so the interval is the Wilson interval of po
+--   (k = both right + both wrong out of n) taken through that line, clipped to kappa's range
+--   [-1, 1]. Cohen's (1960) large-sample standard error sqrt(po (1 - po) / (n (1 - pe)^2)) is
+--   the Wald interval of po through the same line: it collapses to a point when the readings
+--   agree on every instance (n = 4 gave [1, 1]) and passed 1 at kappa 0.70 on 53 instances;
+--   Wilson's is never zero-width. Both treat pe as fixed. kappa is NULL when pe is 1.
 -- tasks: [choice, relatum, generate]
 -- grain: [model, probe, split]
 -- requires: [_choice_ranks.sql, _generate_matches.sql, _format_pairs.sql]
@@ -29,13 +32,20 @@ chance AS (
             + (said_not_ranked + both_wrong) * (ranked_not_said + both_wrong)) / (n * n) AS pe
     FROM counts
 ),
+z AS (SELECT 1.959963984540054 AS z),  -- the normal's 97.5 % quantile
+wilson AS (  -- the Wilson score interval of po (no continuity correction)
+    SELECT chance.*, (po + z * z / (2 * n)) / (1 + z * z / n) AS centre,
+           z * sqrt(po * (1 - po) / n + z * z / (4 * n * n)) / (1 + z * z / n) AS half
+    FROM chance, z
+),
 kappa AS (
     SELECT *, CASE WHEN pe < 1 THEN (po - pe) / (1 - pe) END AS value,
-           CASE WHEN pe < 1 THEN sqrt(po * (1 - po) / (n * (1 - pe) ^ 2)) END AS se
-    FROM chance
+           CASE WHEN pe < 1 THEN (centre - half - pe) / (1 - pe) END AS low,
+           CASE WHEN pe < 1 THEN (centre + half - pe) / (1 - pe) END AS high
+    FROM wilson
 )
 SELECT model, probe, split, choice_run, generate_run, n, both_right, ranked_not_said,
-       said_not_ranked, both_wrong, value, greatest(-1.0, value - 1.96 * se) AS ci_low,
-       least(1.0, value + 1.96 * se) AS ci_high
+       said_not_ranked, both_wrong, value, greatest(-1.0, low) AS ci_low,
+       least(1.0, high) AS ci_high
 FROM kappa
 ORDER BY ALL
