@@ -178,20 +178,20 @@ def extract(scorer: Any, requests: Sequence[HiddenRequest], layers: Sequence[int
         states = _forward(scorer, kind, ids, mask, hidden)
         slot = (scorer._padded([enc.slot[b] for b in batch], pad=0)[0].to(states[0].dtype)
                 if enc.slot else None)
-        per_layer = []
-        for layer in chosen:
+        first = states[0]
+        # one buffer on the states' device, filled in place (no stack of stacks), moved to the
+        # CPU once
+        pooled = first.new_empty((first.shape[0], len(chosen), len(positions), first.shape[-1]))
+        for li, layer in enumerate(chosen):
             h = states[layer]
-            cols = []
-            for p in positions:
+            for pi, p in enumerate(positions):
                 if p == "slot":
                     assert slot is not None
                     w = slot.unsqueeze(-1)
-                    cols.append((h * w).sum(dim=1) / w.sum(dim=1).clamp(min=1))
+                    pooled[:, li, pi] = (h * w).sum(dim=1) / w.sum(dim=1).clamp(min=1)
                 else:
-                    cols.append(pool(h, mask, special, p))
-            per_layer.append(torch.stack(cols, dim=1))
-        out = torch.stack(per_layer, dim=1).float().cpu().numpy()
-        sink(batch, out)
+                    pooled[:, li, pi] = pool(h, mask, special, p)
+        sink(batch, pooled.float().cpu().numpy())
         scorer._report(len(batch))
 
     scorer.batcher("hidden").run([len(i) for i in enc.ids], work)

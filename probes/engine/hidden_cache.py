@@ -140,11 +140,15 @@ class _ShardSink:
         self.shard_rows, self.dtype = shard_rows, dtype
         self.buffer: list[np.ndarray] = []
         self.names: list[str] = []
+        self.overflow = False  # a value of the buffered batches is beyond float16's range
         self.next = int(con.execute("SELECT coalesce(max(shard) + 1, 0) FROM hidden_shards "
                                     "WHERE key = ?", [key]).fetchone()[0])  # type: ignore[index]
         self.written = 0
 
     def __call__(self, batch: list[int], states: np.ndarray) -> None:
+        if self.dtype == "float16" and not self.overflow and states.size:
+            # two reads of the batch, no temporary (np.abs of the whole shard was one)
+            self.overflow = max(-float(states.min()), float(states.max())) > FLOAT16_MAX
         self.buffer.append(states)
         self.names.extend(self.items[b] for b in batch)
         if len(self.names) >= self.shard_rows:
@@ -153,11 +157,14 @@ class _ShardSink:
     def flush(self) -> None:
         if not self.names:
             return
-        block = np.concatenate(self.buffer).transpose(1, 2, 0, 3)  # [layers, positions, rows, d]
-        dtype = self.dtype
-        if dtype == "float16" and np.abs(block).max(initial=0.0) > FLOAT16_MAX:
-            dtype = "float32"
-        data = np.ascontiguousarray(block, dtype=dtype)
+        dtype = "float32" if self.overflow else self.dtype
+        _, layers, positions, dim = self.buffer[0].shape
+        # [layers, positions, rows, dim], each batch copied (and cast) into its rows once
+        data = np.empty((layers, positions, len(self.names), dim), dtype=dtype)
+        at = 0
+        for states in self.buffer:
+            data[:, :, at:at + len(states)] = states.transpose(1, 2, 0, 3)
+            at += len(states)
         self.folder.mkdir(parents=True, exist_ok=True)
         name = f"shard-{self.next:06d}.npy"
         tmp = self.folder / (name + ".tmp")
@@ -171,7 +178,7 @@ class _ShardSink:
             write_hidden_shard(self.con, row, self.names)
         self.written += len(self.names)
         self.next += 1
-        self.buffer, self.names = [], []
+        self.buffer, self.names, self.overflow = [], [], False
 
 
 def extract_cached(con: duckdb.DuckDBPyConnection, scorer: Any,
