@@ -293,30 +293,32 @@ def test_the_default_results_file_keeps_its_hidden_states_beside_it(
 
 
 def test_a_shard_beyond_float16s_range_is_stored_as_float32(tmp_path: Path) -> None:
-    """A shard holding a value float16 cannot hold (inf there) keeps float32 and its exact
-    values; the next shard, within range, is float16 again; an inf or a NaN is no overflow
-    check's crash."""
+    """A batch holding a value float16 cannot hold (inf there) ends the float16 shard before
+    it and starts a float32 shard that keeps its exact values; the rows before and after stay
+    float16."""
     from probes.engine.hidden_cache import HiddenStates, _ShardSink
 
     con = connect(tmp_path / "r.duckdb")
-    names = [f"item{i}" for i in range(6)]
+    names = [f"item{i}" for i in range(8)]
     rng = np.random.default_rng(0)
-    batches = [rng.standard_normal((2, 2, 1, 4)).astype(np.float32) for _ in range(3)]
+    batches = [rng.standard_normal((2, 2, 1, 4)).astype(np.float32) for _ in range(4)]
     batches[1][0, 1, 0, 3] = -1e6  # beyond float16's 65,504, negative (min, not max)
     sink = _ShardSink(con, tmp_path / "h" / "k", "k", names, [0, 1], ["last"], "m",
                       shard_rows=4, dtype="float16")
-    sink([0, 1], batches[0])
-    sink([2, 3], batches[1])  # shard 0 is full: rows 0-3, one value out of range
-    sink([4, 5], batches[2])
-    sink.flush()  # shard 1: rows 4-5, in range
-    dtypes = [r[0] for r in con.execute(
-        "SELECT dtype FROM hidden_shards WHERE key = 'k' ORDER BY shard").fetchall()]
-    assert dtypes == ["float32", "float16"]
+    for i, states in enumerate(batches):
+        sink([2 * i, 2 * i + 1], states)
+    sink.flush()
+    shards = con.execute("SELECT dtype, n_rows FROM hidden_shards WHERE key = 'k' "
+                         "ORDER BY shard").fetchall()
+    # rows 0-1 float16; 2-5 float32 (the batch out of range and the next, to the shard's 4
+    # rows); 6-7 float16
+    assert shards == [("float16", 2), ("float32", 4), ("float16", 2)]
     states = HiddenStates(con, tmp_path / "h", "k")
     got = states.matrix(names, 1, "last")
     want = np.concatenate(batches)[:, 1, 0]
-    assert np.array_equal(got[:4], want[:4])  # float32: exact, the -1e6 included
+    assert np.array_equal(got[2:6], want[2:6])  # float32: exact, the -1e6 included
     assert got[2, 3] == -1e6  # batch 1, row 0 = item 2
-    assert np.allclose(got[4:], want[4:], rtol=1e-3, atol=1e-3)
-    assert not np.array_equal(got[4:], want[4:])  # float16's rounding is there
+    for part in (slice(0, 2), slice(6, 8)):
+        assert np.allclose(got[part], want[part], rtol=1e-3, atol=1e-3)
+        assert not np.array_equal(got[part], want[part])  # float16's rounding is there
     con.close()

@@ -130,7 +130,12 @@ class HiddenStates:
 
 
 class _ShardSink:
-    """Buffers finished batches and writes a shard every ``shard_rows`` rows."""
+    """Buffers finished batches and writes a shard every ``shard_rows`` rows.
+
+    A float16 key's batches are cast as they come (the float32 batch is freed at once, so the
+    buffer is half the size and its memory is reused). A batch with a value beyond float16's
+    range ends the shard before it and starts a float32 one, so that no value is lost and the
+    float16 rows stay float16."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, folder: Path, key: str,
                  items: Sequence[str], layers: Sequence[int], positions: Sequence[str],
@@ -140,16 +145,17 @@ class _ShardSink:
         self.shard_rows, self.dtype = shard_rows, dtype
         self.buffer: list[np.ndarray] = []
         self.names: list[str] = []
-        self.overflow = False  # a value of the buffered batches is beyond float16's range
+        self.wide = dtype == "float32"  # the buffered shard is float32
         self.next = int(con.execute("SELECT coalesce(max(shard) + 1, 0) FROM hidden_shards "
                                     "WHERE key = ?", [key]).fetchone()[0])  # type: ignore[index]
         self.written = 0
 
     def __call__(self, batch: list[int], states: np.ndarray) -> None:
-        if self.dtype == "float16" and not self.overflow and states.size:
-            # two reads of the batch, no temporary (np.abs of the whole shard was one)
-            self.overflow = max(-float(states.min()), float(states.max())) > FLOAT16_MAX
-        self.buffer.append(states)
+        if not self.wide and states.size and max(-float(states.min()),
+                                                 float(states.max())) > FLOAT16_MAX:
+            self.flush()  # the float16 rows so far are a shard of their own
+            self.wide = True
+        self.buffer.append(states if self.wide else states.astype(np.float16))
         self.names.extend(self.items[b] for b in batch)
         if len(self.names) >= self.shard_rows:
             self.flush()
@@ -157,9 +163,9 @@ class _ShardSink:
     def flush(self) -> None:
         if not self.names:
             return
-        dtype = "float32" if self.overflow else self.dtype
+        dtype = "float32" if self.wide else "float16"
         _, layers, positions, dim = self.buffer[0].shape
-        # [layers, positions, rows, dim], each batch copied (and cast) into its rows once
+        # [layers, positions, rows, dim], each batch copied into its rows once
         data = np.empty((layers, positions, len(self.names), dim), dtype=dtype)
         at = 0
         for states in self.buffer:
@@ -178,7 +184,7 @@ class _ShardSink:
             write_hidden_shard(self.con, row, self.names)
         self.written += len(self.names)
         self.next += 1
-        self.buffer, self.names, self.overflow = [], [], False
+        self.buffer, self.names, self.wide = [], [], self.dtype == "float32"
 
 
 def extract_cached(con: duckdb.DuckDBPyConnection, scorer: Any,
