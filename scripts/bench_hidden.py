@@ -11,8 +11,14 @@ numbered so that every text is its own item), or short synthetic ones without ``
    (``probes.backends.hidden.extract(..., hidden=False)``: the baseline, nothing written) and
    (b) the full extraction (``probes.engine.hidden_cache.extract_cached``): every layer, the
    positions slot, last and mean, float16 shards written to disk and recorded in DuckDB. The
-   runs alternate, ``--repeats`` times each; the best of each is compared. Target: (b) >= 90 %
-   of (a).
+   runs alternate, ``--repeats`` times each; the best of each is compared, and each plain run
+   with the hidden run right after it (the median of those paired ratios is the figure least
+   moved by this VM's drifting speed, which changes a run's time by 10 % or more). Target:
+   (b) >= 90 % of (a).
+   ``--parts`` also splits the extraction's own cost from the drift: every batch the batcher
+   forms is run alone through both paths (without writing), ``--repeats`` times each, and the
+   fastest of each batch is summed; and random batches of the same shapes go through the
+   shard sink alone (the cast into the shard's buffer, the file and DuckDB's rows).
 2. Memory: the peak resident memory (sampled every 10 ms) above the memory after the model
    loaded, during (b) at ``--n`` and at ``--n // 2``. Streaming bounds it by one shard's
    buffer (``SHARD_ROWS`` rows) and one batch, whatever the number of statements: below a
@@ -26,19 +32,22 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from probes.backends.hidden import HiddenRequest, extract, layer_count
 from probes.backends.registry import load_scorer
-from probes.engine.hidden_cache import SHARD_ROWS, extract_cached
+from probes.engine.hidden_cache import SHARD_ROWS, _ShardSink, extract_cached
 from probes.results import connect
 
 POSITIONS = ["slot", "last", "mean"]
@@ -109,6 +118,55 @@ def full(scorer: object, reqs: list[HiddenRequest], folder: Path) -> tuple[float
     return wall, size
 
 
+def parts(scorer: object, reqs: list[HiddenRequest], repeats: int, folder: Path) -> None:
+    """The forwards with and without hidden states batch by batch, and the sink alone."""
+    layers = list(range(layer_count(scorer)))
+    batches: list[list[int]] = []
+    extract(scorer, reqs, [], POSITIONS, lambda b, a: batches.append(list(b)), hidden=False)
+    best = {False: [float("inf")] * len(batches), True: [float("inf")] * len(batches)}
+    shapes = []
+    for _ in range(repeats):
+        for j, batch in enumerate(batches):
+            sub = [reqs[i] for i in batch]
+            for hidden in (False, True):
+                out: list[tuple[int, ...]] = []
+                t0 = time.perf_counter()
+                extract(scorer, sub, layers, POSITIONS, lambda b, a, out=out: out.append(a.shape),
+                        hidden=hidden)
+                best[hidden][j] = min(best[hidden][j], time.perf_counter() - t0)
+                if hidden and len(shapes) < len(batches):
+                    shapes.extend(out)
+    plain, hidden = sum(best[False]), sum(best[True])
+    print(f"forwards batch by batch ({len(batches)} batches, fastest of {repeats} each): "
+          f"last layer only {plain:.2f} s, every layer pooled {hidden:.2f} s, ratio "
+          f"{plain / hidden:.3f}")
+    rng = np.random.default_rng(0)
+    fake = [rng.standard_normal(shape).astype(np.float32) for shape in shapes]
+    names = [f"item{i}" for i in range(sum(len(a) for a in fake))]
+    for rep in range(repeats):
+        con = connect(folder / f"sink{rep}.duckdb")
+        sink = _ShardSink(con, folder / f"sink{rep}", "k", names, layers, POSITIONS, "m",
+                          SHARD_ROWS, "float16")
+        flushed = [0.0]
+        write = sink.flush
+
+        def timed(write: Callable[[], None] = write, flushed: list[float] = flushed) -> None:
+            t = time.perf_counter()
+            write()
+            flushed[0] += time.perf_counter() - t
+
+        sink.flush = timed  # type: ignore[method-assign]
+        t0, at = time.perf_counter(), 0
+        for states in fake:
+            sink(list(range(at, at + len(states))), states)
+            at += len(states)
+        sink.flush()
+        total = time.perf_counter() - t0
+        con.close()
+        print(f"shard sink alone, {len(names)} rows, run {rep + 1}: {total:.2f} s, of which "
+              f"the shard files and DuckDB's rows {flushed[0]:.2f} s")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", default="smollm2-135m")
@@ -119,6 +177,8 @@ def main() -> int:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--dtype", default="float32")
     ap.add_argument("--full", type=int, help="also extract this many statements for real")
+    ap.add_argument("--parts", action="store_true",
+                    help="also time the forwards batch by batch and the shard sink alone")
     args = ap.parse_args()
     scorer = load_scorer(args.model, device=args.device, dtype=args.dtype)
     layers = layer_count(scorer)
@@ -142,6 +202,9 @@ def main() -> int:
     print(f"throughput ratio (hidden / plain): {b / h:.3f} (target >= 0.90)")
     print(f"all runs: plain {', '.join(f'{x:.2f}' for x in base_s)}; hidden "
           f"{', '.join(f'{x:.2f}' for x in hid_s)}")
+    paired = sorted(x / y for x, y in zip(base_s, hid_s, strict=True))
+    print(f"paired ratios (each plain run / the hidden run right after it): median "
+          f"{statistics.median(paired):.3f}, range {paired[0]:.3f} to {paired[-1]:.3f}")
     peaks = {}
     for n in (args.n // 2, args.n):
         with PeakRss() as mem:
@@ -159,6 +222,8 @@ def main() -> int:
           + ("at or above" if n >= SHARD_ROWS else "below")
           + f" one shard of {SHARD_ROWS} rows, grown linearly to it: the buffer of one shard "
           "and one batch bounds it, not the number of statements)")
+    if args.parts:  # after the memory figures: its batch-by-batch runs raise the baseline
+        parts(scorer, reqs, args.repeats, work)
     if args.full:
         big = statements(args.results, args.probe, args.full)
         with PeakRss() as mem:

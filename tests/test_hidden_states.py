@@ -322,3 +322,31 @@ def test_a_shard_beyond_float16s_range_is_stored_as_float32(tmp_path: Path) -> N
         assert np.allclose(got[part], want[part], rtol=1e-3, atol=1e-3)
         assert not np.array_equal(got[part], want[part])  # float16's rounding is there
     con.close()
+
+
+def test_a_batch_larger_than_the_rows_left_is_split_across_shards(tmp_path: Path) -> None:
+    """Shards hold exactly ``shard_rows`` rows (the last one fewer): a batch that does not fit
+    in the rows left fills them and starts the next shard; every item reads back its own
+    row."""
+    from probes.engine.hidden_cache import HiddenStates, _ShardSink
+
+    con = connect(tmp_path / "r.duckdb")
+    names = [f"item{i}" for i in range(8)]
+    rng = np.random.default_rng(1)
+    batches = [rng.standard_normal((n, 3, 2, 5)).astype(np.float32) for n in (2, 3, 3)]
+    sink = _ShardSink(con, tmp_path / "h" / "k", "k", names, [0, 2, 4], ["last", "mean"], "m",
+                      shard_rows=3, dtype="float32")
+    start = 0
+    for states in batches:
+        sink(list(range(start, start + len(states))), states)
+        start += len(states)
+    sink.flush()
+    rows = con.execute("SELECT n_rows FROM hidden_shards WHERE key = 'k' ORDER BY shard")
+    assert [n for (n,) in rows.fetchall()] == [3, 3, 2]
+    states = HiddenStates(con, tmp_path / "h", "k")
+    want = np.concatenate(batches)
+    for li, layer in enumerate([0, 2, 4]):
+        for pi, position in enumerate(["last", "mean"]):
+            assert np.array_equal(states.matrix(names[::-1], layer, position),
+                                  want[::-1, li, pi])
+    con.close()

@@ -9,7 +9,7 @@ writes them as they come: every ``shard_rows`` rows become one ``.npy`` file of 
 under a temporary name and renamed, then recorded in ``hidden_shards`` and ``hidden_items`` in
 one transaction (:func:`probes.results.writers.write_hidden_shard`). An interrupted run loses
 at most the rows of the shard it was filling; a rerun extracts only what is missing. Memory
-stays bounded by one shard's rows plus one batch, whatever the number of texts.
+stays bounded by one shard's buffer plus one batch, whatever the number of texts.
 
 Values are stored as float16 (half the disk of float32; relative error below 1e-3); a shard
 with a value beyond float16's range is stored as float32 instead (recorded in its row).
@@ -130,12 +130,14 @@ class HiddenStates:
 
 
 class _ShardSink:
-    """Buffers finished batches and writes a shard every ``shard_rows`` rows.
+    """Copies each finished batch into its rows of a shard buffer and writes the buffer every
+    ``shard_rows`` rows.
 
-    A float16 key's batches are cast as they come (the float32 batch is freed at once, so the
-    buffer is half the size and its memory is reused). A batch with a value beyond float16's
-    range ends the shard before it and starts a float32 one, so that no value is lost and the
-    float16 rows stay float16."""
+    The buffer (``[layers, positions, shard_rows, dim]``, one per stored dtype) is allocated
+    once per extraction and reused for every shard; a float16 key's batches are cast in the
+    same pass that puts them in place. A batch with a value beyond float16's range ends the
+    shard before it and starts a float32 one, so that no value is lost and the float16 rows
+    stay float16. A batch larger than the rows left is split across two shards."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, folder: Path, key: str,
                  items: Sequence[str], layers: Sequence[int], positions: Sequence[str],
@@ -143,34 +145,42 @@ class _ShardSink:
         self.con, self.folder, self.key, self.items = con, folder, key, items
         self.layers, self.positions, self.model = list(layers), list(positions), model
         self.shard_rows, self.dtype = shard_rows, dtype
-        self.buffer: list[np.ndarray] = []
+        self.buffers: dict[str, np.ndarray] = {}
         self.names: list[str] = []
-        self.wide = dtype == "float32"  # the buffered shard is float32
+        self.wide = dtype == "float32"  # the shard being filled is float32
         self.next = int(con.execute("SELECT coalesce(max(shard) + 1, 0) FROM hidden_shards "
                                     "WHERE key = ?", [key]).fetchone()[0])  # type: ignore[index]
         self.written = 0
 
+    def _buffer(self, shape: tuple[int, ...]) -> np.ndarray:
+        dtype = "float32" if self.wide else "float16"
+        if dtype not in self.buffers:
+            _, layers, positions, dim = shape
+            self.buffers[dtype] = np.empty((layers, positions, self.shard_rows, dim), dtype)
+        return self.buffers[dtype]
+
     def __call__(self, batch: list[int], states: np.ndarray) -> None:
-        if not self.wide and states.size and max(-float(states.min()),
-                                                 float(states.max())) > FLOAT16_MAX:
+        over = (not self.wide and states.size > 0
+                and max(-float(states.min()), float(states.max())) > FLOAT16_MAX)
+        if over:
             self.flush()  # the float16 rows so far are a shard of their own
-            self.wide = True
-        self.buffer.append(states if self.wide else states.astype(np.float16))
-        self.names.extend(self.items[b] for b in batch)
-        if len(self.names) >= self.shard_rows:
-            self.flush()
+        at = 0
+        while at < len(batch):
+            self.wide = self.wide or over
+            row = len(self.names)
+            take = min(len(batch) - at, self.shard_rows - row)
+            buffer = self._buffer(states.shape)
+            buffer[:, :, row:row + take] = states[at:at + take].transpose(1, 2, 0, 3)
+            self.names.extend(self.items[b] for b in batch[at:at + take])
+            at += take
+            if len(self.names) >= self.shard_rows:
+                self.flush()
 
     def flush(self) -> None:
         if not self.names:
             return
         dtype = "float32" if self.wide else "float16"
-        _, layers, positions, dim = self.buffer[0].shape
-        # [layers, positions, rows, dim], each batch copied into its rows once
-        data = np.empty((layers, positions, len(self.names), dim), dtype=dtype)
-        at = 0
-        for states in self.buffer:
-            data[:, :, at:at + len(states)] = states.transpose(1, 2, 0, 3)
-            at += len(states)
+        data = self.buffers[dtype][:, :, :len(self.names)]
         self.folder.mkdir(parents=True, exist_ok=True)
         name = f"shard-{self.next:06d}.npy"
         tmp = self.folder / (name + ".tmp")
@@ -184,7 +194,7 @@ class _ShardSink:
             write_hidden_shard(self.con, row, self.names)
         self.written += len(self.names)
         self.next += 1
-        self.buffer, self.names, self.wide = [], [], self.dtype == "float32"
+        self.names, self.wide = [], self.dtype == "float32"
 
 
 def extract_cached(con: duckdb.DuckDBPyConnection, scorer: Any,
